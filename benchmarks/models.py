@@ -1,0 +1,1 @@
+"""Benchmark recipes and jobs (the GPU benchmark issue fills this app)."""

@@ -1,0 +1,187 @@
+"""The one settings module. Every value that differs between machines comes from the environment.
+
+With no environment at all the portal runs on the embedded default: SQLite and Celery's filesystem
+transport under var/. DATABASE_URL and REDIS_URL switch to PostgreSQL and Redis; PORTAL_PRODUCTION=1
+turns on the production hardening (and then requires SECRET_KEY and ALLOWED_HOSTS).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from portal.env import (
+    database_from_env,
+    env_bool,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+    persistent_secret_key,
+    redis_url_from_env,
+    redis_url_with_db,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("PORTAL_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+
+PRODUCTION = env_bool("PORTAL_PRODUCTION", False)
+DEBUG = env_bool("PORTAL_DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("PORTAL_DEBUG cannot be on when PORTAL_PRODUCTION is on")
+
+SECRET_KEY = env_secret("SECRET_KEY")
+if not SECRET_KEY:
+    if PRODUCTION:
+        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when PORTAL_PRODUCTION is on")
+    SECRET_KEY = persistent_secret_key(VAR_DIR)
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]"])
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must be set when PORTAL_PRODUCTION is on")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+PORTAL_SITE_NAME = env_str("PORTAL_SITE_NAME", "Rewire")
+# Four-eyes rule: nobody checks the source of a record they edited last. A one-person deployment
+# may turn it off.
+REVIEW_FOUR_EYES = env_bool("PORTAL_REVIEW_FOUR_EYES", True)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "simple_history",
+    "reviews",
+    "records",
+    "releases",
+    "benchmarks",
+    "portal",
+]
+
+MIDDLEWARE = [
+    "portal.health.HealthCheckMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+]
+
+ROOT_URLCONF = "portal.urls"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "portal.context_processors.site",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_from_env(VAR_DIR)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = redis_url_from_env("REDIS_URL")
+CACHE_URL = redis_url_from_env("CACHE_URL") or (redis_url_with_db(REDIS_URL, 1) if REDIS_URL else None)
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "portal"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("PORTAL_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if PRODUCTION
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+# Outside production static files are served straight from the source folders, so the embedded
+# default needs no collectstatic step.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+if not PRODUCTION:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+RELEASES_DIR = Path(env_str("PORTAL_RELEASES_DIR", str(VAR_DIR / "releases"))).resolve()
+
+# Celery: the database row is the truth, a message only a nudge (see DESIGN.md).
+CELERY_DATA_DIR = VAR_DIR / "celery"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Longer than the longest job's hard time limit, so Redis never re-delivers a running job.
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 6 * 3600, minimum=60),
+        "socket_connect_timeout": 5,
+    }
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_RESULT_BACKEND = f"file://{CELERY_DATA_DIR / 'results'}"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_DATA_DIR / "queue"),
+        "data_folder_out": str(CELERY_DATA_DIR / "queue"),
+        "control_folder": str(CELERY_DATA_DIR / "control"),
+        "store_processed": False,
+    }
+    for folder in ("queue", "control", "results"):
+        (CELERY_DATA_DIR / folder).mkdir(parents=True, exist_ok=True)
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    "releases.tasks.*": {"queue": "releases"},
+    "benchmarks.tasks.benchmark_job_run": {"queue": "gpu"},
+}
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("PORTAL_LOG_LEVEL", "INFO")},
+}
+
+LOGIN_URL = "admin:login"
+
+# Review reasons (the public concern) are long texts; history keeps them whole.
+SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
+FORMS_URLFIELD_ASSUME_HTTPS = True

@@ -1,0 +1,166 @@
+"""The curators' admin: every catalogue model, with search, filters, inlines and history.
+
+Saves go through `records.services.record_save`, so the admin writes the same history (and
+reopens reviewed records on sourced-field edits) as every other way in.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from records import models as m
+from records.services import record_save
+
+REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
+
+
+class ServiceSaveMixin:
+    """Route the admin's writes of records and their inline rows through the records service."""
+
+    def save_model(self, request, obj, form, change):
+        record_save(record=obj, actor=request.user, changed_fields=list(form.changed_data) if change else None)
+
+    def save_formset(self, request, form, formset, change):
+        instances = formset.save(commit=False)
+        for deleted in formset.deleted_objects:
+            deleted._history_user = request.user
+            deleted.delete()
+        changed_by_instance = {id(f.instance): list(f.changed_data) for f in formset.forms}
+        for instance in instances:
+            changed = None if instance.pk is None else changed_by_instance.get(id(instance), [])
+            record_save(record=instance, actor=request.user, changed_fields=changed)
+        formset.save_m2m()
+
+
+class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
+    list_per_page = 50
+    save_on_top = True
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.pk and "stable_id" in {f.name for f in self.model._meta.fields}:
+            readonly.append("stable_id")  # stable ids never change once created
+        if hasattr(self.model, "review_state"):
+            readonly += list(REVIEW_FIELDS)
+        return readonly
+
+
+class LimitationInline(admin.TabularInline):
+    model = m.Limitation
+    extra = 0
+    ordering = ["position"]
+
+
+class BaselineRoleInline(admin.StackedInline):
+    model = m.BaselineRole
+    extra = 0
+    autocomplete_fields = ["configuration"]
+    readonly_fields = REVIEW_FIELDS
+
+
+class ResultInline(admin.TabularInline):
+    model = m.Result
+    extra = 0
+    fields = ("stable_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs")
+
+
+class TaskInline(admin.TabularInline):
+    model = m.Dataset
+    fk_name = "suite"
+    extra = 0
+    fields = ("stable_id", "task_key", "name", "position", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric")
+    verbose_name = "task"
+    verbose_name_plural = "tasks"
+
+
+@admin.register(m.Source)
+class SourceAdmin(CatalogueAdmin):
+    list_display = ("title", "venue", "kind", "published_date", "stable_id")
+    list_filter = ("kind", "venue")
+    search_fields = ("title", "stable_id", "doi", "pmcid", "citation", "authors_short")
+
+
+@admin.register(m.Area, m.Context)
+class VocabularyAdmin(CatalogueAdmin):
+    list_display = ("stable_id", "label")
+    search_fields = ("stable_id", "label")
+
+
+@admin.register(m.Dataset)
+class DatasetAdmin(CatalogueAdmin):
+    list_display = ("name", "suite", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric", "stable_id")
+    list_filter = (("suite", admin.RelatedOnlyFieldListFilter), "metric", "num_classes")
+    search_fields = ("name", "stable_id", "task_key", "description")
+    autocomplete_fields = ["suite", "source"]
+    inlines = [TaskInline]
+
+
+@admin.register(m.Configuration)
+class ConfigurationAdmin(CatalogueAdmin):
+    list_display = ("name", "family", "method", "parameter_count", "stable_id")
+    list_filter = ("family", "method")
+    search_fields = ("name", "short_name", "stable_id", "family", "method")
+    autocomplete_fields = ["source"]
+
+
+@admin.register(m.Protocol)
+class ProtocolAdmin(CatalogueAdmin):
+    list_display = ("title", "metric_name", "metric_unit", "metric_direction", "review_state", "stable_id")
+    list_filter = ("review_state", "metric_direction", "areas", "contexts")
+    search_fields = ("title", "stable_id", "summary", "metric_name")
+    autocomplete_fields = ["source", "datasets"]
+    filter_horizontal = ("areas", "contexts")
+    inlines = [LimitationInline, BaselineRoleInline]
+
+
+@admin.register(m.Evaluation)
+class EvaluationAdmin(CatalogueAdmin):
+    list_display = ("title", "protocol", "configuration", "origin", "review_state", "stable_id")
+    list_filter = ("review_state", "origin", ("protocol", admin.RelatedOnlyFieldListFilter), ("configuration", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("title", "stable_id", "quote", "source_locator", "configuration__name", "protocol__title")
+    autocomplete_fields = ["protocol", "configuration", "dataset", "source", "concern_source"]
+    list_select_related = ("protocol", "configuration")
+    inlines = [ResultInline]
+
+
+@admin.register(m.Result)
+class ResultAdmin(CatalogueAdmin):
+    list_display = ("stable_id", "evaluation", "value", "unit", "printed_value")
+    list_filter = ("unit",)
+    search_fields = ("stable_id", "evaluation__title", "printed_value")
+    autocomplete_fields = ["evaluation"]
+    list_select_related = ("evaluation",)
+
+
+@admin.register(m.EvidenceRow)
+class EvidenceRowAdmin(CatalogueAdmin):
+    list_display = ("stable_id", "protocol", "property_name", "support", "review_state")
+    list_filter = ("review_state", "support", ("protocol", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("stable_id", "statement", "quote", "locator")
+    autocomplete_fields = ["protocol", "evaluation", "source"]
+    list_select_related = ("protocol",)
+
+
+@admin.register(m.BaselineRole)
+class BaselineRoleAdmin(CatalogueAdmin):
+    list_display = ("stable_id", "protocol", "kind", "status", "configuration", "review_state")
+    list_filter = ("kind", "status", "review_state")
+    search_fields = ("stable_id", "selection_rule", "protocol__title")
+    autocomplete_fields = ["protocol", "configuration"]
+    list_select_related = ("protocol", "configuration")
+
+
+@admin.register(m.Limitation)
+class LimitationAdmin(CatalogueAdmin):
+    list_display = ("protocol", "position", "text")
+    search_fields = ("text", "protocol__title")
+    autocomplete_fields = ["protocol"]
+    list_select_related = ("protocol",)
+
+
+@admin.register(m.Decision)
+class DecisionAdmin(CatalogueAdmin):
+    list_display = ("title", "stable_id")
+    search_fields = ("title", "stable_id", "description")
+    autocomplete_fields = ["protocols"]

@@ -1,0 +1,144 @@
+"""Read queries for the public pages: a constant number of SQL statements whatever the row count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db.models import Prefetch
+from django.http import Http404
+
+from records import models as m
+from reviews.models import ReviewState
+
+INCLUDE_EXCLUDED = "excluded"
+
+
+@dataclass
+class ResultRow:
+    """One result in the protocol's results table."""
+
+    evaluation: m.Evaluation
+    result: m.Result
+    in_comparison: bool
+    is_best: bool = False
+
+
+@dataclass
+class BaselineLine:
+    role: m.BaselineRole
+    measured: bool
+
+
+@dataclass
+class ProtocolPage:
+    protocol: m.Protocol
+    evaluations: list[m.Evaluation]
+    result_rows: list[ResultRow]
+    include_excluded: bool
+    best_value: Decimal | None
+    baselines: list[BaselineLine]
+    sources: list[m.Source]
+    result_count: int
+    origin_counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def active_baseline_count(self) -> int:
+        return sum(1 for line in self.baselines if line.role.is_active)
+
+    @property
+    def measured_baseline_count(self) -> int:
+        return sum(1 for line in self.baselines if line.role.is_active and line.measured)
+
+
+def comparable_states(*, include_excluded: bool) -> frozenset[str]:
+    """Review states whose results enter best-in-column, ranks and charts."""
+    if include_excluded:
+        return frozenset({ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED})
+    return frozenset({ReviewState.SOURCE_CHECKED})
+
+
+def evaluations_queryset():
+    return m.Evaluation.objects.select_related("protocol", "configuration", "dataset", "source", "concern_source").prefetch_related(
+        Prefetch("results", queryset=m.Result.objects.order_by("stable_id"))
+    )
+
+
+def protocol_page(*, stable_id: str, include_excluded: bool = False) -> ProtocolPage:
+    protocol = (
+        m.Protocol.objects.select_related("source")
+        .prefetch_related(
+            Prefetch("datasets", queryset=m.Dataset.objects.prefetch_related("tasks")),
+            "areas",
+            "contexts",
+            "limitations",
+            Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("configuration")),
+            Prefetch("evaluations", queryset=evaluations_queryset().order_by("configuration__name", "stable_id")),
+            Prefetch("evidence_rows", queryset=m.EvidenceRow.objects.select_related("source", "evaluation")),
+            "decisions",
+        )
+        .filter(stable_id=stable_id)
+        .first()
+    )
+    if protocol is None:
+        raise Http404(f"No protocol with stable id {stable_id!r}")
+    evaluations = list(protocol.evaluations.all())
+    rows, best = ranked_result_rows(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
+    checked_configurations = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
+    kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
+    baselines = [
+        BaselineLine(role=role, measured=role.configuration_id is not None and role.configuration_id in checked_configurations)
+        for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
+    ]
+    origin_counts: dict[str, int] = {}
+    for evaluation in evaluations:
+        origin_counts[evaluation.origin] = origin_counts.get(evaluation.origin, 0) + 1
+    return ProtocolPage(
+        protocol=protocol,
+        evaluations=evaluations,
+        result_rows=rows,
+        include_excluded=include_excluded,
+        best_value=best,
+        baselines=baselines,
+        sources=cited_sources(protocol=protocol, evaluations=evaluations),
+        result_count=len(rows),
+        origin_counts=origin_counts,
+    )
+
+
+def ranked_result_rows(
+    *, protocol: m.Protocol, evaluations: list[m.Evaluation], include_excluded: bool
+) -> tuple[list[ResultRow], Decimal | None]:
+    """Results sorted best first by the metric's direction; best marked among comparable rows only."""
+    states = comparable_states(include_excluded=include_excluded)
+    rows = [
+        ResultRow(evaluation=e, result=r, in_comparison=e.review_state in states)
+        for e in evaluations
+        for r in e.results.all()
+    ]
+    lower_is_better = protocol.metric_direction == m.Direction.LOWER
+    rows.sort(key=lambda row: (row.result.value if lower_is_better else -row.result.value, row.evaluation.configuration.name, row.result.stable_id))
+    compared = [row.result.value for row in rows if row.in_comparison]
+    best = (min(compared) if lower_is_better else max(compared)) if compared else None
+    for row in rows:
+        row.is_best = row.in_comparison and row.result.value == best
+    return rows, best
+
+
+def cited_sources(*, protocol: m.Protocol, evaluations: list[m.Evaluation]) -> list[m.Source]:
+    """Every source the protocol page cites, once each, in order of first citation."""
+    seen: dict[int, m.Source] = {protocol.source_id: protocol.source}
+    for evaluation in evaluations:
+        for source in (evaluation.source, evaluation.concern_source):
+            if source is not None:
+                seen.setdefault(source.pk, source)
+    for row in protocol.evidence_rows.all():
+        seen.setdefault(row.source_id, row.source)
+    return list(seen.values())
+
+
+def record_or_404(queryset, stable_id: str):
+    record = queryset.filter(stable_id=stable_id).first()
+    if record is None:
+        raise Http404(f"No {queryset.model._meta.verbose_name} with stable id {stable_id!r}")
+    return record

@@ -1,0 +1,72 @@
+"""The roles: groups with the permissions each may use. Nobody outside them writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CATALOGUE_MODELS = (
+    "source",
+    "dataset",
+    "area",
+    "context",
+    "protocol",
+    "limitation",
+    "configuration",
+    "evaluation",
+    "result",
+    "evidencerow",
+    "baselinerole",
+    "decision",
+)
+
+
+def _catalogue(*actions: str) -> tuple[str, ...]:
+    return tuple(f"records.{action}_{model}" for model in CATALOGUE_MODELS for action in actions)
+
+
+@dataclass(frozen=True)
+class Role:
+    group: str
+    label: str  # how public pages name the actor instead of a person's name
+    permissions: tuple[str, ...]
+
+
+CURATORS = Role(
+    group="Curators",
+    label="curator",
+    permissions=_catalogue("view", "add", "change")
+    + (
+        "reviews.check_source",
+        "reviews.exclude_record",
+        "reviews.reinstate_record",
+        "reviews.reopen_record",
+        "reviews.view_reviewevent",
+    ),
+)
+RELEASE_MANAGERS = Role(
+    group="Release managers",
+    label="release manager",
+    permissions=_catalogue("view") + ("releases.view_release",),
+)
+BENCHMARK_OPERATORS = Role(
+    group="Benchmark operators",
+    label="benchmark operator",
+    permissions=_catalogue("view"),
+)
+
+ROLES: tuple[Role, ...] = (CURATORS, RELEASE_MANAGERS, BENCHMARK_OPERATORS)
+SYSTEM_LABEL = "portal"
+ADMINISTRATOR_LABEL = "administrator"
+
+
+def role_label_for(user) -> str:
+    """The public name of the role a user acts in: never the person's name."""
+    if user is None:
+        return SYSTEM_LABEL
+    if user.is_superuser:
+        return ADMINISTRATOR_LABEL
+    names = set(user.groups.values_list("name", flat=True))
+    for role in ROLES:
+        if role.group in names:
+            return role.label
+    return "user"

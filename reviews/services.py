@@ -1,0 +1,153 @@
+"""The one place that changes a review state (and the roles' set-up)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+from django.utils import timezone
+
+from reviews.models import Reviewable, ReviewEvent, ReviewState
+from reviews.roles import ROLES, role_label_for
+from reviews.transitions import TRANSITIONS, Transition
+
+
+class ReviewError(Exception):
+    """A refused transition. `status` is the HTTP status an API answers with."""
+
+    status = 400
+
+    def __init__(self, message: str, *, field: str = "transition"):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class TransitionConflict(ReviewError):
+    status = 409
+
+
+class TransitionForbidden(ReviewError):
+    status = 403
+
+
+@dataclass(frozen=True)
+class AvailableTransition:
+    name: str
+    label: str
+    needs_reason: bool
+
+
+def _refusal(*, spec: Transition, record: Reviewable, actor, automatic: bool) -> ReviewError | None:
+    """Why `actor` may not apply `spec` to `record` now, or None when they may."""
+    if record.review_state not in spec.sources:
+        state = ReviewState(record.review_state).label.lower()
+        return TransitionConflict(f"'{spec.label}' does not apply: the record is {state} now")
+    if automatic:
+        return None
+    if actor is None or not actor.is_authenticated or not actor.has_perm(spec.permission):
+        return TransitionForbidden(f"you do not have permission to '{spec.label.lower()}'", field="transition")
+    if spec.four_eyes and settings.REVIEW_FOUR_EYES and record.last_edited_by_id == actor.pk:
+        return TransitionForbidden(
+            "four-eyes rule: you edited this record last, so another curator must check its source", field="transition"
+        )
+    return None
+
+
+def available_transitions(*, record: Reviewable, user) -> list[AvailableTransition]:
+    """The transitions `user` may apply to `record` in its current state (the admin's and API's buttons)."""
+    return [
+        AvailableTransition(name=spec.name, label=spec.label, needs_reason=spec.needs_reason)
+        for spec in TRANSITIONS.values()
+        if _refusal(spec=spec, record=record, actor=user, automatic=False) is None
+    ]
+
+
+def review_transition_apply(
+    *,
+    record: Reviewable,
+    transition: str,
+    actor,
+    reason: str = "",
+    expected_state: str | None = None,
+    automatic: bool = False,
+) -> ReviewEvent:
+    """Apply one transition of the table to one record, atomically, with the row locked.
+
+    Writes exactly one ReviewEvent and one history row (same actor, same reason). `automatic=True`
+    is for changes the caller has already authorised (the portal's importers, whose actor is None,
+    and the automatic reopen when a curator edits a sourced field): no permission or four-eyes
+    check, but the event and history are written as for any other transition.
+    `expected_state` is the state the caller saw: a different one is a conflict (another curator won).
+    """
+    spec = TRANSITIONS.get(transition)
+    if spec is None:
+        raise ReviewError(f"unknown transition {transition!r}; use one of: {', '.join(TRANSITIONS)}")
+    reason = (reason or "").strip()
+    if spec.needs_reason and not reason:
+        raise ReviewError(f"'{spec.label}' needs a reason", field="reason")
+    model = type(record)
+    with transaction.atomic():
+        locked = model._default_manager.select_for_update().get(pk=record.pk)
+        if expected_state is not None and locked.review_state != expected_state:
+            state = ReviewState(locked.review_state).label.lower()
+            raise TransitionConflict(f"the record changed meanwhile: it is {state} now")
+        refusal = _refusal(spec=spec, record=locked, actor=actor, automatic=automatic)
+        if refusal is not None:
+            raise refusal
+        from_state = locked.review_state
+        role = role_label_for(actor)
+        now = timezone.now()
+        locked.review_state = spec.target
+        locked.review_state_changed_at = now
+        locked.review_state_changed_by = actor
+        locked.review_state_changed_by_role = role
+        if spec.target == ReviewState.EXCLUDED:
+            locked.concern = reason
+        elif from_state == ReviewState.EXCLUDED:
+            locked.concern = ""
+        locked._change_reason = f"{spec.label}: {reason}" if reason else spec.label
+        locked._history_user = actor
+        locked.save(
+            update_fields=[
+                "review_state",
+                "review_state_changed_at",
+                "review_state_changed_by",
+                "review_state_changed_by_role",
+                "concern",
+            ]
+        )
+        event = ReviewEvent.objects.create(
+            content_type=ContentType.objects.get_for_model(model),
+            object_id=locked.pk,
+            record_stable_id=getattr(locked, "stable_id", str(locked.pk)),
+            transition=spec.name,
+            from_state=from_state,
+            to_state=spec.target,
+            reason=reason,
+            actor=actor,
+            actor_role=role,
+        )
+    for field in ("review_state", "review_state_changed_at", "review_state_changed_by_id", "review_state_changed_by_role", "concern"):
+        setattr(record, field, getattr(locked, field))
+    return event
+
+
+def roles_ensure() -> list[str]:
+    """Create or update the role groups with exactly their permissions. Idempotent."""
+    report = []
+    for role in ROLES:
+        group, created = Group.objects.get_or_create(name=role.group)
+        wanted = []
+        for dotted in role.permissions:
+            app_label, codename = dotted.split(".", 1)
+            try:
+                wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+            except Permission.DoesNotExist:
+                raise LookupError(f"role {role.group!r} names the unknown permission {dotted!r}") from None
+        group.permissions.set(wanted)
+        report.append(f"{role.group}: {'created' if created else 'updated'}, {len(wanted)} permissions")
+    return report

@@ -1,0 +1,89 @@
+"""Shared fixtures. Django is imported lazily so plain-Python test packages run without it."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def seeded(db):
+    """The seed record page, imported as `manage.py import_seed` does."""
+    from django.core.management import call_command
+
+    call_command("import_seed", stdout=open("/dev/null", "w"))
+
+
+class WorkerProcess:
+    """A real `celery worker` process, started on the test database and the configured broker."""
+
+    def __init__(self, queues: str, log_path):
+        import os
+        import subprocess
+        import sys
+
+        from django.db import connection
+
+        self.log_path = log_path
+        env = os.environ.copy()
+        env["DATABASE_URL"] = database_url_for(connection.settings_dict, connection.vendor)
+        env["PYTHONUNBUFFERED"] = "1"
+        self.log_file = open(log_path, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", queues, "-c", "1",
+             "--prefetch-multiplier", "1", "--without-gossip", "--without-mingle", "-l", "info",
+             "-n", f"test-{os.getpid()}-{id(self)}@%h"],
+            env=env, stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def log(self) -> str:
+        if not self.log_file.closed:
+            self.log_file.flush()
+        return self.log_path.read_text()
+
+    def kill(self, sig) -> None:
+        import os
+
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def stop(self) -> None:
+        import signal
+        import subprocess
+
+        self.process.terminate()  # a warm shutdown of the main process; its pool follows
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill(signal.SIGKILL)
+            self.process.wait(timeout=15)
+        self.log_file.close()
+
+
+def database_url_for(settings_dict: dict, vendor: str) -> str:
+    """A DATABASE_URL naming the database the tests run on (the test database, not the real one)."""
+    from urllib.parse import quote
+
+    if vendor == "sqlite":
+        return f"sqlite:///{settings_dict['NAME']}"
+    credentials = quote(settings_dict["USER"] or "")
+    if settings_dict.get("PASSWORD"):
+        credentials += ":" + quote(settings_dict["PASSWORD"])
+    return f"postgres://{credentials}@{settings_dict['HOST'] or 'localhost'}:{settings_dict['PORT'] or 5432}/{settings_dict['NAME']}"
+
+
+@pytest.fixture
+def start_worker(tmp_path):
+    """Start real worker processes; every one is stopped (and its log shown on failure) afterwards."""
+    workers: list[WorkerProcess] = []
+
+    def start(queues: str = "default,releases,gpu") -> WorkerProcess:
+        worker = WorkerProcess(queues, tmp_path / f"worker-{len(workers)}.log")
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+        print(f"--- worker log {worker.log_path} ---\n{worker.log()[-4000:]}")

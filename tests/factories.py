@@ -1,0 +1,77 @@
+"""factory_boy factories for the catalogue. Review states are set only through the review service."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import factory
+
+from records import models as m
+
+
+class SourceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Source
+
+    stable_id = factory.Sequence(lambda n: f"source-{n}")
+    title = factory.Sequence(lambda n: f"A paper about genomic models, part {n}")
+    venue = "Test Venue"
+    kind = m.SourceKind.PAPER
+
+
+class DatasetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Dataset
+
+    stable_id = factory.Sequence(lambda n: f"dataset-{n}")
+    name = factory.Sequence(lambda n: f"Dataset {n}")
+
+
+class ConfigurationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Configuration
+
+    stable_id = factory.Sequence(lambda n: f"configuration-{n}")
+    name = factory.Sequence(lambda n: f"Model {n:05d}, fine-tuned")
+    family = "Test family"
+
+
+class ProtocolFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Protocol
+
+    stable_id = factory.Sequence(lambda n: f"protocol-{n}")
+    title = factory.Sequence(lambda n: f"Protocol {n}")
+    summary = "What the protocol measures."
+    metric_name = "Runtime"
+    metric_short_name = "runtime"
+    metric_description = "Mean wall time"
+    metric_unit = "minute"
+    metric_direction = m.Direction.LOWER
+    source = factory.SubFactory(SourceFactory)
+
+
+class EvaluationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Evaluation
+
+    stable_id = factory.Sequence(lambda n: f"evaluation-{n}")
+    title = factory.Sequence(lambda n: f"Evaluation {n}")
+    protocol = factory.SubFactory(ProtocolFactory)
+    configuration = factory.SubFactory(ConfigurationFactory)
+    dataset = factory.SubFactory(DatasetFactory)
+    origin = m.Origin.AUTHOR_REPORTED
+    source = factory.SelfAttribute("protocol.source")
+    source_locator = "Table 1"
+    quote = "The quoted sentence."
+
+
+class ResultFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Result
+
+    stable_id = factory.Sequence(lambda n: f"result-{n}")
+    evaluation = factory.SubFactory(EvaluationFactory)
+    value = Decimal("1")
+    unit = factory.SelfAttribute("evaluation.protocol.metric_unit")
+    printed_value = factory.LazyAttribute(lambda o: f"{o.value}")
