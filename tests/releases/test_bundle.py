@@ -1,0 +1,599 @@
+"""Behaviour of the release bundle writer: a reproducible BagIt bag of a Frictionless package.
+
+The checks use the tools a downloader would use (bagit, the frictionless CLI,
+``sha256sum -c``) rather than this module's own reader wherever possible.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import hashlib
+import io
+import json
+import random
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
+from pathlib import Path
+
+import bagit
+import frictionless
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from releases.bundle import (
+    BAG_SOFTWARE_AGENT,
+    BundleError,
+    BundleResult,
+    Field,
+    ForeignKey,
+    TableSpec,
+    compute_release_id,
+    read_csv_rows,
+    serialise_decimal,
+    verify_bundle,
+    write_bundle,
+    write_csv_rows,
+)
+
+FRICTIONLESS = Path(sys.executable).parent / "frictionless"
+RELEASE_DATE = datetime.date(2025, 3, 14)
+Row = dict[str, object]
+
+SOURCES = TableSpec(
+    name="sources",
+    title="Sources",
+    description="Papers and preprints that report results.",
+    fields=(
+        Field("source_id", "string", title="Source id", required=True),
+        Field("title", "string", required=True),
+        Field("kind", "string", required=True, enum=("paper", "preprint")),
+        Field("year", "integer"),
+    ),
+    primary_key=("source_id",),
+)
+MODELS = TableSpec(
+    name="models",
+    title="Models",
+    description="Genomic foundation models.",
+    fields=(
+        Field("model_id", "string", required=True),
+        Field("parameters", "integer"),
+    ),
+    primary_key=("model_id",),
+)
+RESULTS = TableSpec(
+    name="results",
+    title="Results",
+    description="One reported metric of one model on one task.",
+    fields=(
+        Field("source_id", "string", required=True),
+        Field("model_id", "string", required=True),
+        Field("task", "string", required=True),
+        Field("replicate", "integer", required=True),
+        Field("metric", "string", required=True, enum=("mcc", "auroc")),
+        Field("value", "number"),
+        Field("state", "string", required=True, enum=("reported", "reproduced", "disputed")),
+        Field("checked", "boolean"),
+        Field("reported_on", "date"),
+    ),
+    primary_key=("source_id", "model_id", "task", "replicate"),
+    foreign_keys=(
+        ForeignKey(("source_id",), "sources", ("source_id",)),
+        ForeignKey(("model_id",), "models", ("model_id",)),
+    ),
+)
+DATA_FILES = ("sources.csv.gz", "models.csv.gz", "results.csv.gz", "release.json")
+
+
+def source_rows() -> list[Row]:
+    """Ids sort differently as text and as numbers; titles need quoting."""
+    titles = [
+        "Plain", "Comma, inside", 'Quote "inside"', "Line\r\nbreak", "Lone\rreturn", "Ünïcødé 基因组 🧬",
+        " padded ", "Line\u2028separator",
+    ]
+    return [
+        {
+            "source_id": f"src-{i}",
+            "title": titles[i % len(titles)],
+            "kind": ("paper", "preprint")[i % 2],
+            "year": 2020 + i % 5 if i % 4 else None,
+        }
+        for i in range(12)
+    ]
+
+
+def model_rows() -> list[Row]:
+    return [{"model_id": f"model-{i}", "parameters": 10**i if i else None} for i in range(4)]
+
+
+def result_rows() -> list[Row]:
+    return [
+        {
+            "source_id": f"src-{i % 12}",
+            "model_id": f"model-{i % 4}",
+            "task": ("promoter", "splice site", "enhancer, human")[i % 3],
+            "replicate": i,
+            "metric": ("mcc", "auroc")[i % 2],
+            "value": (Decimal("0.7340"), Decimal("1E+3"), Decimal("20"), Decimal("-0"), None, 3)[i % 6],
+            "state": ("reported", "reproduced", "disputed")[i % 3],
+            "checked": (True, False, None)[i % 3],
+            "reported_on": datetime.date(2024, 1 + i % 12, 1 + i % 28) if i % 5 else None,
+        }
+        for i in range(50)
+    ]
+
+
+def rows_in_order(order: Callable[[list[Row]], list[Row]]) -> list[tuple[TableSpec, list[Row]]]:
+    return [(SOURCES, order(source_rows())), (MODELS, order(model_rows())), (RESULTS, order(result_rows()))]
+
+
+def build(output_dir: Path, tables: list[tuple[TableSpec, list[Row]]] | None = None, **options: object) -> BundleResult:
+    return write_bundle(
+        tables=tables if tables is not None else rows_in_order(list),
+        release_date=RELEASE_DATE,
+        release_metadata={"title": "Test release", "notes": ["first", "second"], "threshold": Decimal("0.50")},
+        package_name="gfm-benchmark-evidence",
+        package_title="Benchmark evidence",
+        output_dir=output_dir,
+        bag_info_extra={"Source-Organization": "Test lab"},
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> BundleResult:
+    return build(tmp_path_factory.mktemp("bundle"))
+
+
+def all_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def writable_copy(bag_dir: Path, destination: Path) -> Path:
+    """A copy of a (read-only) bag that a test may damage."""
+    shutil.copytree(bag_dir, destination)
+    for path in [destination, *destination.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    return destination
+
+
+def flip_byte(path: Path) -> None:
+    content = bytearray(path.read_bytes())
+    content[len(content) // 2] ^= 0x01
+    path.write_bytes(bytes(content))
+
+
+def frictionless_validate(bag_dir: Path) -> subprocess.CompletedProcess[str]:
+    """The real CLI; on a damaged gzip member it may print an error instead of a JSON report."""
+    return subprocess.run(
+        [str(FRICTIONLESS), "validate", "--json", str(bag_dir / "data" / "datapackage.json")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def error_types(report: Mapping[str, object]) -> set[str]:
+    return {error["type"] for task in report["tasks"] for error in task["errors"]}  # type: ignore[index,union-attr]
+
+
+def sha256sum_check(bag_dir: Path, manifest: str) -> int:
+    command = ["sha256sum", "--check", "--strict", "--quiet", manifest]
+    return subprocess.run(command, cwd=bag_dir, capture_output=True, check=False).returncode
+
+
+def bagit_validates(bag_dir: Path) -> bool:
+    try:
+        return bagit.Bag(str(bag_dir)).validate()
+    except bagit.BagValidationError:
+        return False
+
+
+# ------------------------------------------------------------------ bag checks
+
+
+def test_the_bag_and_its_unpacked_tarball_validate_with_bagit(bundle: BundleResult, tmp_path: Path) -> None:
+    bag = bagit.Bag(str(bundle.bag_dir))
+    assert bag.validate()
+    assert sorted(bag.algorithms) == ["sha256", "sha512"]
+    assert sorted(bag.payload_files()) == sorted(f.name for f in bundle.payload_files)
+    with tarfile.open(bundle.tarball) as tar:
+        tar.extractall(tmp_path, filter="data")
+    unpacked = tmp_path / bundle.release_id
+    assert bagit.Bag(str(unpacked)).validate()
+    assert all_files(unpacked) == all_files(bundle.bag_dir)
+    assert verify_bundle(unpacked) == []
+
+
+def test_frictionless_validates_the_data_package(bundle: BundleResult) -> None:
+    completed = frictionless_validate(bundle.bag_dir)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads(completed.stdout)
+    rows = {task["name"]: task["stats"].get("rows") for task in report["tasks"]}  # type: ignore[index,union-attr]
+    assert rows == {"sources": 12, "models": 4, "results": 50, "release": None}
+
+
+def test_frictionless_reads_back_exactly_the_values_written(bundle: BundleResult) -> None:
+    package = frictionless.Package(str(bundle.bag_dir / "data" / "datapackage.json"))
+    rows = package.get_resource("sources").read_rows()
+    assert {row["source_id"]: (row["title"], row["year"]) for row in rows} == {
+        row["source_id"]: (row["title"], row["year"]) for row in source_rows()
+    }
+    results = {row["replicate"]: row for row in package.get_resource("results").read_rows()}
+    assert results[0]["value"] == Decimal("0.734") and results[1]["value"] == Decimal("1000")
+    assert results[1]["reported_on"] == datetime.date(2024, 2, 2) and results[0]["checked"] is True
+
+
+@pytest.mark.parametrize(
+    ("field", "bad_value", "expected_error"),
+    [
+        ("metric", "f1", "constraint-error"),
+        ("replicate", "three", "type-error"),
+        ("source_id", "src-unknown", "foreign-key"),
+    ],
+)
+def test_frictionless_reads_inside_the_gzip_tables(
+    bundle: BundleResult, tmp_path: Path, field: str, bad_value: str, expected_error: str
+) -> None:
+    """A bad row written past the writer's checks, with honest bytes and hash, still fails."""
+    bag_dir = writable_copy(bundle.bag_dir, tmp_path / "bag")
+    table = bag_dir / "data" / "results.csv.gz"
+    with gzip.open(table, "rt", encoding="utf-8", newline="") as stream:
+        header, first, *rest = list(read_csv_rows(stream))
+    first[header.index(field)] = bad_value
+    with gzip.open(table, "wt", encoding="utf-8", newline="") as stream:
+        write_csv_rows(stream, [header, first, *rest])
+    descriptor_path = bag_dir / "data" / "datapackage.json"
+    descriptor = json.loads(descriptor_path.read_text(encoding="utf-8"))
+    for resource in descriptor["resources"]:
+        if resource["path"] == table.name:
+            resource["bytes"] = table.stat().st_size
+            resource["hash"] = "sha256:" + hashlib.sha256(table.read_bytes()).hexdigest()
+    descriptor_path.write_text(json.dumps(descriptor), encoding="utf-8")
+
+    completed = frictionless_validate(bag_dir)
+
+    assert completed.returncode != 0
+    assert error_types(json.loads(completed.stdout)) == {expected_error}
+
+
+def test_sha256sum_checks_the_manifest_and_tag_manifest(bundle: BundleResult) -> None:
+    assert sha256sum_check(bundle.bag_dir, "manifest-sha256.txt") == 0
+    assert sha256sum_check(bundle.bag_dir, "tagmanifest-sha256.txt") == 0
+
+
+@pytest.mark.parametrize("name", ["datapackage.json", *DATA_FILES])
+def test_a_flipped_byte_in_any_payload_file_is_caught(bundle: BundleResult, tmp_path: Path, name: str) -> None:
+    bag_dir = writable_copy(bundle.bag_dir, tmp_path / "bag")
+    flip_byte(bag_dir / "data" / name)
+
+    assert not bagit_validates(bag_dir)
+    assert sha256sum_check(bag_dir, "manifest-sha256.txt") != 0
+    assert any(f"data/{name}" in problem for problem in verify_bundle(bag_dir))
+    if name in DATA_FILES:
+        assert frictionless_validate(bag_dir).returncode != 0
+
+
+def test_verify_bundle_reports_a_changed_tag_file_and_a_wrong_release_id(bundle: BundleResult, tmp_path: Path) -> None:
+    assert verify_bundle(bundle.bag_dir) == []
+    bag_dir = writable_copy(bundle.bag_dir, tmp_path / "bag")
+    bag_info = bag_dir / "bag-info.txt"
+    text = bag_info.read_text(encoding="utf-8")
+    bag_info.write_text(text.replace(bundle.release_id, "2025-03-14-000000000000"), encoding="utf-8")
+
+    problems = verify_bundle(bag_dir)
+
+    assert any("bag-info.txt" in problem for problem in problems)
+    assert any("External-Identifier" in problem and bundle.release_id in problem for problem in problems)
+
+
+# -------------------------------------------------------------- reproducibility
+
+
+@pytest.fixture
+def time_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    def use(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield use
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_it_gives_identical_bytes_for_the_same_rows_in_any_order_and_time_zone(
+    tmp_path: Path, time_zone: Callable[[str], None]
+) -> None:
+    time_zone("UTC")
+    utc_offset = time.localtime().tm_gmtoff
+    first = build(tmp_path / "utc", rows_in_order(list))
+    time_zone("Asia/Tokyo")
+    assert time.localtime().tm_gmtoff != utc_offset
+    second = build(tmp_path / "tokyo", rows_in_order(lambda rows: random.Random(7).sample(rows, len(rows))))
+    third = build(tmp_path / "reversed", rows_in_order(lambda rows: rows[::-1]))
+
+    assert first.release_id == second.release_id == third.release_id
+    assert first.payload_files == second.payload_files == third.payload_files
+    assert first.tarball_info == second.tarball_info == third.tarball_info
+    assert all_files(first.bag_dir) == all_files(second.bag_dir) == all_files(third.bag_dir)
+    assert first.tarball.read_bytes() == second.tarball.read_bytes() == third.tarball.read_bytes()
+
+
+def test_external_sort_with_tiny_chunks_gives_the_same_bundle_as_one_chunk(tmp_path: Path) -> None:
+    stages: list[tuple[str, int]] = []
+    spilled = build(tmp_path / "tiny", chunk_rows=3, progress=lambda stage, rows: stages.append((stage, rows)))
+    in_memory = build(tmp_path / "large", chunk_rows=100_000)
+
+    assert len([s for s in stages if s[0] == "sort results"]) >= 50 // 3
+    assert spilled.release_id == in_memory.release_id
+    assert all_files(spilled.bag_dir) == all_files(in_memory.bag_dir)
+    assert spilled.tarball.read_bytes() == in_memory.tarball.read_bytes()
+    assert spilled.row_counts == {"sources": 12, "models": 4, "results": 50}
+
+
+def test_rows_are_sorted_on_the_primary_key_as_python_strings_and_ints(bundle: BundleResult) -> None:
+    with gzip.open(bundle.bag_dir / "data" / "results.csv.gz", "rt", encoding="utf-8", newline="") as stream:
+        header, *rows = list(read_csv_rows(stream))
+    keys = [(r[0], r[1], r[2], int(r[3])) for r in rows]
+    assert keys == sorted(keys)
+    assert header == [f.name for f in RESULTS.fields]
+    with gzip.open(bundle.bag_dir / "data" / "sources.csv.gz", "rt", encoding="utf-8", newline="") as stream:
+        source_ids = [r[0] for r in list(read_csv_rows(stream))[1:]]
+    assert source_ids[:4] == ["src-0", "src-1", "src-10", "src-11"]
+
+
+def test_progress_is_reported_per_chunk_not_per_row(tmp_path: Path) -> None:
+    stages: list[tuple[str, int]] = []
+    build(tmp_path, chunk_rows=20, progress=lambda stage, rows: stages.append((stage, rows)))
+
+    assert ("write results", 50) in stages
+    assert len([s for s in stages if s[0] == "write results"]) == 3  # at 20, 40 and the end
+
+
+# ------------------------------------------------------------------ identifiers
+
+
+def test_the_release_id_is_the_date_and_the_digest_of_the_payload_manifest(bundle: BundleResult) -> None:
+    manifest = (bundle.bag_dir / "manifest-sha256.txt").read_bytes()
+    lines = [f"{f.sha256}  {f.name}\n" for f in sorted(bundle.payload_files, key=lambda f: f.name)]
+    assert manifest == "".join(lines).encode("utf-8")
+    assert bundle.release_id == f"2025-03-14-{hashlib.sha256(manifest).hexdigest()[:12]}"
+    assert bundle.release_id == compute_release_id(
+        release_date=RELEASE_DATE, payload_sha256={f.name: f.sha256 for f in bundle.payload_files}
+    )
+    recipe = compute_release_id.__doc__.split("::")[1].strip()  # type: ignore[union-attr]
+    shell = subprocess.run(["bash", "-c", recipe], cwd=bundle.bag_dir, capture_output=True, text=True, check=True)
+    assert shell.stdout.strip() == bundle.release_id
+
+
+def test_bag_info_holds_only_pinned_values(bundle: BundleResult) -> None:
+    payload_bytes = sum(f.bytes for f in bundle.payload_files)
+    assert (bundle.bag_dir / "bag-info.txt").read_text(encoding="utf-8") == (
+        f"Bag-Software-Agent: {BAG_SOFTWARE_AGENT}\n"
+        "Bagging-Date: 2025-03-14\n"
+        f"External-Identifier: {bundle.release_id}\n"
+        f"Payload-Oxum: {payload_bytes}.5\n"
+        "Source-Organization: Test lab\n"
+    )
+    tag_text = b"".join(p.read_bytes() for p in bundle.bag_dir.glob("*.txt"))
+    assert socket.gethostname().encode() not in tag_text
+
+
+def test_the_payload_depends_on_neither_the_release_id_nor_the_date(bundle: BundleResult) -> None:
+    for name in ("datapackage.json", "release.json"):
+        text = (bundle.bag_dir / "data" / name).read_text(encoding="utf-8")
+        assert bundle.release_id not in text and RELEASE_DATE.isoformat() not in text
+
+
+def test_gzip_members_and_the_tarball_carry_no_names_times_or_owners(bundle: BundleResult) -> None:
+    for path in [*bundle.bag_dir.glob("data/*.gz"), bundle.tarball]:
+        header = path.read_bytes()[:10]
+        assert header[3] == 0, f"{path.name} has gzip flags (a file name?)"
+        assert header[4:8] == b"\0\0\0\0", f"{path.name} has a gzip mtime"
+    with tarfile.open(bundle.tarball) as tar:
+        members = tar.getmembers()
+    names = [m.name for m in members]
+    assert names == sorted(names) and names[0] == bundle.release_id
+    assert {(m.uid, m.gid, m.uname, m.gname, m.mtime) for m in members} == {(0, 0, "", "", 0)}
+    directories = {m.name: m.mode for m in members if m.isdir()}
+    assert directories == {bundle.release_id: 0o755, f"{bundle.release_id}/data": 0o755}
+    assert {m.mode for m in members if m.isfile()} == {0o644}
+    assert bundle.tarball.name == bundle.tarball_info.name == f"{bundle.release_id}.tar.gz"
+    assert hashlib.sha512(bundle.tarball.read_bytes()).hexdigest() == bundle.tarball_info.sha512
+
+
+# ------------------------------------------------------------------ datapackage
+
+
+def test_datapackage_describes_each_table_with_schema_size_and_hash(bundle: BundleResult) -> None:
+    package = json.loads((bundle.bag_dir / "data" / "datapackage.json").read_text(encoding="utf-8"))
+    resources = {r["name"]: r for r in package["resources"]}
+    infos = {f.name: f for f in bundle.payload_files}
+    assert list(resources) == ["sources", "models", "results", "release"]
+    for resource in resources.values():
+        info = infos[f"data/{resource['path']}"]
+        assert (resource["bytes"], resource["hash"]) == (info.bytes, f"sha256:{info.sha256}")
+    results = resources["results"]
+    assert [results[k] for k in ("path", "compression", "encoding", "format")] == ["results.csv.gz", "gz", "utf-8", "csv"]
+    assert results["dialect"]["lineTerminator"] == "\r\n" and results["dialect"]["header"] is True
+    fields = {f["name"]: f for f in results["schema"]["fields"]}
+    assert fields["replicate"] == {"name": "replicate", "type": "integer", "constraints": {"required": True}}
+    assert fields["state"]["constraints"]["enum"] == ["reported", "reproduced", "disputed"]
+    assert "constraints" not in fields["value"]
+    assert results["schema"]["primaryKey"] == ["source_id", "model_id", "task", "replicate"]
+    assert results["schema"]["foreignKeys"][0] == {
+        "fields": ["source_id"], "reference": {"resource": "sources", "fields": ["source_id"]}
+    }
+
+
+# ------------------------------------------------------------------------- CSV
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        (Decimal("0.7340"), "0.734"),
+        (Decimal("1E+3"), "1000"),
+        (Decimal("20"), "20"),
+        (Decimal("-0"), "0"),
+        (Decimal("-0.000"), "0"),
+        (Decimal("1.50E-7"), "0.00000015"),
+        (Decimal("12345678901234567890.123456789012345678900"), "12345678901234567890.1234567890123456789"),
+    ],
+)
+def test_decimals_are_written_in_plain_notation_without_trailing_zeros(value: Decimal, written: str) -> None:
+    assert serialise_decimal(value) == written
+
+
+def test_values_are_written_in_their_fixed_forms(bundle: BundleResult) -> None:
+    with gzip.open(bundle.bag_dir / "data" / "results.csv.gz", "rt", encoding="utf-8", newline="") as stream:
+        header, *rows = list(read_csv_rows(stream))
+    by_replicate = {int(r[header.index("replicate")]): dict(zip(header, r)) for r in rows}
+    assert [by_replicate[i]["value"] for i in range(6)] == ["0.734", "1000", "20", "0", "", "3"]
+    assert [by_replicate[i]["checked"] for i in range(3)] == ["true", "false", ""]
+    assert by_replicate[1]["reported_on"] == "2024-02-02"
+    assert by_replicate[0]["reported_on"] == ""
+
+
+def test_the_dialect_is_rfc_4180_with_minimal_quoting() -> None:
+    stream = io.StringIO(newline="")
+    write_csv_rows(stream, [["a", "b,c", 'd"e', "f\ng", " h "], [""]])
+    assert stream.getvalue() == 'a,"b,c","d""e","f\ng", h \r\n""\r\n'
+
+
+def test_the_tables_are_utf8_without_bom(bundle: BundleResult) -> None:
+    content = gzip.decompress((bundle.bag_dir / "data" / "sources.csv.gz").read_bytes())
+    assert content.startswith(b"source_id,title,kind,year\r\n")
+    assert "Ünïcødé 基因组 🧬".encode("utf-8") in content
+
+
+cell_text = st.text(
+    alphabet=st.one_of(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), st.sampled_from(',"\r\n')
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(cell_text, min_size=1, max_size=6), max_size=8))
+def test_any_text_round_trips_through_the_csv_writer_and_reader(rows: list[list[str]]) -> None:
+    stream = io.StringIO(newline="")
+    write_csv_rows(stream, rows)
+    assert list(read_csv_rows(io.StringIO(stream.getvalue(), newline=""))) == rows
+
+
+# ------------------------------------------------------------------- validation
+
+
+def with_change(change: Callable[[list[Row]], None]) -> tuple[list[tuple[TableSpec, list[Row]]], tuple[object, ...]]:
+    """The rows with one result changed, and that result's primary key after the change."""
+    tables = rows_in_order(list)
+    results = tables[2][1]
+    change(results)
+    return tables, tuple(results[5][name] for name in RESULTS.primary_key)
+
+
+def set_value(field: str, value: object) -> Callable[[list[Row]], None]:
+    def change(rows: list[Row]) -> None:
+        rows[5][field] = value
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        (set_value("state", None), "state", "required value is empty"),
+        (set_value("task", ""), "task", "required value is empty"),
+        (set_value("metric", "f1"), "metric", "is not one of"),
+        (set_value("replicate", "5"), "replicate", "expected an integer"),
+        (set_value("replicate", True), "replicate", "expected an integer"),
+        (set_value("value", 1.5j), "value", "expected a number"),
+        (set_value("task", "pro\x00moter"), "task", "NUL"),
+        (set_value("reported_on", datetime.datetime(2024, 1, 1)), "reported_on", "expected a date"),
+        (set_value("surprise", 1), "surprise", "unknown field"),
+        (lambda rows: rows[5].pop("checked"), "checked", "missing field"),
+        (lambda rows: rows.append(dict(rows[5])), "source_id,model_id,task,replicate", "duplicate primary key"),
+    ],
+)
+def test_invalid_rows_are_refused_naming_table_key_and_field(
+    tmp_path: Path, change: Callable[[list[Row]], None], field: str, message: str
+) -> None:
+    tables, key = with_change(change)
+    with pytest.raises(BundleError) as raised:
+        build(tmp_path, tables, chunk_rows=4)
+
+    error = raised.value
+    assert (error.table, error.primary_key, error.field) == ("results", key, field)
+    assert message in str(error) and "'results'" in str(error) and repr(field) in str(error)
+    assert list(tmp_path.iterdir()) == [], "nothing may be left behind"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        TableSpec("bad", "", "", (Field("n", "number"),), ("n",)),
+        TableSpec("bad", "", "", (Field("n", "integer", enum=("1",)),), ("n",)),
+        TableSpec("bad", "", "", (Field("n", "text"),), ("n",)),
+        TableSpec("Bad Name", "", "", (Field("n", "integer"),), ("n",)),
+        TableSpec("bad", "", "", (Field("n", "integer"),), ("n",), (ForeignKey(("n",), "nowhere", ("n",)),)),
+    ],
+)
+def test_unusable_specs_are_refused_before_writing(tmp_path: Path, spec: TableSpec) -> None:
+    with pytest.raises(BundleError):
+        build(tmp_path, [(spec, [])])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [({"release_id": "x"}, "release_id"), ({"release_date": "2025-03-14"}, "release_date"), ({"x": {1, 2}}, "JSON")],
+)
+def test_release_metadata_may_not_carry_the_release_id_or_date(
+    tmp_path: Path, metadata: dict[str, object], message: str
+) -> None:
+    with pytest.raises(BundleError, match=message):
+        write_bundle(
+            tables=rows_in_order(list), release_date=RELEASE_DATE, release_metadata=metadata,
+            package_name="p", package_title="P", output_dir=tmp_path,
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------- immutability
+
+
+def test_rewriting_the_same_release_is_idempotent_and_files_are_read_only(tmp_path: Path) -> None:
+    first = build(tmp_path)
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    second = build(tmp_path, rows_in_order(lambda rows: rows[::-1]))
+
+    assert second == first
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.release_id, first.tarball.name]
+    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")}
+    assert {mode for name, mode in modes.items() if (tmp_path / name).is_file()} == {0o444}
+    assert {mode for name, mode in modes.items() if (tmp_path / name).is_dir()} == {0o555}
+
+
+@pytest.mark.parametrize("conflict", ["bag", "tarball"])
+def test_an_existing_bag_or_tarball_with_different_content_is_an_error(tmp_path: Path, conflict: str) -> None:
+    release_id = build(tmp_path / "probe").release_id
+    output_dir = tmp_path / "out"
+    output_dir.mkdir()
+    if conflict == "bag":
+        (output_dir / release_id).mkdir()
+        (output_dir / release_id / "bagit.txt").write_text("something else\n", encoding="utf-8")
+    else:
+        (output_dir / f"{release_id}.tar.gz").write_bytes(b"something else")
+    before = sorted(p.name for p in output_dir.iterdir())
+
+    with pytest.raises(BundleError, match="different content"):
+        build(output_dir)
+    assert sorted(p.name for p in output_dir.iterdir()) == before, "nothing installed, nothing left behind"
