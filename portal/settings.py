@@ -46,6 +46,8 @@ PORTAL_SITE_NAME = env_str("PORTAL_SITE_NAME", "Rewire")
 # Four-eyes rule: nobody checks the source of a record they edited last. A one-person deployment
 # may turn it off.
 REVIEW_FOUR_EYES = env_bool("PORTAL_REVIEW_FOUR_EYES", True)
+# Public pages name the role that reviewed a record ("a curator"); a site may choose to show names.
+PUBLIC_REVIEWER_NAMES = env_bool("PORTAL_PUBLIC_REVIEWER_NAMES", False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -184,4 +186,5 @@ LOGIN_URL = "admin:login"
 
 # Review reasons (the public concern) are long texts; history keeps them whole.
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
-FORMS_URLFIELD_ASSUME_HTTPS = True
+# History is read-only in the admin: every change goes through the services and the review panel.
+SIMPLE_HISTORY_REVERT_DISABLED = True

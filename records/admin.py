@@ -7,10 +7,13 @@ reopens reviewed records on sourced-field edits) as every other way in.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.db import models
 from simple_history.admin import SimpleHistoryAdmin
 
 from records import models as m
 from records.services import record_save
+from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
 
@@ -36,6 +39,13 @@ class ServiceSaveMixin:
 class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
     list_per_page = 50
     save_on_top = True
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # History is for reading: a revert would be an edit that bypasses the review panel's reasons.
+        if request.method == "POST":
+            raise PermissionDenied
+        return super().history_form_view(request, object_id, version_id, extra_context)
 
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
@@ -105,7 +115,7 @@ class ConfigurationAdmin(CatalogueAdmin):
 
 
 @admin.register(m.Protocol)
-class ProtocolAdmin(CatalogueAdmin):
+class ProtocolAdmin(ReviewableAdminMixin, CatalogueAdmin):
     list_display = ("title", "metric_name", "metric_unit", "metric_direction", "review_state", "stable_id")
     list_filter = ("review_state", "metric_direction", "areas", "contexts")
     search_fields = ("title", "stable_id", "summary", "metric_name")
@@ -115,7 +125,7 @@ class ProtocolAdmin(CatalogueAdmin):
 
 
 @admin.register(m.Evaluation)
-class EvaluationAdmin(CatalogueAdmin):
+class EvaluationAdmin(ReviewableAdminMixin, CatalogueAdmin):
     list_display = ("title", "protocol", "configuration", "origin", "review_state", "stable_id")
     list_filter = ("review_state", "origin", ("protocol", admin.RelatedOnlyFieldListFilter), ("configuration", admin.RelatedOnlyFieldListFilter))
     search_fields = ("title", "stable_id", "quote", "source_locator", "configuration__name", "protocol__title")
@@ -134,7 +144,7 @@ class ResultAdmin(CatalogueAdmin):
 
 
 @admin.register(m.EvidenceRow)
-class EvidenceRowAdmin(CatalogueAdmin):
+class EvidenceRowAdmin(ReviewableAdminMixin, CatalogueAdmin):
     list_display = ("stable_id", "protocol", "property_name", "support", "review_state")
     list_filter = ("review_state", "support", ("protocol", admin.RelatedOnlyFieldListFilter))
     search_fields = ("stable_id", "statement", "quote", "locator")
@@ -143,7 +153,7 @@ class EvidenceRowAdmin(CatalogueAdmin):
 
 
 @admin.register(m.BaselineRole)
-class BaselineRoleAdmin(CatalogueAdmin):
+class BaselineRoleAdmin(ReviewableAdminMixin, CatalogueAdmin):
     list_display = ("stable_id", "protocol", "kind", "status", "configuration", "review_state")
     list_filter = ("kind", "status", "review_state")
     search_fields = ("stable_id", "selection_rule", "protocol__title")

@@ -343,7 +343,7 @@ class BaselineRole(CuratedModel, Reviewable):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} for {self.protocol_id}"
+        return f"{self.get_kind_display()} ({self.stable_id})"
 
     @property
     def is_active(self) -> bool:

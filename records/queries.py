@@ -59,22 +59,24 @@ def comparable_states(*, include_excluded: bool) -> frozenset[str]:
 
 
 def evaluations_queryset():
-    return m.Evaluation.objects.select_related("protocol", "configuration", "dataset", "source", "concern_source").prefetch_related(
+    return m.Evaluation.objects.select_related(
+        "protocol", "configuration", "dataset", "source", "concern_source", "review_state_changed_by"
+    ).prefetch_related(
         Prefetch("results", queryset=m.Result.objects.order_by("stable_id"))
     )
 
 
 def protocol_page(*, stable_id: str, include_excluded: bool = False) -> ProtocolPage:
     protocol = (
-        m.Protocol.objects.select_related("source")
+        m.Protocol.objects.select_related("source", "review_state_changed_by")
         .prefetch_related(
             Prefetch("datasets", queryset=m.Dataset.objects.prefetch_related("tasks")),
             "areas",
             "contexts",
             "limitations",
-            Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("configuration")),
+            Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by")),
             Prefetch("evaluations", queryset=evaluations_queryset().order_by("configuration__name", "stable_id")),
-            Prefetch("evidence_rows", queryset=m.EvidenceRow.objects.select_related("source", "evaluation")),
+            Prefetch("evidence_rows", queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by")),
             "decisions",
         )
         .filter(stable_id=stable_id)

@@ -87,3 +87,40 @@ def start_worker(tmp_path):
     for worker in workers:
         worker.stop()
         print(f"--- worker log {worker.log_path} ---\n{worker.log()[-4000:]}")
+
+
+ROLE_GROUPS = {"curator": "Curators", "release_manager": "Release managers", "benchmark_operator": "Benchmark operators"}
+
+
+@pytest.fixture
+def make_user(db):
+    """make_user("curator") -> a staff user in that role's group (roles created as in production)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from reviews.services import roles_ensure
+
+    roles_ensure()
+    counter = iter(range(1000))
+
+    def make(role: str, username: str | None = None):
+        User = get_user_model()
+        name = username or f"{role}-{next(counter)}"
+        if role == "superuser":
+            return User.objects.create_superuser(name, f"{name}@example.org", "a-long-test-password")
+        user = User.objects.create_user(name, f"{name}@example.org", "a-long-test-password", is_staff=role != "anonymous")
+        if role in ROLE_GROUPS:
+            user.groups.add(Group.objects.get(name=ROLE_GROUPS[role]))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def curator(make_user):
+    return make_user("curator", "curator-one")
+
+
+@pytest.fixture
+def other_curator(make_user):
+    return make_user("curator", "curator-two")

@@ -179,3 +179,45 @@ def test_it_escapes_record_text(client):
     body = client.get(f"/protocols/{protocol.stable_id}/").content.decode()
     assert "<script>alert(1)</script>" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+def best_row(response) -> str | None:
+    table = response.content.decode().split('<table class="results">')[1].split("</table>")[0]
+    rows = [row for row in table.split("<tr") if "(best in column" in row]
+    assert len(rows) <= 1
+    return rows[0] if rows else None
+
+
+def test_it_includes_excluded_rows_in_the_comparison_only_on_request(client):
+    protocol = ProtocolFactory()
+    checked = ResultFactory(evaluation__protocol=protocol, value=Decimal("30"))
+    excluded = ResultFactory(evaluation__protocol=protocol, value=Decimal("10"))
+    proposed = ResultFactory(evaluation__protocol=protocol, value=Decimal("5"))
+    apply_transitions(checked.evaluation, "check_source")
+    apply_transitions(excluded.evaluation, "check_source", "exclude", reason="Measured on the test split.")
+    url = f"/protocols/{protocol.stable_id}/"
+    default = client.get(url)
+    assert checked.evaluation.configuration.name in best_row(default)
+    assert "Excluded from comparison: Measured on the test split." in page_text(default)
+    assert "Proposed: source not yet checked; not compared" in page_text(default)
+    included = client.get(url, {"include": "excluded"})
+    assert excluded.evaluation.configuration.name in best_row(included)
+    assert "(best in column, excluded rows included)" in page_text(included)
+    assert proposed.evaluation.configuration.name not in best_row(included)
+
+
+def test_it_shows_the_seed_pages_best_value_when_excluded_rows_are_included(client, seeded):
+    row = best_row(client.get(PROTOCOL_URL, {"include": "excluded"}))
+    assert "500M-parameter models" in row
+
+
+def test_it_names_the_reviewers_role_not_their_name(client, curator, settings):
+    evaluation = EvaluationFactory()
+    from reviews.services import review_transition_apply
+
+    review_transition_apply(record=evaluation, transition="check_source", actor=curator)
+    url = f"/evaluations/{evaluation.stable_id}/"
+    text = page_text(client.get(url))
+    assert "Source checked" in text and "by a curator)" in text and curator.username not in text
+    settings.PUBLIC_REVIEWER_NAMES = True
+    assert f"by {curator.username}, curator)" in page_text(client.get(url))

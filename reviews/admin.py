@@ -1,0 +1,190 @@
+"""Admin for the review workflow: the review panel on every reviewable record, bulk transitions,
+the review queue and the read-only event log. Every state change goes through the one service."""
+
+from __future__ import annotations
+
+from django import forms
+from django.apps import apps
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+
+from reviews.models import Reviewable, ReviewEvent, ReviewState
+from reviews.services import ReviewError, available_transitions, review_transition_apply
+from reviews.transitions import TRANSITIONS
+
+REASON_MAX_LENGTH = 5000
+
+
+class TransitionForm(forms.Form):
+    transition = forms.ChoiceField(choices=[(name, spec.label) for name, spec in TRANSITIONS.items()])
+    reason = forms.CharField(required=False, max_length=REASON_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 3}))
+    expected_state = forms.ChoiceField(choices=ReviewState.choices, required=False)
+
+
+class ReasonActionForm(ActionForm):
+    """The changelist's action bar, with a reason for the bulk transitions that need one."""
+
+    reason = forms.CharField(required=False, max_length=REASON_MAX_LENGTH, label="Reason")
+
+
+def review_events_for(record) -> list[ReviewEvent]:
+    content_type = ContentType.objects.get_for_model(type(record))
+    return list(ReviewEvent.objects.filter(content_type=content_type, object_id=record.pk).order_by("-created_at", "-id"))
+
+
+def _bulk_action(name: str):
+    spec = TRANSITIONS[name]
+
+    def action(modeladmin, request, queryset):
+        reason = request.POST.get("reason", "")
+        applied, failed = 0, []
+        for record in queryset.order_by("pk"):
+            try:
+                review_transition_apply(record=record, transition=name, actor=request.user, reason=reason)
+                applied += 1
+            except ReviewError as exc:
+                failed.append(f"{getattr(record, 'stable_id', record.pk)}: {exc.message}")
+        if applied:
+            modeladmin.message_user(request, f"{spec.label}: applied to {applied} record(s).", messages.SUCCESS)
+        if failed:
+            modeladmin.message_user(request, f"{spec.label}: {len(failed)} refused. " + "; ".join(failed), messages.ERROR)
+
+    action.__name__ = f"bulk_{name}"
+    action.short_description = f"{spec.label} (selected records{', with the reason given' if spec.needs_reason else ''})"
+    action.allowed_permissions = ("review",)
+    return action
+
+
+class ReviewableAdminMixin:
+    """Adds the review panel (legal transitions only, reason, review log) and bulk transitions."""
+
+    change_form_template = "admin/reviews/reviewable_change_form.html"
+    action_form = ReasonActionForm
+    actions = [_bulk_action(name) for name in TRANSITIONS]
+
+    def has_review_permission(self, request) -> bool:
+        return any(request.user.has_perm(spec.permission) for spec in TRANSITIONS.values())
+
+    def get_urls(self):
+        info = self.model._meta.app_label, self.model._meta.model_name
+        custom = [
+            path("<path:object_id>/transition/", self.admin_site.admin_view(self.transition_view), name="%s_%s_transition" % info),
+        ]
+        return custom + super().get_urls()
+
+    def transition_view(self, request, object_id):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        record = get_object_or_404(self.model, pk=object_id)
+        if not self.has_view_permission(request, record):
+            raise PermissionDenied
+        change_url = reverse(f"admin:{record._meta.app_label}_{record._meta.model_name}_change", args=[record.pk])
+        form = TransitionForm(request.POST)
+        if not form.is_valid():
+            errors = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in form.errors.items())
+            self.message_user(request, f"Nothing changed: {errors}", messages.ERROR)
+            return HttpResponseRedirect(change_url)
+        try:
+            review_transition_apply(
+                record=record,
+                transition=form.cleaned_data["transition"],
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+                expected_state=form.cleaned_data["expected_state"] or None,
+            )
+        except ReviewError as exc:
+            self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
+        else:
+            spec = TRANSITIONS[form.cleaned_data["transition"]]
+            self.message_user(request, f"{spec.label}: the record is now {ReviewState(spec.target).label.lower()}.", messages.SUCCESS)
+        return HttpResponseRedirect(change_url)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            context["review"] = {
+                "state": ReviewState(obj.review_state).label,
+                "transitions": available_transitions(record=obj, user=request.user),
+                "events": review_events_for(obj),
+                "action_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_transition", args=[obj.pk]),
+                "expected_state": obj.review_state,
+                "history_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_history", args=[obj.pk]),
+            }
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+
+@admin.register(ReviewEvent)
+class ReviewEventAdmin(admin.ModelAdmin):
+    """The audit log: readable by curators, never added to, edited or deleted through the admin."""
+
+    list_display = ("created_at", "record_stable_id", "content_type", "transition", "from_state", "to_state", "actor_role", "actor")
+    list_filter = ("transition", "to_state", "content_type", "actor_role")
+    search_fields = ("record_stable_id", "reason")
+    date_hierarchy = "created_at"
+    list_select_related = ("content_type", "actor")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def reviewable_models() -> list[type[Reviewable]]:
+    return [model for model in apps.get_models() if issubclass(model, Reviewable)]
+
+
+QUEUE_PAGE_SIZE = 50
+
+
+def review_queue_view(request):
+    """Proposed records of every reviewable type, oldest first, filterable by type and protocol."""
+    if not request.user.has_perm("reviews.check_source"):
+        raise PermissionDenied
+    models = {model._meta.model_name: model for model in reviewable_models()}
+    chosen_type = request.GET.get("type", "")
+    protocol = request.GET.get("protocol", "").strip()
+    rows = []
+    for name, model in models.items():
+        if chosen_type and name != chosen_type:
+            continue
+        queryset = model.objects.filter(review_state=ReviewState.PROPOSED)
+        field_names = {f.name for f in model._meta.get_fields()}
+        if protocol:
+            if "protocol" in field_names:
+                queryset = queryset.filter(protocol__stable_id=protocol)
+            elif "stable_id" in field_names and name == "protocol":
+                queryset = queryset.filter(stable_id=protocol)
+            else:
+                continue
+        if "protocol" in field_names:
+            queryset = queryset.select_related("protocol")
+        for record in queryset.order_by("created_at", "pk")[: QUEUE_PAGE_SIZE * 20]:
+            rows.append(
+                {
+                    "type": model._meta.verbose_name,
+                    "record": record,
+                    "protocol": getattr(record, "protocol", None),
+                    "since": record.created_at,
+                    "url": reverse(f"admin:{model._meta.app_label}_{name}_change", args=[record.pk]),
+                }
+            )
+    rows.sort(key=lambda row: (row["since"], row["type"], row["record"].pk))
+    page = Paginator(rows, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        **admin.site.each_context(request),
+        "title": "Review queue",
+        "page": page,
+        "types": sorted((name, model._meta.verbose_name) for name, model in models.items()),
+        "chosen_type": chosen_type,
+        "protocol": protocol,
+    }
+    return render(request, "admin/reviews/review_queue.html", context)
