@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "simple_history",
+    "rest_framework",
     "reviews",
     "records",
     "releases",
@@ -67,6 +68,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "portal.health.HealthCheckMiddleware",
+    "portal.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -183,6 +185,43 @@ LOGGING = {
 }
 
 LOGIN_URL = "admin:login"
+
+# Public addresses in mails and links; the embedded default serves http://127.0.0.1:8000.
+PORTAL_BASE_URL = env_str("PORTAL_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+
+# Mail: the console on the embedded default; SMTP when EMAIL_HOST is set.
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "portal@localhost")
+
+# How many proxies in front of the portal append to X-Forwarded-For. The client address is the
+# entry that many from the right; with 0 the header is ignored (so it cannot dodge rate limits).
+NUM_PROXIES = env_int("PORTAL_NUM_PROXIES", 0)
+
+# Public correction suggestions (reviews app) and the module that knows the record types.
+CORRECTION_TARGETS = "records.corrections"
+CORRECTIONS_PER_IP = env_int("PORTAL_CORRECTIONS_PER_IP", 20, minimum=1)
+CORRECTIONS_WINDOW_SECONDS = env_int("PORTAL_CORRECTIONS_WINDOW_SECONDS", 3600, minimum=1)
+CORRECTIONS_PER_RECORD = env_int("PORTAL_CORRECTIONS_PER_RECORD", 50, minimum=1)
+CORRECTIONS_RECORD_WINDOW_SECONDS = env_int("PORTAL_CORRECTIONS_RECORD_WINDOW_SECONDS", 24 * 3600, minimum=1)
+CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS", 900)
+
+# Request bodies: anything larger is refused with 413 before it is read (portal.middleware).
+REQUEST_BODY_LIMITS = {"/corrections/": 32 * 1024, "/api/v1/corrections/": 32 * 1024, "": 2 * 1024 * 1024}
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+REST_FRAMEWORK = {
+    "NUM_PROXIES": NUM_PROXIES,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+}
 
 # Review reasons (the public concern) are long texts; history keeps them whole.
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True

@@ -55,11 +55,11 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
     record._change_reason = reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}")
     record.save()
     if not created:
-        _reopen_if_sourced_field_changed(record=record, changed_fields=changed_fields or [], actor=actor)
+        _reopen_if_sourced_field_changed(record=record, changed_fields=changed_fields or [], actor=actor, why=reason)
     return True
 
 
-def _reopen_if_sourced_field_changed(*, record: models.Model, changed_fields: list[str], actor) -> None:
+def _reopen_if_sourced_field_changed(*, record: models.Model, changed_fields: list[str], actor, why: str) -> None:
     sourced = sorted(set(changed_fields) & SOURCED_FIELDS.get(record._meta.model_name, frozenset()))
     owner = reviewed_owner(record)
     if not sourced or owner is None:
@@ -68,6 +68,5 @@ def _reopen_if_sourced_field_changed(*, record: models.Model, changed_fields: li
     if owner.review_state == ReviewState.PROPOSED:
         return
     prefix = "" if owner is record else f"{record._meta.model_name} {getattr(record, 'stable_id', record.pk)} "
-    review_transition_apply(
-        record=owner, transition="reopen", actor=actor, reason=f"edited: {prefix}{', '.join(sourced)}", automatic=True
-    )
+    reason = f"edited: {prefix}{', '.join(sourced)}" + (f" ({why})" if why else "")
+    review_transition_apply(record=owner, transition="reopen", actor=actor, reason=reason, automatic=True)

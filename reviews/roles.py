@@ -41,6 +41,8 @@ CURATORS = Role(
         "reviews.reinstate_record",
         "reviews.reopen_record",
         "reviews.view_reviewevent",
+        "reviews.view_correction",
+        "reviews.moderate_correction",
     ),
 )
 RELEASE_MANAGERS = Role(

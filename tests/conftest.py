@@ -5,6 +5,18 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Rate-limit counters live in the shared cache (Redis in CI): every test starts from zero."""
+    try:
+        from django.core.cache import cache
+
+        cache.clear()
+    except Exception:  # not a Django test (the runner's own tests run without settings)
+        pass
+    yield
+
+
 @pytest.fixture
 def seeded(db):
     """The seed record page, imported as `manage.py import_seed` does."""

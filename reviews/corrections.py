@@ -1,0 +1,189 @@
+"""Services for public correction suggestions: submit (with limits and folding) and decide."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import unicodedata
+from datetime import timedelta
+from importlib import import_module
+from types import ModuleType
+
+from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from reviews.models import Correction, CorrectionStatus
+from reviews.ratelimit import Limit, hit, ip_hash
+
+FOLD_WINDOW = timedelta(days=1)
+TOKEN_BYTES = 24
+
+
+class CorrectionError(Exception):
+    """A decision that cannot be taken; `field` names what is wrong."""
+
+    def __init__(self, message: str, *, field: str = "decision"):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+def targets() -> ModuleType:
+    """The module that knows the public record types (records.corrections); see settings.CORRECTION_TARGETS."""
+    return import_module(settings.CORRECTION_TARGETS)
+
+
+def limits() -> tuple[Limit, Limit]:
+    return (
+        Limit("ip", settings.CORRECTIONS_PER_IP, settings.CORRECTIONS_WINDOW_SECONDS),
+        Limit("record", settings.CORRECTIONS_PER_RECORD, settings.CORRECTIONS_RECORD_WINDOW_SECONDS),
+    )
+
+
+def _fingerprint(*, target_type: str, target_id: str, field_name: str, proposed_value: str, explanation: str) -> str:
+    def norm(text: str) -> str:
+        return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+    parts = [target_type, target_id, field_name, norm(proposed_value), norm(explanation)]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def correction_submit(
+    *,
+    target,
+    field_name: str,
+    proposed_value: str,
+    explanation: str,
+    supporting_source: str,
+    supporting_locator: str,
+    contact_email: str,
+    ip: str,
+    user=None,
+) -> Correction:
+    """Store a suggestion on `target` (already validated), after the per-IP and per-record limits.
+
+    Raises reviews.ratelimit.RateLimited. An identical suggestion on the same record within a day is
+    folded into the first one (stored, marked duplicate of it, and decided with it).
+    """
+    module = targets()
+    target_type = target._meta.model_name
+    hashed_ip = ip_hash(ip)
+    per_ip, per_record = limits()
+    hit(limit=per_ip, key=hashed_ip)
+    hit(limit=per_record, key=f"{target_type}:{target.stable_id}")
+    fingerprint = _fingerprint(
+        target_type=target_type, target_id=target.stable_id, field_name=field_name,
+        proposed_value=proposed_value, explanation=explanation,
+    )
+    with transaction.atomic():
+        original = (
+            Correction.objects.select_for_update()
+            .filter(fingerprint=fingerprint, duplicate_of__isnull=True, created_at__gte=timezone.now() - FOLD_WINDOW)
+            .order_by("created_at", "id")
+            .first()
+        )
+        correction = Correction(
+            content_type=ContentType.objects.get_for_model(type(target)),
+            object_id=target.pk,
+            target_stable_id=target.stable_id,
+            target_label=module.label_of(target)[:500],
+            protocol_stable_id=module.protocol_of(target),
+            field_name=field_name,
+            field_label=module.field_label(target_type, field_name) or "",
+            value_at_submission=module.field_text(target, field_name) if field_name else "",
+            proposed_value=proposed_value,
+            explanation=explanation,
+            supporting_source=supporting_source,
+            supporting_locator=supporting_locator,
+            contact_email=contact_email,
+            submitted_by=user if user is not None and user.is_authenticated else None,
+            token=secrets.token_urlsafe(TOKEN_BYTES),
+            ip_hash=hashed_ip,
+            fingerprint=fingerprint,
+        )
+        if original is not None:
+            correction.status = CorrectionStatus.DUPLICATE
+            correction.duplicate_of = original
+            correction.response = "Identical to a suggestion sent earlier; it is decided together with that one."
+        correction._change_reason = "submitted" if original is None else f"folded into #{original.pk}"
+        correction.save()
+        if original is None:
+            transaction.on_commit(_schedule_digest)
+    return correction
+
+
+def _schedule_digest() -> None:
+    from reviews.tasks import correction_digest_schedule
+
+    correction_digest_schedule()
+
+
+DECISIONS = {
+    "accept": CorrectionStatus.ACCEPTED,
+    "reject": CorrectionStatus.REJECTED,
+    "duplicate": CorrectionStatus.DUPLICATE,
+}
+
+
+def correction_decide(
+    *,
+    correction: Correction,
+    actor,
+    decision: str,
+    response: str,
+    apply_value: bool = False,
+    duplicate_of: Correction | None = None,
+) -> Correction:
+    """Accept (optionally applying the proposed value), reject, or mark duplicate, with a public response.
+
+    The record changes only through records' services (via CORRECTION_TARGETS.apply_value), which
+    reopen it for review with the correction as the reason. Mails the submitter after commit.
+    """
+    if decision not in DECISIONS:
+        raise CorrectionError(f"unknown decision {decision!r}; use accept, reject or duplicate")
+    response = (response or "").strip()
+    if not response:
+        raise CorrectionError("a public response is required", field="response")
+    if actor is None or not actor.has_perm("reviews.moderate_correction"):
+        raise CorrectionError("you do not have permission to moderate suggestions", field="decision")
+    with transaction.atomic():
+        locked = Correction.objects.select_for_update().get(pk=correction.pk)
+        if locked.status != CorrectionStatus.NEW:
+            raise CorrectionError(f"this suggestion was already decided: {locked.get_status_display().lower()}")
+        if decision == "accept" and locked.submitted_by_id is not None and locked.submitted_by_id == actor.pk:
+            raise CorrectionError("you submitted this suggestion yourself: another curator must decide it")
+        if decision == "duplicate":
+            if duplicate_of is None or duplicate_of.pk == locked.pk:
+                raise CorrectionError("name the suggestion this one duplicates", field="duplicate_of")
+            locked.duplicate_of = duplicate_of.decision_source
+        if apply_value:
+            if decision != "accept":
+                raise CorrectionError("only an accepted suggestion can be applied", field="apply_value")
+            if not locked.field_name:
+                raise CorrectionError("this suggestion names no field to apply a value to", field="apply_value")
+            try:
+                targets().apply_value(
+                    record=locked.target, field_name=locked.field_name, value_text=locked.proposed_value,
+                    actor=actor, correction_id=locked.pk,
+                )
+            except ValidationError as exc:
+                raise CorrectionError(f"the proposed value cannot be applied: {' '.join(exc.messages)}", field="apply_value") from None
+            locked.value_applied = True
+        locked.status = DECISIONS[decision]
+        locked.response = response
+        locked.decided_at = timezone.now()
+        locked.decided_by = actor
+        locked._history_user = actor
+        locked._change_reason = f"{decision}: {response}"
+        locked.save()
+        transaction.on_commit(lambda: _notify_submitters(locked.pk))
+    return locked
+
+
+def _notify_submitters(correction_pk: int) -> None:
+    from reviews.tasks import correction_notify_submitters
+
+    correction_notify_submitters.delay(correction_pk)

@@ -1,0 +1,108 @@
+"""The public correction form and the validation it shares with the API."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from django import forms
+from django.core import signing
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+
+EXPLANATION_MAX = 5000
+PROPOSED_VALUE_MAX = 2000
+SOURCE_MAX = 500
+LOCATOR_MAX = 300
+# A person needs a few seconds to read and write; a day-old form page is stale.
+MIN_SECONDS = 3
+MAX_SECONDS = 24 * 3600
+TIMING_SALT = "reviews.correction-form"
+DOI = re.compile(r"^(doi:|https?://(dx\.)?doi\.org/)?10\.\d{4,9}/\S+$", re.IGNORECASE)
+http_url = URLValidator(schemes=["http", "https"])
+
+
+def validate_supporting_source(text: str) -> str:
+    """A supporting source is an http(s) URL or a DOI; anything else (javascript:, data:) is refused."""
+    text = text.strip()
+    if not text or DOI.match(text):
+        return text
+    try:
+        http_url(text)
+    except ValidationError:
+        raise ValidationError("Give an http(s) URL or a DOI (10.xxxx/...).") from None
+    return text
+
+
+def validate_proposal(*, field_name: str, proposed_value: str) -> None:
+    if field_name and not proposed_value.strip():
+        raise ValidationError({"proposed_value": "Say what the value should be, or choose the record as a whole."})
+
+
+def parse_target(choice: str) -> tuple[str, str, str]:
+    """'type:stable-id:field' -> (type, stable id, field); the field may be empty."""
+    parts = choice.split(":")
+    if len(parts) != 3 or not parts[0] or not parts[1]:
+        raise ValidationError("Choose what should change.")
+    return parts[0], parts[1], parts[2]
+
+
+def timing_stamp() -> str:
+    return signing.dumps(time.time(), salt=TIMING_SALT)
+
+
+class CorrectionForm(forms.Form):
+    record = forms.CharField(widget=forms.HiddenInput, max_length=200)
+    target = forms.ChoiceField(label="What should change?")
+    proposed_value = forms.CharField(
+        label="Proposed value", required=False, max_length=PROPOSED_VALUE_MAX,
+        widget=forms.Textarea(attrs={"rows": 2}), help_text="Plain text, as the source prints it.",
+    )
+    explanation = forms.CharField(
+        label="Explanation", max_length=EXPLANATION_MAX, widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="What is wrong, and where the source says otherwise.",
+    )
+    supporting_source = forms.CharField(label="Supporting source (URL or DOI)", required=False, max_length=SOURCE_MAX)
+    supporting_locator = forms.CharField(label="Where in that source (page, table, paragraph)", required=False, max_length=LOCATOR_MAX)
+    contact_email = forms.EmailField(
+        label="Your email (optional)", required=False, max_length=254,
+        help_text="Only to tell you the decision. Never shown publicly.",
+    )
+    # A field people never see: bots that fill every input give themselves away.
+    website = forms.CharField(required=False, label="Leave this empty", widget=forms.TextInput(attrs={"autocomplete": "off", "tabindex": "-1"}))
+    started = forms.CharField(widget=forms.HiddenInput, max_length=200)
+
+    def __init__(self, *args, choices: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = choices
+        if not self.is_bound:
+            self.initial.setdefault("started", timing_stamp())
+
+    def clean_supporting_source(self) -> str:
+        return validate_supporting_source(self.cleaned_data["supporting_source"])
+
+    def clean_website(self) -> str:
+        if self.cleaned_data["website"]:
+            raise ValidationError("This field must stay empty.")
+        return ""
+
+    def clean_started(self) -> float:
+        try:
+            started = signing.loads(self.cleaned_data["started"], salt=TIMING_SALT, max_age=MAX_SECONDS)
+        except signing.SignatureExpired:
+            raise ValidationError("This form is more than a day old. Please reload the page and send your suggestion again.") from None
+        except signing.BadSignature:
+            raise ValidationError("This form could not be checked. Please reload the page and send your suggestion again.") from None
+        if time.time() - float(started) < MIN_SECONDS:
+            raise ValidationError("That was quick. Please check your suggestion, then send it again.")
+        return started
+
+    def clean(self):
+        cleaned = super().clean()
+        if "target" in cleaned:
+            _type, _id, field_name = parse_target(cleaned["target"])
+            validate_proposal(field_name=field_name, proposed_value=cleaned.get("proposed_value", ""))
+        if self.errors.get("started"):
+            self.data = self.data.copy()
+            self.data["started"] = timing_stamp()  # a fresh stamp, so the re-rendered form can be sent
+        return cleaned

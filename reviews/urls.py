@@ -1,0 +1,10 @@
+from django.urls import path
+
+from reviews import views
+
+app_name = "reviews"
+
+urlpatterns = [
+    path("corrections/new/", views.correction_new, name="correction-new"),
+    path("corrections/<str:token>/", views.correction_status, name="correction-status"),
+]

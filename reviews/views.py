@@ -1,0 +1,68 @@
+"""Public views for correction suggestions: the form page and the private status page."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from reviews.corrections import correction_submit, targets
+from reviews.forms import CorrectionForm, parse_target
+from reviews.models import Correction
+from reviews.ratelimit import RateLimited, client_ip
+
+
+def _page_record(reference: str):
+    try:
+        target_type, stable_id, _field = parse_target(f"{reference}:")
+    except Exception:
+        raise Http404("No such record") from None
+    record = targets().resolve(target_type, stable_id)
+    if record is None:
+        raise Http404("No such record")
+    return record
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def correction_new(request):
+    reference = (request.POST.get("record") or request.GET.get("record") or "")[:200]
+    page_record = _page_record(reference)
+    choices = targets().page_choices(page_record)
+    form = CorrectionForm(request.POST or None, choices=choices, initial={"record": reference})
+    context = {"form": form, "page_record": page_record}
+    if request.method == "POST" and form.is_valid():
+        target_type, stable_id, field_name = parse_target(form.cleaned_data["target"])
+        target = targets().resolve(target_type, stable_id)
+        if target is None:
+            form.add_error("target", "That record no longer exists.")
+        else:
+            try:
+                correction = correction_submit(
+                    target=target,
+                    field_name=field_name,
+                    proposed_value=form.cleaned_data["proposed_value"],
+                    explanation=form.cleaned_data["explanation"],
+                    supporting_source=form.cleaned_data["supporting_source"],
+                    supporting_locator=form.cleaned_data["supporting_locator"],
+                    contact_email=form.cleaned_data["contact_email"],
+                    ip=client_ip(request),
+                    user=request.user,
+                )
+            except RateLimited as limited:
+                response = render(request, "reviews/correction_limited.html", {"retry_after": limited.retry_after}, status=429)
+                response["Retry-After"] = str(limited.retry_after)
+                return response
+            return redirect(f"/corrections/{correction.token}/?sent=1")
+    return render(request, "reviews/correction_new.html", context, status=400 if request.method == "POST" else 200)
+
+
+@never_cache
+@require_http_methods(["GET"])
+def correction_status(request, token: str):
+    correction = get_object_or_404(Correction.objects.select_related("duplicate_of"), token=token)
+    response = render(request, "reviews/correction_status.html", {"correction": correction, "sent": "sent" in request.GET})
+    response["X-Robots-Tag"] = "noindex"
+    response["Referrer-Policy"] = "no-referrer"  # the token is in the URL: never leak it to another site
+    return response

@@ -1,0 +1,348 @@
+"""Public correction suggestions: the form, the API, anti-abuse, moderation and mail."""
+
+from __future__ import annotations
+
+import json
+import time
+from unittest import mock
+
+import pytest
+from django.core import mail, signing
+from django.urls import reverse
+
+from portal.celery import app as celery_app
+from records import models as m
+from records.seed import PROTOCOL_ID
+from reviews.corrections import CorrectionError, correction_decide, correction_submit
+from reviews.forms import TIMING_SALT
+from reviews.models import Correction, CorrectionStatus, ReviewEvent, ReviewState
+
+pytestmark = pytest.mark.django_db
+
+RESULT_500M = "nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime"
+PAGE = f"protocol:{PROTOCOL_ID}"
+
+
+def stamp(age_seconds: float = 10) -> str:
+    with mock.patch("time.time", return_value=time.time() - age_seconds):
+        return signing.dumps(time.time(), salt=TIMING_SALT)
+
+
+def form_data(**overrides) -> dict:
+    data = {
+        "record": PAGE,
+        "target": f"result:{RESULT_500M}:value",
+        "proposed_value": "15",
+        "explanation": "The Discussion says under 15 min on a single GPU.",
+        "supporting_source": "https://pmc.ncbi.nlm.nih.gov/articles/PMC11810778/",
+        "supporting_locator": "Discussion, paragraph 3",
+        "contact_email": "reader@example.org",
+        "website": "",
+        "started": stamp(),
+    }
+    data.update(overrides)
+    return data
+
+
+def api_data(**overrides) -> dict:
+    data = {
+        "target_type": "result",
+        "target_id": RESULT_500M,
+        "field": "value",
+        "proposed_value": "15",
+        "explanation": "The Discussion says under 15 min on a single GPU.",
+        "supporting_source": "10.1038/s41592-024-02523-z",
+    }
+    data.update(overrides)
+    return data
+
+
+def post_api(client, data, **extra):
+    return client.post("/api/v1/corrections/", json.dumps(data), content_type="application/json", **extra)
+
+
+def test_it_stores_a_valid_suggestion_and_shows_its_private_status_page(client, seeded):
+    response = client.post("/corrections/new/", form_data())
+    correction = Correction.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/corrections/{correction.token}/?sent=1"
+    assert (correction.target_stable_id, correction.field_name, correction.value_at_submission) == (RESULT_500M, "value", "20")
+    assert correction.protocol_stable_id == PROTOCOL_ID and correction.status == CorrectionStatus.NEW
+    page = client.get(response["Location"])
+    body = page.content.decode()
+    assert "Thank you" in body and f"/corrections/{correction.token}/" in body and "New" in body
+    assert "reader@example.org" not in body
+    assert page["X-Robots-Tag"] == "noindex" and "no-store" in page["Cache-Control"]
+
+
+def test_it_lists_new_suggestions_oldest_first_beside_the_current_value(client, seeded, curator):
+    client.post("/corrections/new/", form_data())
+    client.post("/corrections/new/", form_data(target=f"protocol:{PROTOCOL_ID}:title", proposed_value="A better title", explanation="Second."))
+    client.force_login(curator)
+    body = client.get(reverse("admin:reviews_correction_changelist"), {"status__exact": "new"}).content.decode()
+    assert body.index(RESULT_500M) < body.index(">title<")
+    assert '<td class="field-value_now">20</td>' in body
+    assert client.get(reverse("admin:reviews_correction_changelist"), {"protocol": PROTOCOL_ID, "content_type__id__exact": Correction.objects.first().content_type_id}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "overrides, field",
+    [
+        ({"explanation": ""}, "explanation"),
+        ({"explanation": "x" * 5001}, "explanation"),
+        ({"proposed_value": ""}, "proposed_value"),
+        ({"proposed_value": "y" * 2001}, "proposed_value"),
+        ({"supporting_source": "javascript:alert(1)"}, "supporting_source"),
+        ({"supporting_source": "not a link"}, "supporting_source"),
+        ({"supporting_locator": "z" * 301}, "supporting_locator"),
+        ({"contact_email": "not-an-address"}, "contact_email"),
+        ({"target": "protocol:no-such-protocol:title"}, "target"),
+        ({"explanation": "nul\x00byte"}, "explanation"),
+    ],
+)
+def test_it_refuses_invalid_form_input_naming_the_field_and_stores_nothing(client, seeded, overrides, field):
+    response = client.post("/corrections/new/", form_data(**overrides))
+    assert response.status_code == 400
+    assert response.context["form"].errors.get(field), response.context["form"].errors
+    assert not Correction.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "overrides, field",
+    [
+        ({"explanation": ""}, "explanation"),
+        ({"target_type": "user"}, "target_type"),
+        ({"target_id": "no-such-result"}, "target_id"),
+        ({"field": "password"}, "field"),
+        ({"proposed_value": ""}, "proposed_value"),
+        ({"supporting_source": "javascript:alert(1)"}, "supporting_source"),
+        ({"contact_email": "nope"}, "contact_email"),
+        ({"website": "http://spam.example"}, "website"),
+        ({"explanation": "a" * 5001}, "explanation"),
+    ],
+)
+def test_the_api_refuses_invalid_input_with_400_naming_the_field(client, seeded, overrides, field):
+    response = post_api(client, api_data(**overrides))
+    assert response.status_code == 400
+    assert field in response.json()
+    assert not Correction.objects.exists()
+
+
+def test_the_api_answers_201_with_the_status_link(client, seeded):
+    response = post_api(client, api_data())
+    assert response.status_code == 201
+    correction = Correction.objects.get()
+    assert response.json() == {"status": "new", "status_url": f"http://testserver/corrections/{correction.token}/"}
+
+
+def test_it_refuses_a_filled_honeypot(client, seeded):
+    response = client.post("/corrections/new/", form_data(website="http://spam.example"))
+    assert response.status_code == 400 and not Correction.objects.exists()
+
+
+@pytest.mark.parametrize("age, message", [(0.5, "That was quick"), (2 * 24 * 3600, "more than a day old")])
+def test_it_refuses_a_form_sent_too_fast_or_too_late_politely(client, seeded, age, message):
+    response = client.post("/corrections/new/", form_data(started=stamp(age)))
+    assert response.status_code == 400 and message in response.content.decode()
+    assert not Correction.objects.exists()
+    fresh = response.context["form"].data["started"]
+    assert fresh != form_data()["started"]  # a new stamp, so the visitor can send it again
+
+
+def test_it_refuses_a_tampered_time_stamp(client, seeded):
+    response = client.post("/corrections/new/", form_data(started="1700000000.0:forged"))
+    assert response.status_code == 400 and "could not be checked" in response.content.decode()
+
+
+def distinct(i: int) -> dict:
+    return {"explanation": f"Suggestion number {i} with its own reasons."}
+
+
+@pytest.mark.parametrize("proxies", [0, 1])
+def test_the_21st_suggestion_from_one_address_gets_429_even_with_rotating_forwarded_for(client, seeded, settings, proxies):
+    settings.NUM_PROXIES = proxies
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
+    for i in range(20):
+        response = post_api(client, api_data(**distinct(i)), HTTP_X_FORWARDED_FOR=f"10.0.{i}.1, 203.0.113.7")
+        assert response.status_code == 201, response.content
+    response = post_api(client, api_data(**distinct(21)), HTTP_X_FORWARDED_FOR="10.9.9.9, 203.0.113.7")
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+    assert Correction.objects.count() == 20
+    form = client.post("/corrections/new/", form_data(**distinct(22)), HTTP_X_FORWARDED_FOR="10.8.8.8, 203.0.113.7")
+    assert form.status_code == 429 and int(form["Retry-After"]) > 0
+    assert Correction.objects.count() == 20
+
+
+def test_it_limits_suggestions_per_record(client, seeded, settings):
+    settings.CORRECTIONS_PER_RECORD = 3
+    for i in range(3):
+        assert post_api(client, api_data(**distinct(i)), REMOTE_ADDR=f"192.0.2.{i}").status_code == 201
+    assert post_api(client, api_data(**distinct(9)), REMOTE_ADDR="192.0.2.99").status_code == 429
+
+
+def test_it_refuses_an_oversized_body_with_413(client, seeded):
+    huge = "x" * 40_000
+    assert post_api(client, api_data(explanation=huge)).status_code == 413
+    assert client.post("/corrections/new/", form_data(explanation=huge)).status_code == 413
+    assert not Correction.objects.exists()
+
+
+XSS = [
+    "<script>alert('x')</script>",
+    '"><img src=x onerror=alert(1)>',
+    "javascript:alert(document.cookie)",
+    "<a href=\"javascript:alert(1)\">click</a>",
+    "\u202egnp.exe <svg onload=alert(1)>",
+    "\ufeff<scr\u200bipt>alert(1)</scr\u200bipt>",
+    "{{ settings.SECRET_KEY }} {% debug %}",
+]
+
+
+@pytest.mark.parametrize("payload", XSS)
+def test_it_shows_hostile_text_escaped_on_the_status_page_in_the_admin_and_in_the_api(client, seeded, curator, payload):
+    response = post_api(client, api_data(proposed_value=payload, explanation=payload, supporting_locator=payload))
+    assert response.status_code == 201 and response["Content-Type"] == "application/json"
+    correction = Correction.objects.get()
+    assert correction.explanation == payload.strip()  # stored as sent
+    status_page = client.get(f"/corrections/{correction.token}/").content.decode()
+    client.force_login(curator)
+    admin_page = client.get(reverse("admin:reviews_correction_change", args=[correction.pk])).content.decode()
+    for body in (status_page, admin_page):
+        assert "<script>alert" not in body and "<img src=x" not in body and "<svg onload" not in body
+        assert 'href="javascript:' not in body
+        assert "SECRET_KEY }}" in body or "{{" not in payload  # template syntax is shown, never evaluated
+    assert "&lt;" in status_page or "<" not in payload
+
+
+def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_and_names_the_correction(client, seeded, curator):
+    client.post("/corrections/new/", form_data())
+    correction = Correction.objects.get()
+    client.force_login(curator)
+    response = client.post(
+        reverse("admin:reviews_correction_decide", args=[correction.pk]),
+        {"decision": "accept", "response": "Recorded the single-GPU figure.", "apply_value": "1"},
+    )
+    assert response.status_code == 302
+    result = m.Result.objects.get(stable_id=RESULT_500M)
+    assert str(result.display_value) == "15"
+    evaluation = result.evaluation
+    assert evaluation.review_state == ReviewState.PROPOSED
+    assert f"correction #{correction.pk} accepted" in result.history.first().history_change_reason
+    reopen = ReviewEvent.objects.filter(record_stable_id=evaluation.stable_id).last()
+    assert reopen.transition == "reopen" and f"correction #{correction.pk}" in reopen.reason
+    correction.refresh_from_db()
+    assert (correction.status, correction.value_applied, correction.response) == ("accepted", True, "Recorded the single-GPU figure.")
+    assert "Accepted" in client.get(f"/corrections/{correction.token}/").content.decode()
+
+
+def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seeded, curator):
+    correction = correction_submit(
+        target=m.Result.objects.get(stable_id=RESULT_500M), field_name="value", proposed_value="about fifteen",
+        explanation="x", supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+    )
+    with pytest.raises(CorrectionError, match="cannot be applied"):
+        correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
+    correction.refresh_from_db()
+    assert correction.status == CorrectionStatus.NEW
+    assert m.Result.objects.get(stable_id=RESULT_500M).display_value == "20"
+
+
+def test_a_curator_cannot_accept_a_suggestion_they_submitted_while_logged_in(client, seeded, curator, other_curator):
+    client.force_login(curator)
+    client.post("/corrections/new/", form_data())
+    correction = Correction.objects.get()
+    assert correction.submitted_by == curator
+    with pytest.raises(CorrectionError, match="submitted this suggestion yourself"):
+        correction_decide(correction=correction, actor=curator, decision="accept", response="fine")
+    correction_decide(correction=correction, actor=other_curator, decision="accept", response="fine")
+
+
+def test_it_requires_a_response_and_the_moderator_permission(seeded, curator, make_user):
+    correction = correction_submit(
+        target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="x",
+        supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+    )
+    with pytest.raises(CorrectionError, match="response"):
+        correction_decide(correction=correction, actor=curator, decision="reject", response=" ")
+    with pytest.raises(CorrectionError, match="permission"):
+        correction_decide(correction=correction, actor=make_user("release_manager"), decision="reject", response="no")
+
+
+def test_it_folds_identical_suggestions_on_the_same_record_within_a_day(client, seeded, curator):
+    client.post("/corrections/new/", form_data())
+    client.post("/corrections/new/", form_data(explanation="  THE Discussion says under 15 min on a single GPU. ", contact_email="second@example.org"))
+    first, second = Correction.objects.order_by("id")
+    assert (first.status, second.status, second.duplicate_of) == ("new", "duplicate", first)
+    client.force_login(curator)
+    body = client.get(reverse("admin:reviews_correction_changelist"), {"status__exact": "new"}).content.decode()
+    assert body.count(RESULT_500M) == 1 and '<td class="field-folded">1</td>' in body
+    correction_decide(correction=first, actor=curator, decision="reject", response="The Methods figure stands.")
+    assert "The Methods figure stands." in client.get(f"/corrections/{second.token}/").content.decode()
+
+
+@pytest.fixture
+def eager_tasks():
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+def test_it_mails_curators_only_after_commit(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
+    settings.CORRECTIONS_DIGEST_INTERVAL_SECONDS = 0
+    curator.email = "curator@example.org"
+    curator.save()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        correction_submit(
+            target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="Please check the title.",
+            supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+        )
+        assert mail.outbox == []
+    assert len(callbacks) == 1 and mail.outbox == []
+    callbacks[0]()
+    assert [message.to for message in mail.outbox] == [["curator@example.org"]]
+    assert "1 new correction suggestion" in mail.outbox[0].subject
+
+
+def test_it_batches_curator_mail_to_one_digest_per_interval(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
+    from reviews.tasks import correction_digest_send
+
+    settings.CORRECTIONS_DIGEST_INTERVAL_SECONDS = 900
+    curator.email = "curator@example.org"
+    curator.save()
+    with mock.patch.object(correction_digest_send, "apply_async") as scheduled:
+        for i in range(3):
+            with django_capture_on_commit_callbacks(execute=True):
+                correction_submit(
+                    target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation=f"Issue {i}.",
+                    supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+                )
+    assert scheduled.call_count == 1 and scheduled.call_args.kwargs == {"countdown": 900}
+    assert correction_digest_send() == 3
+    assert len(mail.outbox) == 1 and "3 new correction suggestion(s)" in mail.outbox[0].subject
+    assert correction_digest_send() == 0
+
+
+def test_it_retries_a_failed_mail_and_never_loses_the_suggestion(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
+    from tests.reviews.flaky_mail import FailingOnceBackend
+
+    settings.EMAIL_BACKEND = "tests.reviews.flaky_mail.FailingOnceBackend"
+    FailingOnceBackend.failures_left = 1
+    correction = correction_submit(
+        target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="x",
+        supporting_source="", supporting_locator="", contact_email="reader@example.org", ip="192.0.2.1",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        correction_decide(correction=correction, actor=curator, decision="reject", response="No change needed.")
+    assert FailingOnceBackend.failures_left == 0
+    assert [message.to for message in mail.outbox] == [["reader@example.org"]]
+    assert "No change needed." in mail.outbox[0].body
+
+    settings.EMAIL_BACKEND = "tests.reviews.flaky_mail.AlwaysFailingBackend"
+    second = correction_submit(
+        target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="y",
+        supporting_source="", supporting_locator="", contact_email="other@example.org", ip="192.0.2.2",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        correction_decide(correction=second, actor=curator, decision="reject", response="Still no.")
+    second.refresh_from_db()
+    assert second.status == "rejected" and Correction.objects.count() == 2
