@@ -1,9 +1,29 @@
-"""The REST API under /api/v1/."""
+"""The REST API under /api/v1/: one router for every app's endpoints, the schema and its docs."""
 
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from rest_framework.routers import DefaultRouter
 
-from reviews.api import CorrectionCreateView
+from records import api as records_api
+from reviews.api import CorrectionCreateView, ReviewEventViewSet
+
+router = DefaultRouter()
+router.register("protocols", records_api.ProtocolViewSet, basename="protocol")
+router.register("datasets", records_api.DatasetViewSet, basename="dataset")
+router.register("configurations", records_api.ConfigurationViewSet, basename="configuration")
+router.register("evaluations", records_api.EvaluationViewSet, basename="evaluation")
+router.register("results", records_api.ResultViewSet, basename="result")
+router.register("sources", records_api.SourceViewSet, basename="source")
+router.register("evidence-rows", records_api.EvidenceRowViewSet, basename="evidence-row")
+router.register("baseline-roles", records_api.BaselineRoleViewSet, basename="baseline-role")
+router.register("decisions", records_api.DecisionViewSet, basename="decision")
+router.register("review-events", ReviewEventViewSet, basename="review-event")
 
 urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("corrections/", CorrectionCreateView.as_view(), name="api-corrections"),
+    path("imports/", records_api.ImportView.as_view(), name="api-imports"),
+    path("", include(router.urls)),
 ]

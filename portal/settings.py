@@ -59,6 +59,10 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "simple_history",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "reviews",
     "records",
     "releases",
@@ -78,6 +82,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "portal.api.PortalReleaseHeaderMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -214,13 +219,56 @@ CORRECTIONS_RECORD_WINDOW_SECONDS = env_int("PORTAL_CORRECTIONS_RECORD_WINDOW_SE
 CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS", 900)
 
 # Request bodies: anything larger is refused with 413 before it is read (portal.middleware).
-REQUEST_BODY_LIMITS = {"/corrections/": 32 * 1024, "/api/v1/corrections/": 32 * 1024, "": 2 * 1024 * 1024}
+REQUEST_BODY_LIMITS = {
+    "/corrections/": 32 * 1024,
+    "/api/v1/corrections/": 32 * 1024,
+    "/api/v1/imports/": 10 * 1024 * 1024,
+    "": 2 * 1024 * 1024,
+}
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "NUM_PROXIES": NUM_PROXIES,
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",  # enforces CSRF for the browsable API
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "portal.api.StableCursorPagination",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend", "rest_framework.filters.OrderingFilter"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle", "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("PORTAL_API_ANON_RATE", "300/minute"),
+        "user": env_str("PORTAL_API_USER_RATE", "3000/minute"),
+    },
+    "EXCEPTION_HANDLER": "portal.api.exception_handler",
+    "ORDERING_PARAM": "ordering",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Benchmark-evidence portal API",
+    "DESCRIPTION": (
+        "Read the catalogue of benchmark evidence about genomic foundation models, its review log and its "
+        "releases; curators write with a token (`Authorization: Token <key>`). Records are addressed by stable "
+        "id. Lists use cursor pagination (`page_size` up to 200). Every response to GET carries an ETag and, "
+        "where known, Last-Modified (send If-None-Match for a 304), and `X-Portal-Release` names the latest "
+        "published release. Errors are JSON objects naming the field or the reason."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api_schema.add_error_responses"],
+    "ENUM_NAME_OVERRIDES": {
+        "ReviewStateEnum": "reviews.models.ReviewState",
+        "OriginEnum": "records.models.Origin",
+    },
 }
 
 # Review reasons (the public concern) are long texts; history keeps them whole.

@@ -10,3 +10,20 @@ urlpatterns = [
     path("", include("reviews.urls")),
     path("", include("records.urls")),
 ]
+
+
+def handler404(request, exception):
+    """JSON under /api/, the site's page elsewhere."""
+    from django.views.defaults import page_not_found
+
+    from portal.api import json_not_found
+
+    return json_not_found(request) if request.path.startswith("/api/") else page_not_found(request, exception)
+
+
+def handler500(request):
+    from django.views.defaults import server_error
+
+    from portal.api import json_server_error
+
+    return json_server_error(request) if request.path.startswith("/api/") else server_error(request)

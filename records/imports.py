@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from records import models as m
-from records.services import changed_field_names, record_save
+from records.services import errors_by_field, protocol_limitations_set, record_upsert
 
 FORMAT_NAME = "benchmark-evidence-import"
 FORMAT_VERSION = 1
@@ -367,29 +367,33 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
             saved[(target, stable_id)] = SECTION_BY_KEY[target].model.objects.get(stable_id=stable_id)
         return saved[(target, stable_id)]
 
+    failed: set[tuple[str, str]] = set()
     for entry in entries:
         model = entry.section.model
+        depends_on = {(target, sid) for model_field, target in _targets(entry) for sid in _values(entry, model_field) if sid}
+        if depends_on & failed:
+            failed.add((entry.section.key, entry.stable_id))  # its error is reported where it starts
+            continue
         values = dict(entry.values)
         for key, (model_field, target) in entry.section.references.items():
             values[model_field] = resolve(target, entry.references.get(model_field, ""))
         record = model.objects.filter(stable_id=entry.stable_id).first()
         created = record is None
-        changed: list[str] = []
         if created:
             record = model(stable_id=entry.stable_id)
-        else:
-            changed = changed_field_names(record=record, values=values)
-        for name, value in values.items():
-            setattr(record, name, value)
+        many = {name: [resolve(target, sid) for sid in entry.many.get(name, [])] for _key, (name, target) in entry.section.many.items()}
         try:
-            record_save(record=record, actor=actor, changed_fields=None if created else changed, reason="import")
+            changed = record_upsert(record=record, values=values, many=many, actor=actor, reason="import")
         except ValidationError as exc:
-            errors.extend({"path": f"{entry.path}.{name if name != '__all__' else 'record'}", "message": " ".join(msgs)} for name, msgs in exc.message_dict.items())
+            errors.extend(
+                {"path": f"{entry.path}.{name if name != '__all__' else 'record'}", "message": " ".join(msgs)}
+                for name, msgs in errors_by_field(exc, model).items()
+            )
+            failed.add((entry.section.key, entry.stable_id))
             continue
         saved[(entry.section.key, entry.stable_id)] = record
-        changed += _write_many(record=record, entry=entry, resolve=resolve)
-        if entry.limitations is not None:
-            changed += _write_limitations(protocol=record, texts=entry.limitations, actor=actor)
+        if entry.limitations is not None and protocol_limitations_set(protocol=record, texts=entry.limitations, actor=actor, reason="import"):
+            changed.append("limitations")
         if created:
             report.created.setdefault(entry.section.key, []).append(entry.stable_id)
         elif changed:
@@ -397,30 +401,3 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
         else:
             report.unchanged[entry.section.key] = report.unchanged.get(entry.section.key, 0) + 1
     return errors
-
-
-def _write_many(*, record: models.Model, entry: Entry, resolve) -> list[str]:
-    changed = []
-    for key, (model_field, target) in entry.section.many.items():
-        wanted = [resolve(target, stable_id) for stable_id in entry.many.get(model_field, [])]
-        manager = getattr(record, model_field)
-        if {obj.pk for obj in manager.all()} != {obj.pk for obj in wanted}:
-            manager.set(wanted)
-            changed.append(model_field)
-    return changed
-
-
-def _write_limitations(*, protocol: m.Protocol, texts: list[str], actor) -> list[str]:
-    current = {lim.position: lim for lim in protocol.limitations.all()}
-    if [current[p].text for p in sorted(current)] == texts:
-        return []
-    for position, limitation in current.items():
-        if position > len(texts):
-            limitation._history_user = actor
-            limitation.delete()
-    for position, text in enumerate(texts, start=1):
-        limitation = current.get(position) or m.Limitation(protocol=protocol, position=position)
-        if limitation.pk is None or limitation.text != text:
-            limitation.text = text
-            record_save(record=limitation, actor=actor, changed_fields=None if limitation.pk is None else ["text"], reason="import")
-    return ["limitations"]

@@ -55,8 +55,13 @@ class BaselineStatus(models.TextChoices):
     RETIRED = "retired", "Retired"
 
 
+def _check(condition: Q, *, name: str, field: str, message: str) -> models.CheckConstraint:
+    """A check constraint whose violation names its field (the code), so forms and the API can say which."""
+    return models.CheckConstraint(condition=condition, name=name, violation_error_code=field, violation_error_message=message)
+
+
 def _non_empty(field: str, model: str) -> models.CheckConstraint:
-    return models.CheckConstraint(condition=~Q(**{field: ""}), name=f"{model}_{field}_not_empty")
+    return _check(~Q(**{field: ""}), name=f"{model}_{field}_not_empty", field=field, message="This field cannot be empty.")
 
 
 class CuratedModel(models.Model):
@@ -151,9 +156,9 @@ class Dataset(CuratedModel):
         constraints = [
             _non_empty("stable_id", "dataset"),
             _non_empty("name", "dataset"),
-            models.CheckConstraint(condition=Q(num_classes__isnull=True) | Q(num_classes__gte=2), name="dataset_classes_at_least_two"),
-            models.CheckConstraint(condition=Q(sequence_length_bp__isnull=True) | Q(sequence_length_bp__gte=1), name="dataset_length_positive"),
-            models.CheckConstraint(condition=~Q(suite=F("id")), name="dataset_not_own_suite"),
+            _check(Q(num_classes__isnull=True) | Q(num_classes__gte=2), name="dataset_classes_at_least_two", field="num_classes", message="A task has at least two classes."),
+            _check(Q(sequence_length_bp__isnull=True) | Q(sequence_length_bp__gte=1), name="dataset_length_positive", field="sequence_length_bp", message="The sequence length must be at least 1 bp."),
+            _check(~Q(suite=F("id")), name="dataset_not_own_suite", field="suite", message="A dataset cannot be its own suite."),
             models.UniqueConstraint(fields=["suite", "task_key"], condition=~Q(task_key=""), name="dataset_task_key_unique_in_suite"),
         ]
 
@@ -175,7 +180,7 @@ class Configuration(CuratedModel):
         constraints = [
             _non_empty("stable_id", "configuration"),
             _non_empty("name", "configuration"),
-            models.CheckConstraint(condition=Q(parameter_count__isnull=True) | Q(parameter_count__gte=1), name="configuration_parameters_positive"),
+            _check(Q(parameter_count__isnull=True) | Q(parameter_count__gte=1), name="configuration_parameters_positive", field="parameter_count", message="The parameter count must be at least 1."),
         ]
 
 
@@ -204,7 +209,7 @@ class Protocol(CuratedModel, Reviewable):
             _non_empty("stable_id", "protocol"),
             _non_empty("title", "protocol"),
             _non_empty("metric_unit", "protocol"),
-            models.CheckConstraint(condition=Q(metric_direction__in=Direction.values), name="protocol_direction_valid"),
+            _check(Q(metric_direction__in=Direction.values), name="protocol_direction_valid", field="metric_direction", message="Use lower or higher."),
         ]
 
     @property
@@ -217,6 +222,8 @@ class Limitation(models.Model):
     protocol = models.ForeignKey(Protocol, on_delete=models.CASCADE, related_name="limitations")
     position = models.PositiveSmallIntegerField()
     text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
     history = HistoricalRecords()
 
     class Meta:
@@ -253,14 +260,19 @@ class Evaluation(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "evaluation"),
             _non_empty("title", "evaluation"),
-            models.CheckConstraint(condition=Q(origin__in=Origin.values), name="evaluation_origin_valid"),
-            models.CheckConstraint(
-                condition=Q(coverage_scored__isnull=True) | Q(coverage_eligible__isnull=True) | Q(coverage_scored__lte=F("coverage_eligible")),
+            _check(Q(origin__in=Origin.values), name="evaluation_origin_valid", field="origin", message="Unknown origin."),
+            _check(
+                Q(coverage_scored__isnull=True) | Q(coverage_eligible__isnull=True) | Q(coverage_scored__lte=F("coverage_eligible")),
                 name="evaluation_coverage_scored_le_eligible",
+                field="coverage_scored",
+                message="More items scored than eligible.",
             ),
             # Only the portal's own measurements may lack a literature source.
-            models.CheckConstraint(
-                condition=Q(origin="measured_here") | Q(source__isnull=False), name="evaluation_reported_has_source"
+            _check(
+                Q(origin="measured_here") | Q(source__isnull=False),
+                name="evaluation_reported_has_source",
+                field="source",
+                message="A reported evaluation needs its source (only the portal's own measurements have none).",
             ),
         ]
 
@@ -282,9 +294,9 @@ class Result(CuratedModel):
         constraints = [
             _non_empty("stable_id", "result"),
             _non_empty("unit", "result"),
-            models.CheckConstraint(condition=Q(num_runs__isnull=True) | Q(num_runs__gte=1), name="result_runs_positive"),
-            models.CheckConstraint(condition=Q(lower_bound__isnull=True) | Q(lower_bound__lte=F("value")), name="result_lower_bound_le_value"),
-            models.CheckConstraint(condition=Q(upper_bound__isnull=True) | Q(upper_bound__gte=F("value")), name="result_upper_bound_ge_value"),
+            _check(Q(num_runs__isnull=True) | Q(num_runs__gte=1), name="result_runs_positive", field="num_runs", message="The number of runs is at least 1."),
+            _check(Q(lower_bound__isnull=True) | Q(lower_bound__lte=F("value")), name="result_lower_bound_le_value", field="lower_bound", message="The lower bound cannot exceed the value."),
+            _check(Q(upper_bound__isnull=True) | Q(upper_bound__gte=F("value")), name="result_upper_bound_ge_value", field="upper_bound", message="The upper bound cannot be below the value."),
         ]
 
     def __str__(self) -> str:
@@ -312,7 +324,7 @@ class EvidenceRow(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "evidencerow"),
             _non_empty("statement", "evidencerow"),
-            models.CheckConstraint(condition=Q(support__in=EvidenceSupport.values), name="evidencerow_support_valid"),
+            _check(Q(support__in=EvidenceSupport.values), name="evidencerow_support_valid", field="support", message="Unknown kind of support."),
         ]
 
     def __str__(self) -> str:
@@ -338,8 +350,8 @@ class BaselineRole(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "baselinerole"),
             models.UniqueConstraint(fields=["protocol", "kind"], name="baselinerole_one_per_kind"),
-            models.CheckConstraint(condition=Q(kind__in=BaselineKind.values), name="baselinerole_kind_valid"),
-            models.CheckConstraint(condition=Q(status__in=BaselineStatus.values), name="baselinerole_status_valid"),
+            _check(Q(kind__in=BaselineKind.values), name="baselinerole_kind_valid", field="kind", message="Unknown baseline kind."),
+            _check(Q(status__in=BaselineStatus.values), name="baselinerole_status_valid", field="status", message="Unknown baseline status."),
         ]
 
     def __str__(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from reviews.models import Reviewable, ReviewState
@@ -70,3 +71,62 @@ def _reopen_if_sourced_field_changed(*, record: models.Model, changed_fields: li
     prefix = "" if owner is record else f"{record._meta.model_name} {getattr(record, 'stable_id', record.pk)} "
     reason = f"edited: {prefix}{', '.join(sourced)}" + (f" ({why})" if why else "")
     review_transition_apply(record=owner, transition="reopen", actor=actor, reason=reason, automatic=True)
+
+
+@transaction.atomic
+def record_upsert(
+    *, record: models.Model, values: dict, many: dict[str, list] | None = None, actor, reason: str = ""
+) -> list[str]:
+    """Set `values` (and many-to-many sets) on a new or existing record and save it through `record_save`.
+
+    Returns the names of what changed (empty: nothing was written, so repeating a write is a no-op).
+    """
+    created = record.pk is None
+    changed = [] if created else changed_field_names(record=record, values=values)
+    for name, value in values.items():
+        setattr(record, name, value)
+    if created or changed:
+        record_save(record=record, actor=actor, changed_fields=None if created else changed, reason=reason)
+    for name, wanted in (many or {}).items():
+        manager = getattr(record, name)
+        if created or {obj.pk for obj in manager.all()} != {obj.pk for obj in wanted}:
+            manager.set(wanted)
+            changed.append(name)
+    return changed
+
+
+@transaction.atomic
+def protocol_limitations_set(*, protocol, texts: list[str], actor, reason: str = "") -> bool:
+    """Make the protocol's ordered limitations exactly `texts`; returns whether anything changed."""
+    from records.models import Limitation
+
+    current = {limitation.position: limitation for limitation in protocol.limitations.all()}
+    if [current[position].text for position in sorted(current)] == texts:
+        return False
+    for position, limitation in current.items():
+        if position > len(texts):
+            limitation._history_user = actor
+            limitation._change_reason = reason or "limitation removed"
+            limitation.delete()
+    for position, text in enumerate(texts, start=1):
+        limitation = current.get(position) or Limitation(protocol=protocol, position=position)
+        if limitation.pk is None or limitation.text != text:
+            limitation.text = text
+            record_save(record=limitation, actor=actor, changed_fields=None if limitation.pk is None else ["text"], reason=reason)
+    return True
+
+
+def errors_by_field(error: ValidationError, model: type[models.Model]) -> dict[str, list[str]]:
+    """A model's validation errors keyed by field name.
+
+    A check constraint's violation arrives as a non-field error; its code names the field it guards
+    (see records.models._check), so it is filed under that field.
+    """
+    names = {field.name for field in model._meta.get_fields()}
+    grouped = error.error_dict if hasattr(error, "error_dict") else {"__all__": error.error_list}
+    result: dict[str, list[str]] = {}
+    for key, errors in grouped.items():
+        for item in errors:
+            target = item.code if key == "__all__" and item.code in names else key
+            result.setdefault(target, []).extend(item.messages)
+    return result

@@ -111,15 +111,10 @@ def review_transition_apply(
             locked.concern = ""
         locked._change_reason = f"{spec.label}: {reason}" if reason else spec.label
         locked._history_user = actor
-        locked.save(
-            update_fields=[
-                "review_state",
-                "review_state_changed_at",
-                "review_state_changed_by",
-                "review_state_changed_by_role",
-                "concern",
-            ]
-        )
+        fields = ["review_state", "review_state_changed_at", "review_state_changed_by", "review_state_changed_by_role", "concern"]
+        if hasattr(locked, "updated_at"):
+            fields.append("updated_at")  # a new state is a change of the record: ETags and Last-Modified move on
+        locked.save(update_fields=fields)
         event = ReviewEvent.objects.create(
             content_type=ContentType.objects.get_for_model(model),
             object_id=locked.pk,

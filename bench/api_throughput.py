@@ -1,0 +1,119 @@
+"""Requests per second of the evaluations list (100 per page) against a bare Django view returning the
+same bytes, both under gunicorn with 2 workers, and their ratio.
+
+Run: .venv/bin/python bench/api_throughput.py [--seconds 10] [--clients 8]
+Uses a throw-away SQLite database (embedded default) in a temp folder; the clients are threads in
+this process holding keep-alive connections, so client and server share the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PORT = 8765
+LIST_PATH = "/api/v1/evaluations/?page_size=100"
+
+
+def prepare(var_dir: str) -> Path:
+    """Migrate, seed 100 evaluations with results, and save the list's body for the bare view."""
+    code = f"""
+import django, os
+django.setup()
+from decimal import Decimal
+from django.core.management import call_command
+from django.test import Client
+call_command("migrate", verbosity=0)
+call_command("import_seed", verbosity=0, stdout=open(os.devnull, "w"))
+from records import models as m
+from records.services import record_save
+protocol = m.Protocol.objects.get()
+source, dataset = protocol.source, m.Dataset.objects.get(suite__isnull=True, stable_id__endswith="18-tasks")
+for i in range(98):
+    c = m.Configuration(stable_id=f"bench-config-{{i}}", name=f"Bench model {{i:03d}}")
+    record_save(record=c, actor=None)
+    e = m.Evaluation(stable_id=f"bench-eval-{{i}}", title=f"Bench evaluation {{i}}", protocol=protocol, configuration=c, dataset=dataset,
+                     origin="author_reported", source=source, source_locator="Table 1", quote="A sentence.")
+    record_save(record=e, actor=None)
+    record_save(record=m.Result(stable_id=f"bench-result-{{i}}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{{i}} min"), actor=None)
+body = Client(HTTP_HOST="127.0.0.1").get("{LIST_PATH}").content
+open(os.path.join("{var_dir}", "body.json"), "wb").write(body)
+print(len(body))
+"""
+    env = {**os.environ, "PORTAL_VAR_DIR": var_dir, "DJANGO_SETTINGS_MODULE": "portal.settings"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    print(f"list body: {out.stdout.strip()} bytes, 100 evaluations")
+    return Path(var_dir) / "body.json"
+
+
+def hammer(path: str, seconds: float, clients: int) -> tuple[float, int]:
+    """Requests per second over `seconds` from `clients` keep-alive connections; and the error count."""
+    counts = [0] * clients
+    errors = [0] * clients
+    deadline = time.perf_counter() + seconds
+
+    def client(index: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        while time.perf_counter() < deadline:
+            connection.request("GET", path, headers={"Host": "127.0.0.1"})
+            response = connection.getresponse()
+            response.read()
+            if response.status == 200:
+                counts[index] += 1
+            else:
+                errors[index] += 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - started), sum(errors)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--clients", type=int, default=8)
+    args = parser.parse_args()
+    var_dir = tempfile.mkdtemp(prefix="bench-api-")
+    body = prepare(var_dir)
+    env = {
+        **os.environ, "PORTAL_VAR_DIR": var_dir, "DJANGO_SETTINGS_MODULE": "portal.settings", "BENCH_BODY_FILE": str(body),
+        "PORTAL_API_ANON_RATE": "100000000/minute", "PORTAL_LOG_LEVEL": "WARNING",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "bench.api_bench_wsgi:application", "--workers", "2", "--bind", f"127.0.0.1:{PORT}", "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    try:
+        for _ in range(100):
+            try:
+                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/healthz")
+                break
+            except OSError:
+                time.sleep(0.1)
+        hammer(LIST_PATH, 2, args.clients)  # warm both workers up
+        api, api_errors = hammer(LIST_PATH, args.seconds, args.clients)
+        bare, bare_errors = hammer("/bench/bare/", args.seconds, args.clients)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    print(f"gunicorn 2 workers, {args.clients} keep-alive clients, {args.seconds:.0f} s each")
+    print(f"{'endpoint':<40} {'req/s':>8} {'errors':>7}")
+    print(f"{'GET ' + LIST_PATH:<40} {api:>8.1f} {api_errors:>7}")
+    print(f"{'bare Django view, same bytes':<40} {bare:>8.1f} {bare_errors:>7}")
+    print(f"ratio (API / bare): {api / bare:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""What every endpoint of the REST API shares: pagination, conditional GET, errors, the release header."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+from django.http import JsonResponse
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
+from rest_framework import status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class StableCursorPagination(CursorPagination):
+    """Cursor pagination: stable under inserts, constant cost per page (no COUNT, no OFFSET)."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+    ordering = ("-updated_at", "-id")
+
+    def decode_cursor(self, request):
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise ValidationError({self.cursor_query_param: "invalid cursor: use the next and previous links as given"}) from None
+
+
+class ConditionalGetMixin:
+    """ETag (a hash of the body) and Last-Modified on GET responses; 304 when the client's copy is current.
+
+    Views set `self.last_modified` (a datetime) while building the response: the newest update of
+    what it shows, including nested rows.
+    """
+
+    last_modified: datetime | None = None
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method not in ("GET", "HEAD") or response.status_code != status.HTTP_200_OK:
+            return response
+        response.render()
+        etag = '"' + hashlib.sha256(response.content).hexdigest()[:40] + '"'
+        response["ETag"] = etag
+        if self.last_modified is not None:
+            response["Last-Modified"] = http_date(self.last_modified.timestamp())
+        response.setdefault("Cache-Control", "no-cache")  # revalidate every time: cheap with ETags
+        return get_conditional_response(request, etag=etag, last_modified=self.last_modified and int(self.last_modified.timestamp()), response=response)
+
+
+def newest(*moments: datetime | None) -> datetime | None:
+    present = [moment for moment in moments if moment is not None]
+    return max(present) if present else None
+
+
+def exception_handler(exc, context):
+    """DRF's handler, with every error body a JSON object (a `detail` reason and/or named fields)."""
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, list):
+        response.data = {"detail": response.data}
+    return response
+
+
+class PortalReleaseHeaderMiddleware:
+    """`X-Portal-Release` on every API response: the latest published release the data belongs to."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith("/api/"):
+            from releases.templatetags.release_tags import current_release
+
+            release = current_release()
+            response["X-Portal-Release"] = release.release_id if release else "none"
+        return response
+
+
+def json_not_found(request, exception=None):
+    return JsonResponse({"detail": f"Nothing at {request.path}."}, status=404)
+
+
+def json_server_error(request):
+    return JsonResponse({"detail": "Internal error; it has been logged."}, status=500)

@@ -1,0 +1,43 @@
+"""OpenAPI post-processing: every operation documents the errors every endpoint can answer."""
+
+from __future__ import annotations
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "description": "An error: `detail` gives the reason; a validation error names each field instead.",
+    "properties": {"detail": {"type": "string"}},
+    "additionalProperties": True,
+}
+COMMON = {
+    "400": "Invalid input or query parameter: the body names each one and what is wrong.",
+    "429": "Too many requests: see the Retry-After header.",
+}
+WRITE = {
+    "401": "Not authenticated (send `Authorization: Token <key>`).",
+    "403": "Authenticated, but not allowed to do this.",
+    "413": "The request body is too large.",
+}
+DETAIL = {"404": "No record with this stable id."}
+
+
+def _error(description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def add_error_responses(result, generator, request, public):
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            extra = dict(COMMON)
+            if method in {"post", "put", "patch", "delete"}:
+                extra.update(WRITE)
+            if "{" in path:
+                extra.update(DETAIL)
+            if method == "get" and {} not in operation.get("security", [{}]):
+                operation["security"].append({})  # every read is public: no credentials needed
+            if method == "get":
+                responses.setdefault("304", {"description": "Not modified: your copy (If-None-Match / If-Modified-Since) is current."})
+            for code, description in extra.items():
+                responses.setdefault(code, _error(description))
+    return result

@@ -1,0 +1,519 @@
+"""The catalogue's REST API: read everything by stable id, write as a curator, import a paper.
+
+Field names follow the release tables (`protocol_id`, `source_id`, `review_state`, `comparable`...).
+Writes go through records.services, so history and automatic reopening are the admin's.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Prefetch, Q
+from django_filters import rest_framework as filters
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.exceptions import MethodNotAllowed
+from rest_framework.filters import OrderingFilter
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from portal.api import ConditionalGetMixin, newest
+from records import models as m
+from records.imports import ImportInvalid, records_import
+from records.seed import seed_document
+from records.services import errors_by_field, protocol_limitations_set, record_upsert
+from reviews.api import ReviewActionsMixin
+from reviews.models import ReviewState
+
+
+# -- fields ------------------------------------------------------------------------------------
+
+
+class ExactDecimalField(serializers.DecimalField):
+    """A decimal as a string in plain notation without trailing zeros ("20", "0.734")."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_digits=m.VALUE_DIGITS, decimal_places=m.VALUE_PLACES, coerce_to_string=True, **kwargs)
+
+    def to_representation(self, value):
+        return m.format_decimal(value)
+
+
+def stable_id_field() -> serializers.SlugField:
+    return serializers.SlugField(source="stable_id", max_length=150, help_text="Stable id (slug); never changes once created.")
+
+
+def ref(model, source: str | None = None, **kwargs) -> serializers.SlugRelatedField:
+    """A reference to another record by its stable id."""
+    if source is not None:
+        kwargs["source"] = source
+    return serializers.SlugRelatedField(slug_field="stable_id", queryset=model.objects.all(), **kwargs)
+
+
+class CatalogueSerializer(serializers.ModelSerializer):
+    """Writes through records.services; a Django validation error comes back naming the API's field."""
+
+    id_field: str = ""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        if self.instance is not None and not isinstance(self.instance, list):
+            fields[self.id_field].read_only = True  # stable ids never change
+        return fields
+
+    def validate(self, attrs):
+        stable_id = attrs.get("stable_id")
+        if self.instance is None and stable_id and self.Meta.model.objects.filter(stable_id=stable_id).exists():
+            raise serializers.ValidationError({self.id_field: f"a record with stable id {stable_id!r} exists; update it with PUT or PATCH"})
+        return attrs
+
+    def _api_name(self, model_field: str) -> str:
+        for name, field in self.fields.items():
+            if field.source == model_field:
+                return name
+        return "non_field_errors" if model_field == "__all__" else model_field
+
+    def _write(self, record, validated_data):
+        limitations = validated_data.pop("limitations_texts", None)
+        many_names = {field.name for field in self.Meta.model._meta.many_to_many}
+        many = {name: validated_data.pop(name) for name in list(validated_data) if name in many_names}
+        request = self.context["request"]
+        try:
+            record_upsert(record=record, values=validated_data, many=many, actor=request.user, reason="API")
+            if limitations is not None:
+                protocol_limitations_set(protocol=record, texts=limitations, actor=request.user, reason="API")
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError({self._api_name(k): v for k, v in errors_by_field(exc, self.Meta.model).items()}) from None
+        return record
+
+    def create(self, validated_data):
+        return self._write(self.Meta.model(), validated_data)
+
+    def update(self, instance, validated_data):
+        return self._write(instance, validated_data)
+
+
+REVIEW_FIELDS = ("review_state", "comparable", "concern", "review_state_changed_at", "last_reviewed_by_role")
+
+
+class ReviewFieldsMixin(serializers.Serializer):
+    review_state = serializers.ChoiceField(choices=ReviewState.choices, read_only=True)
+    comparable = serializers.BooleanField(source="is_comparable", read_only=True, help_text="Source checked and not excluded: enters comparisons.")
+    concern = serializers.CharField(read_only=True, help_text="Why the record is excluded from comparison, when it is.")
+    review_state_changed_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    last_reviewed_by_role = serializers.CharField(source="review_state_changed_by_role", read_only=True, help_text="The role (never the name) of the last reviewer.")
+
+
+# -- serializers --------------------------------------------------------------------------------
+
+
+class SourceSerializer(CatalogueSerializer):
+    id_field = "source_id"
+    source_id = stable_id_field()
+
+    class Meta:
+        model = m.Source
+        fields = ("source_id", "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "url", "copy_consulted", "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    dataset_id = serializers.CharField(source="stable_id", read_only=True)
+
+    class Meta:
+        model = m.Dataset
+        fields = ("dataset_id", "name", "task_key", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric")
+        read_only_fields = fields
+
+
+class DatasetSerializer(CatalogueSerializer):
+    id_field = "dataset_id"
+    dataset_id = stable_id_field()
+    suite_id = ref(m.Dataset, "suite", required=False, allow_null=True)
+    source_id = ref(m.Source, "source", required=False, allow_null=True)
+    tasks = TaskSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = m.Dataset
+        fields = (
+            "dataset_id", "name", "description", "suite_id", "task_key", "position", "train_size", "test_size", "num_classes",
+            "sequence_length_bp", "metric", "source_id", "source_locator", "tasks", "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+
+class ConfigurationSerializer(CatalogueSerializer):
+    id_field = "configuration_id"
+    configuration_id = stable_id_field()
+    source_id = ref(m.Source, "source", required=False, allow_null=True)
+
+    class Meta:
+        model = m.Configuration
+        fields = ("configuration_id", "name", "short_name", "family", "parameter_count", "method", "description", "source_id", "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class BaselineRoleSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "baseline_role_id"
+    baseline_role_id = stable_id_field()
+    protocol_id = ref(m.Protocol, "protocol")
+    configuration_id = ref(m.Configuration, "configuration", required=False, allow_null=True)
+
+    class Meta:
+        model = m.BaselineRole
+        fields = ("baseline_role_id", "protocol_id", "kind", "status", "selection_rule", "requirements", "configuration_id", *REVIEW_FIELDS, "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "protocol_id"
+    protocol_id = stable_id_field()
+    source_id = ref(m.Source, "source")
+    dataset_ids = ref(m.Dataset, "datasets", many=True, required=False)
+    areas = ref(m.Area, many=True, required=False)
+    contexts = ref(m.Context, many=True, required=False)
+    limitations = serializers.ListField(
+        child=serializers.CharField(max_length=5000), source="limitations_texts", required=False, help_text="Ordered limitations."
+    )
+    baseline_roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = m.Protocol
+        fields = (
+            "protocol_id", "title", "summary", "procedure", "version_label", "metric_name", "metric_short_name", "metric_description",
+            "metric_unit", "metric_direction", "dataset_ids", "areas", "contexts", "limitations", "source_id", "source_locator",
+            "explanatory_profile", "explanatory_profile_reviewed", "baseline_roles", *REVIEW_FIELDS, "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+    def to_representation(self, instance):
+        instance.limitations_texts = [limitation.text for limitation in instance.limitations.all()]
+        return super().to_representation(instance)
+
+    @extend_schema_field(BaselineRoleSerializer(many=True))
+    def get_baseline_roles(self, instance):
+        return BaselineRoleSerializer(instance.baseline_roles.all(), many=True, context=self.context).data
+
+
+class ResultSerializer(CatalogueSerializer):
+    id_field = "result_id"
+    result_id = stable_id_field()
+    evaluation_id = ref(m.Evaluation, "evaluation")
+    value = ExactDecimalField()
+    lower_bound = ExactDecimalField(required=False, allow_null=True)
+    upper_bound = ExactDecimalField(required=False, allow_null=True)
+
+    class Meta:
+        model = m.Result
+        fields = ("result_id", "evaluation_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs", "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        evaluation = attrs.get("evaluation") or getattr(self.instance, "evaluation", None)
+        unit = attrs.get("unit", getattr(self.instance, "unit", None))
+        if evaluation is not None and unit != evaluation.protocol.metric_unit:
+            raise serializers.ValidationError({"unit": f"must be {evaluation.protocol.metric_unit!r}, the metric unit of the evaluation's protocol"})
+        return attrs
+
+
+class NestedResultSerializer(ResultSerializer):
+    class Meta(ResultSerializer.Meta):
+        fields = ("result_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs")
+        read_only_fields = fields
+
+
+class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "evaluation_id"
+    evaluation_id = stable_id_field()
+    protocol_id = ref(m.Protocol, "protocol")
+    configuration_id = ref(m.Configuration, "configuration")
+    dataset_id = ref(m.Dataset, "dataset")
+    source_id = ref(m.Source, "source", required=False, allow_null=True)
+    concern_source_id = ref(m.Source, "concern_source", required=False, allow_null=True)
+    results = NestedResultSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = m.Evaluation
+        fields = (
+            "evaluation_id", "title", "protocol_id", "configuration_id", "dataset_id", "origin", "setup", "aggregation",
+            "uncertainty", "coverage_scored", "coverage_eligible", "source_id", "source_locator", "quote",
+            "concern_source_id", "concern_locator", "results", *REVIEW_FIELDS, "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+
+class EvidenceRowSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "evidence_id"
+    evidence_id = stable_id_field()
+    protocol_id = ref(m.Protocol, "protocol")
+    evaluation_id = ref(m.Evaluation, "evaluation", required=False, allow_null=True)
+    source_id = ref(m.Source, "source")
+
+    class Meta:
+        model = m.EvidenceRow
+        fields = ("evidence_id", "protocol_id", "evaluation_id", "property_name", "statement", "source_id", "locator", "quote", "support", *REVIEW_FIELDS, "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class DecisionSerializer(CatalogueSerializer):
+    id_field = "decision_id"
+    decision_id = stable_id_field()
+    protocol_ids = ref(m.Protocol, "protocols", many=True, required=False)
+
+    class Meta:
+        model = m.Decision
+        fields = ("decision_id", "title", "description", "protocol_ids", "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+# -- filters ----------------------------------------------------------------------------------------
+
+
+def comparable_filter(prefix: str = "") -> filters.BooleanFilter:
+    """`comparable=true`: rows whose (evaluation's) source was checked and that are not excluded."""
+    checked = Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
+
+    def apply(queryset, name, value):
+        return queryset.filter(checked) if value else queryset.exclude(checked)
+
+    return filters.BooleanFilter(method=apply, help_text="Source checked and not excluded from comparison.")
+
+
+class ProtocolFilter(filters.FilterSet):
+    area = filters.CharFilter(field_name="areas__stable_id", help_text="Area stable id, e.g. dna-genomes.")
+    context = filters.CharFilter(field_name="contexts__stable_id", help_text="Context stable id, e.g. research.")
+    review_state = filters.ChoiceFilter(choices=ReviewState.choices)
+    comparable = comparable_filter()
+    dataset_id = filters.CharFilter(field_name="datasets__stable_id")
+
+    class Meta:
+        model = m.Protocol
+        fields = ["area", "context", "review_state", "comparable", "dataset_id"]
+
+
+class EvaluationFilter(filters.FilterSet):
+    protocol_id = filters.CharFilter(field_name="protocol__stable_id")
+    dataset_id = filters.CharFilter(field_name="dataset__stable_id")
+    configuration_id = filters.CharFilter(field_name="configuration__stable_id")
+    origin = filters.ChoiceFilter(choices=m.Origin.choices)
+    review_state = filters.ChoiceFilter(choices=ReviewState.choices)
+    area = filters.CharFilter(field_name="protocol__areas__stable_id", help_text="Area of the evaluation's protocol.")
+    comparable = comparable_filter()
+
+    class Meta:
+        model = m.Evaluation
+        fields = ["protocol_id", "dataset_id", "configuration_id", "origin", "review_state", "area", "comparable"]
+
+
+class ResultFilter(filters.FilterSet):
+    evaluation_id = filters.CharFilter(field_name="evaluation__stable_id")
+    protocol_id = filters.CharFilter(field_name="evaluation__protocol__stable_id")
+    dataset_id = filters.CharFilter(field_name="evaluation__dataset__stable_id")
+    configuration_id = filters.CharFilter(field_name="evaluation__configuration__stable_id")
+    origin = filters.ChoiceFilter(field_name="evaluation__origin", choices=m.Origin.choices)
+    review_state = filters.ChoiceFilter(field_name="evaluation__review_state", choices=ReviewState.choices)
+    area = filters.CharFilter(field_name="evaluation__protocol__areas__stable_id")
+    comparable = comparable_filter("evaluation__")
+
+    class Meta:
+        model = m.Result
+        fields = ["evaluation_id", "protocol_id", "dataset_id", "configuration_id", "origin", "review_state", "area", "comparable"]
+
+
+class DatasetFilter(filters.FilterSet):
+    suite_id = filters.CharFilter(field_name="suite__stable_id")
+    is_suite = filters.BooleanFilter(field_name="suite", lookup_expr="isnull", help_text="True: suites and stand-alone datasets only.")
+
+    class Meta:
+        model = m.Dataset
+        fields = ["suite_id", "is_suite", "metric"]
+
+
+class EvidenceRowFilter(filters.FilterSet):
+    protocol_id = filters.CharFilter(field_name="protocol__stable_id")
+    evaluation_id = filters.CharFilter(field_name="evaluation__stable_id")
+    review_state = filters.ChoiceFilter(choices=ReviewState.choices)
+    comparable = comparable_filter()
+
+    class Meta:
+        model = m.EvidenceRow
+        fields = ["protocol_id", "evaluation_id", "review_state", "comparable", "support"]
+
+
+class BaselineRoleFilter(filters.FilterSet):
+    protocol_id = filters.CharFilter(field_name="protocol__stable_id")
+    review_state = filters.ChoiceFilter(choices=ReviewState.choices)
+
+    class Meta:
+        model = m.BaselineRole
+        fields = ["protocol_id", "kind", "status", "review_state"]
+
+
+# -- viewsets ---------------------------------------------------------------------------------
+
+
+class CatalogueViewSet(
+    ConditionalGetMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Read by anyone; create and update with the model's add/change permission (curators)."""
+
+    lookup_field = "stable_id"
+    lookup_value_regex = r"[-a-zA-Z0-9_]+"
+    permission_classes = [permissions.DjangoModelPermissionsOrAnonReadOnly]
+    http_method_names = ["get", "post", "put", "patch", "head", "options"]
+    filter_backends = [filters.DjangoFilterBackend, OrderingFilter]
+    ordering_fields = ["stable_id", "created_at", "updated_at"]
+    # Children whose updates change what a response shows: they count for Last-Modified.
+    nested_children: tuple[str, ...] = ()
+
+    def initial(self, request, *args, **kwargs):
+        if request.method.lower() not in self.http_method_names:
+            raise MethodNotAllowed(request.method)  # 405 before permissions: nothing here is deleted
+        super().initial(request, *args, **kwargs)
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        self.last_modified = newest(*(self._modified(record) for record in (page or [])))
+        return page
+
+    def get_object(self):
+        record = super().get_object()
+        self.last_modified = self._modified(record)
+        return record
+
+    def _modified(self, record):
+        return newest(record.updated_at, *(child.updated_at for name in self.nested_children for child in getattr(record, name).all()))
+
+
+class SourceViewSet(CatalogueViewSet):
+    queryset = m.Source.objects.all()
+    serializer_class = SourceSerializer
+    filterset_fields = ["kind", "venue"]
+    ordering_fields = CatalogueViewSet.ordering_fields + ["title", "published_date"]
+
+
+class DatasetViewSet(CatalogueViewSet):
+    queryset = m.Dataset.objects.select_related("suite", "source").prefetch_related("tasks")
+    serializer_class = DatasetSerializer
+    filterset_class = DatasetFilter
+    ordering_fields = CatalogueViewSet.ordering_fields + ["name", "position"]
+    nested_children = ("tasks",)
+
+
+class ConfigurationViewSet(CatalogueViewSet):
+    queryset = m.Configuration.objects.select_related("source")
+    serializer_class = ConfigurationSerializer
+    filterset_fields = ["family", "method"]
+    ordering_fields = CatalogueViewSet.ordering_fields + ["name", "parameter_count"]
+
+
+class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
+    queryset = m.Protocol.objects.select_related("source").prefetch_related(
+        "datasets", "areas", "contexts", "limitations",
+        Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("protocol", "configuration")),
+    )
+    serializer_class = ProtocolSerializer
+    filterset_class = ProtocolFilter
+    ordering_fields = CatalogueViewSet.ordering_fields + ["title"]
+    nested_children = ("limitations", "baseline_roles")
+
+
+class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
+    queryset = m.Evaluation.objects.select_related("protocol", "configuration", "dataset", "source", "concern_source").prefetch_related(
+        Prefetch("results", queryset=m.Result.objects.order_by("stable_id"))
+    )
+    serializer_class = EvaluationSerializer
+    filterset_class = EvaluationFilter
+    ordering_fields = CatalogueViewSet.ordering_fields + ["title", "origin", "review_state"]
+    nested_children = ("results",)
+
+
+class ResultViewSet(CatalogueViewSet):
+    queryset = m.Result.objects.select_related("evaluation", "evaluation__protocol")
+    serializer_class = ResultSerializer
+    filterset_class = ResultFilter
+    ordering_fields = CatalogueViewSet.ordering_fields + ["value"]
+
+
+class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
+    queryset = m.EvidenceRow.objects.select_related("protocol", "evaluation", "source")
+    serializer_class = EvidenceRowSerializer
+    filterset_class = EvidenceRowFilter
+
+
+class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
+    queryset = m.BaselineRole.objects.select_related("protocol", "configuration")
+    serializer_class = BaselineRoleSerializer
+    filterset_class = BaselineRoleFilter
+
+
+class DecisionViewSet(CatalogueViewSet):
+    queryset = m.Decision.objects.prefetch_related("protocols")
+    serializer_class = DecisionSerializer
+    ordering_fields = CatalogueViewSet.ordering_fields + ["title"]
+
+
+# -- bulk import ------------------------------------------------------------------------------
+
+IMPORT_PERMISSIONS = tuple(f"records.{action}_{model}" for model in ("source", "dataset", "protocol", "configuration", "evaluation", "result") for action in ("add", "change"))
+
+
+class CanImport(permissions.BasePermission):
+    message = "importing needs the curators' permissions to add and change catalogue records"
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated and request.user.has_perms(IMPORT_PERMISSIONS))
+
+
+ImportReportSerializer = inline_serializer(
+    "ImportReport",
+    fields={
+        "dry_run": serializers.BooleanField(),
+        "created": serializers.DictField(child=serializers.ListField(child=serializers.CharField()), help_text="Section -> stable ids created."),
+        "updated": serializers.DictField(child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())), help_text="Section -> stable id -> fields changed."),
+        "unchanged": serializers.DictField(child=serializers.IntegerField(), help_text="Section -> records already as in the document."),
+    },
+)
+ImportErrorsSerializer = inline_serializer(
+    "ImportErrors",
+    fields={
+        "detail": serializers.CharField(),
+        "errors": serializers.ListField(child=inline_serializer("ImportError", fields={"path": serializers.CharField(), "message": serializers.CharField()})),
+    },
+)
+
+
+class ImportView(APIView):
+    """Import one paper's records (sources, datasets, protocols, configurations, evaluations, results).
+
+    The document is validated whole first, then written in one transaction as proposed records, or
+    nothing is written. Idempotent by stable id. The format is the README's "Import format"; the seed
+    record is its example (`docs/import-example.json`).
+    """
+
+    permission_classes = [CanImport]
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        examples=[OpenApiExample("The seed record", value=seed_document(), request_only=True)],
+        parameters=[OpenApiParameter("dry_run", OpenApiTypes.BOOL, description="Validate and report what would change; write nothing.")],
+        responses={
+            200: OpenApiResponse(ImportReportSerializer, description="Nothing new was created (or a dry run)."),
+            201: OpenApiResponse(ImportReportSerializer, description="Records were created."),
+            400: OpenApiResponse(ImportErrorsSerializer, description="The document is invalid; each error names its path. Nothing was written."),
+        },
+    )
+    def post(self, request):
+        dry_run = request.query_params.get("dry_run", "").lower() in {"1", "true", "yes"}
+        try:
+            report = records_import(document=request.data, actor=request.user, dry_run=dry_run)
+        except ImportInvalid as invalid:
+            return Response({"detail": "the document is invalid; nothing was written", "errors": invalid.errors}, status=status.HTTP_400_BAD_REQUEST)
+        created = bool(report.created) and not dry_run
+        return Response(report.as_dict(), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -1,0 +1,42 @@
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from records.api import IMPORT_PERMISSIONS
+from records.imports import ImportInvalid, records_import
+
+
+class Command(BaseCommand):
+    help = "Import one paper's records from a JSON document (the README's import format). All or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="the JSON document, or - for standard input")
+        parser.add_argument("--user", required=True, help="the curator the import is recorded under")
+        parser.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+
+    def handle(self, *args, **options):
+        user = get_user_model().objects.filter(username=options["user"]).first()
+        if user is None:
+            raise CommandError(f"no user {options['user']!r}")
+        if not user.has_perms(IMPORT_PERMISSIONS):
+            raise CommandError(f"{user.username} may not import: it needs the curators' add and change permissions")
+        try:
+            if options["file"] == "-":
+                import sys
+
+                document = json.load(sys.stdin)
+            else:
+                with open(options["file"], encoding="utf-8") as handle:
+                    document = json.load(handle)
+        except OSError as exc:
+            raise CommandError(f"cannot read {options['file']}: {exc.strerror}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{options['file']} is not valid JSON: {exc}") from None
+        try:
+            report = records_import(document=document, actor=user, dry_run=options["dry_run"])
+        except ImportInvalid as invalid:
+            for error in invalid.errors:
+                self.stderr.write(f"{error['path']}: {error['message']}")
+            raise CommandError(f"the document is invalid ({len(invalid.errors)} problem(s)); nothing was written") from None
+        self.stdout.write(json.dumps(report.as_dict(), indent=2, sort_keys=True))

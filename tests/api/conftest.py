@@ -1,0 +1,22 @@
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+
+@pytest.fixture
+def api():
+    return APIClient()
+
+
+@pytest.fixture
+def token_client(make_user):
+    """token_client("curator") -> an APIClient authenticated with that role's token."""
+
+    def make(role: str) -> APIClient:
+        client = APIClient()
+        if role != "anonymous":
+            token = Token.objects.create(user=make_user(role))
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return make

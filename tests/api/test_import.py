@@ -1,0 +1,151 @@
+"""Bulk import of one paper's records: all or nothing, idempotent by stable id, with a dry run."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from records import models as m
+from records.seed import PROTOCOL_ID, seed_document
+from reviews.models import ReviewEvent
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "import-example.json"
+PAGES = [
+    f"/protocols/{PROTOCOL_ID}/",
+    "/evaluations/nt-500m-ia3-finetune-runtime-dalla-torre-2025/",
+    "/datasets/nt-benchmark-revised-18-tasks/",
+    "/sources/dalla-torre-2025-nature-methods-nucleotide-transformer/",
+]
+
+
+def visible(html: str) -> str:
+    """A page's text without the parts that differ between two databases (form stamps, tokens, dates)."""
+    text = re.sub(r'name="(csrfmiddlewaretoken|started)" value="[^"]*"', "", html)
+    return re.sub(r"\d{4}-\d{2}-\d{2}", "DATE", text)
+
+
+def counts() -> dict[str, int]:
+    models = [m.Source, m.Dataset, m.Configuration, m.Protocol, m.Limitation, m.Evaluation, m.Result, m.BaselineRole, m.Decision]
+    return {model.__name__: model.objects.count() for model in models} | {f"h-{model.__name__}": model.history.count() for model in models}
+
+
+def test_the_documented_example_is_the_seed_document():
+    assert json.loads(EXAMPLE.read_text()) == json.loads(json.dumps(seed_document()))
+
+
+def test_importing_the_seed_document_into_an_empty_database_reproduces_the_seed_pages(token_client, client, django_db_blocker):
+    curator = token_client("curator")
+    response = curator.post("/api/v1/imports/", seed_document(), format="json")
+    assert response.status_code == 201, response.content
+    assert sorted(response.json()["created"]) == ["areas", "baseline_roles", "configurations", "contexts", "datasets", "decisions", "evaluations", "protocols", "results", "sources"]
+    imported = {url: client.get(url) for url in PAGES}
+    assert all(r.status_code == 200 for r in imported.values())
+    assert m.Evaluation.objects.filter(review_state="proposed").count() == 2  # the import writes proposed records
+    body = imported[f"/protocols/{PROTOCOL_ID}/"].content.decode()
+    for fact in ("Runtime (Mean wall time per IA3 fine-tuning run)", "20", "50", "Methods, &#x27;Data preparation &gt; Hardware&#x27;, paragraph 1", "NT benchmark, all 18 tasks"):
+        assert fact in body
+
+
+def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client, token_client):
+    from records.seed import SEED_REVIEWS
+    from reviews.services import review_transition_apply
+
+    call_command("import_seed", stdout=StringIO())  # the release line; its records are replaced below
+    for model in (m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
+        model.objects.all().delete()
+    m.Dataset.objects.filter(suite__isnull=False).delete()
+    m.Dataset.objects.all().delete()
+    m.Source.objects.all().delete()
+    ReviewEvent.objects.all().delete()
+    token_client("curator").post("/api/v1/imports/", seed_document(), format="json")
+    for model, stable_id, transitions in SEED_REVIEWS:
+        for name, reason in transitions:
+            review_transition_apply(record=model.objects.get(stable_id=stable_id), transition=name, actor=None, reason=reason, automatic=True)
+    through_api = {url: visible(client.get(url).content.decode()) for url in PAGES}
+    for model in (m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
+        model.objects.all().delete()
+    m.Dataset.objects.filter(suite__isnull=False).delete()
+    m.Dataset.objects.all().delete()
+    m.Source.objects.all().delete()
+    ReviewEvent.objects.all().delete()
+    call_command("import_seed", stdout=StringIO())
+    assert {url: visible(client.get(url).content.decode()) for url in PAGES} == through_api
+
+
+def test_a_second_import_changes_nothing(token_client):
+    curator = token_client("curator")
+    curator.post("/api/v1/imports/", seed_document(), format="json")
+    before = counts()
+    again = curator.post("/api/v1/imports/", seed_document(), format="json")
+    assert again.status_code == 200
+    assert again.json()["created"] == {} and again.json()["updated"] == {}
+    assert counts() == before
+
+
+def test_a_document_with_one_bad_row_writes_nothing_and_names_the_row(token_client):
+    document = copy.deepcopy(seed_document())
+    document["evaluations"][1]["results"][0]["unit"] = "hour"
+    document["datasets"][0]["tasks"][3]["train_size"] = -1
+    response = token_client("curator").post("/api/v1/imports/", document, format="json")
+    assert response.status_code == 400
+    paths = {error["path"] for error in response.json()["errors"]}
+    assert paths == {"evaluations[1].results[0].unit", "datasets[0].tasks[3].train_size"}
+    assert sum(counts().values()) == 0
+
+
+def test_a_database_rule_found_while_writing_rolls_everything_back(token_client):
+    document = copy.deepcopy(seed_document())
+    document["evaluations"][0]["coverage_scored"] = 10
+    document["evaluations"][0]["coverage_eligible"] = 5
+    response = token_client("curator").post("/api/v1/imports/", document, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"path": "evaluations[0].coverage_scored", "message": "More items scored than eligible."}]
+    assert sum(counts().values()) == 0
+
+
+def test_a_dry_run_reports_what_would_change_and_writes_nothing(token_client):
+    curator = token_client("curator")
+    dry = curator.post("/api/v1/imports/?dry_run=1", seed_document(), format="json")
+    assert dry.status_code == 200 and dry.json()["dry_run"] is True
+    assert len(dry.json()["created"]["datasets"]) == 19
+    assert sum(counts().values()) == 0
+    curator.post("/api/v1/imports/", seed_document(), format="json")
+    changed = copy.deepcopy(seed_document())
+    changed["configurations"][0]["parameter_count"] = 480_000_000
+    report = curator.post("/api/v1/imports/?dry_run=true", changed, format="json").json()
+    assert report["updated"] == {"configurations": {"nt-500m-ia3-dalla-torre-2025": ["parameter_count"]}}
+    assert m.Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025").parameter_count == 500_000_000
+
+
+@pytest.mark.parametrize("role, status", [("anonymous", 401), ("release_manager", 403), ("benchmark_operator", 403)])
+def test_only_curators_import(token_client, role, status):
+    assert token_client(role).post("/api/v1/imports/", seed_document(), format="json").status_code == status
+    assert sum(counts().values()) == 0
+
+
+@pytest.mark.parametrize("document", [[], "text", {"format": "benchmark-evidence-import", "version": 1, "surprise": []}])
+def test_it_refuses_a_malformed_document_with_a_reason(token_client, document):
+    response = token_client("curator").post("/api/v1/imports/", document, format="json")
+    assert response.status_code == 400 and response.json()["errors"]
+
+
+def test_the_command_imports_a_file_and_refuses_a_non_curator(make_user, tmp_path):
+    make_user("curator", "importer")
+    make_user("release_manager", "not-a-curator")
+    out = StringIO()
+    call_command("import_records", str(EXAMPLE), "--user", "importer", stdout=out)
+    assert json.loads(out.getvalue())["created"]["protocols"] == [PROTOCOL_ID]
+    with pytest.raises(CommandError, match="may not import"):
+        call_command("import_records", str(EXAMPLE), "--user", "not-a-curator")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(CommandError, match="not valid JSON"):
+        call_command("import_records", str(broken), "--user", "importer")
