@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from records import views
 
@@ -6,8 +6,12 @@ app_name = "records"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("search/", views.search_page, name="search"),
     path("coverage/", views.coverage, name="coverage"),
+    path("coverage.csv", views.coverage_csv, name="coverage-csv"),
     path("protocols/<slug:stable_id>/", views.protocol_detail, name="protocol"),
+    re_path(r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/comparison\.(?P<extension>svg|png)$", views.protocol_chart, name="protocol-chart"),
+    re_path(r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/results\.(?P<extension>csv|json)$", views.protocol_rows, name="protocol-rows"),
     path("evaluations/<slug:stable_id>/", views.evaluation_detail, name="evaluation"),
     path("configurations/<slug:stable_id>/", views.configuration_detail, name="configuration"),
     path("datasets/<slug:stable_id>/", views.dataset_detail, name="dataset"),

@@ -2,30 +2,69 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 from django.db.models import Count, Q
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from records import charts, exports, queries, search
+from records import coverage as coverage_report
 from records import models as m
-from records import queries
-
-SEARCH_MAX_LENGTH = 200
-
 
 @require_GET
 def home(request):
-    query = request.GET.get("q", "").strip()[:SEARCH_MAX_LENGTH]
     protocols = m.Protocol.objects.annotate(evaluation_count=Count("evaluations")).order_by("title")
-    if query:
-        protocols = protocols.filter(Q(title__icontains=query) | Q(stable_id__icontains=query) | Q(summary__icontains=query))
-    return render(request, "records/home.html", {"protocols": protocols, "query": query})
+    return render(request, "records/home.html", {"protocols": protocols})
 
 
 @require_GET
 def protocol_detail(request, stable_id: str):
     include_excluded = request.GET.get("include") == queries.INCLUDE_EXCLUDED
     page = queries.protocol_page(stable_id=stable_id, include_excluded=include_excluded)
-    return render(request, "records/protocol_detail.html", {"page": page, "protocol": page.protocol})
+    context = {
+        "page": page,
+        "protocol": page.protocol,
+        "evaluations": queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET),
+        "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
+        "chart": charts.comparison_chart(protocol=page.protocol, rows=page.result_rows, include_excluded=include_excluded),
+    }
+    return render(request, "records/protocol_detail.html", context)
+
+
+@require_GET
+def protocol_chart(request, stable_id: str, extension: str):
+    include_excluded = request.GET.get("include") == queries.INCLUDE_EXCLUDED
+    page = queries.protocol_page(stable_id=stable_id, include_excluded=include_excluded)
+    chart = charts.comparison_chart(protocol=page.protocol, rows=page.result_rows, include_excluded=include_excluded)
+    svg = charts.chart_svg(chart, standalone=True)
+    if extension == "svg":
+        response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    else:
+        response = HttpResponse(charts.chart_png(svg), content_type="image/png")
+    response["Content-Disposition"] = f'attachment; filename="{stable_id}-comparison.{extension}"'
+    return response
+
+
+@require_GET
+def protocol_rows(request, stable_id: str, extension: str):
+    """The protocol's result rows, in the release's model evaluation matrix columns."""
+    protocol = queries.record_or_404(m.Protocol.objects.all(), stable_id)
+    rows = exports.protocol_matrix_rows(protocol)
+    if extension == "json":
+        response = JsonResponse({"protocol_id": protocol.stable_id, "columns": exports.MATRIX_FIELDNAMES, "rows": exports.rows_as_json(rows)})
+    else:
+        response = HttpResponse(exports.rows_as_csv(rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{stable_id}-results.{extension}"'
+    return response
+
+
+@require_GET
+def search_page(request):
+    results = search.search(query=request.GET.get("q", ""), record_type=request.GET.get("type", ""))
+    return render(request, "records/search.html", {"results": results, "query": results.query})
 
 
 @require_GET
@@ -69,9 +108,19 @@ def decision_detail(request, stable_id: str):
 
 @require_GET
 def coverage(request):
-    protocols = m.Protocol.objects.annotate(
-        checked=Count("evaluations", filter=Q(evaluations__review_state="source_checked")),
-        excluded=Count("evaluations", filter=Q(evaluations__review_state="excluded")),
-        proposed=Count("evaluations", filter=Q(evaluations__review_state="proposed")),
-    ).order_by("title")
-    return render(request, "records/coverage.html", {"protocols": protocols})
+    area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
+    report = coverage_report.coverage(area=area, context=context)
+    return render(request, "records/coverage.html", {"report": report, "area": area, "context": context})
+
+
+@require_GET
+def coverage_csv(request):
+    report = coverage_report.coverage(area=request.GET.get("area", "")[:100], context=request.GET.get("context", "")[:100])
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=coverage_report.CSV_COLUMNS, lineterminator="\r\n")
+    writer.writeheader()
+    for row in coverage_report.coverage_rows(report):
+        writer.writerow({key: exports.as_text(value) for key, value in row.items()})
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="coverage.csv"'
+    return response

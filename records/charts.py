@@ -1,0 +1,165 @@
+"""The protocol page's comparison chart: geometry computed here, drawn by templates/records/_chart.svg.
+
+Readable without colour: the origin of a result is a marker shape (circle: author-reported, square:
+third party, diamond: measured by this portal), the best value is labelled in words, and excluded
+rows are drawn apart, hollow and dashed, with their concern. The SVG carries a title and a text
+description; the results table beside it holds every value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.template.loader import render_to_string
+
+from records import models as m
+from records.queries import ResultRow
+from records.templatetags.record_tags import rounded
+
+WIDTH = 760
+LABEL_WIDTH = 300
+RIGHT_MARGIN = 90
+ROW_HEIGHT = 30
+TOP = 72
+AXIS_HEIGHT = 44
+SECTION_GAP = 34
+CONCERN_CHARS = 100
+LABEL_CHARS = 44
+MARKERS = {m.Origin.AUTHOR_REPORTED: "circle", m.Origin.THIRD_PARTY: "square", m.Origin.MEASURED_HERE: "diamond"}
+FONT_FILE = Path(settings.BASE_DIR) / "static" / "fonts" / "DejaVuSans.ttf"
+
+
+@dataclass
+class Bar:
+    label: str
+    value_text: str
+    exact: str
+    origin: str
+    marker: str
+    x0: float
+    x1: float
+    y: float
+    best: bool = False
+    excluded: bool = False
+    concern: str = ""
+
+
+@dataclass
+class Chart:
+    title: str
+    subtitle: str
+    description: str
+    axis_label: str
+    width: int
+    height: int
+    plot_left: int
+    plot_right: int
+    zero_x: float
+    axis_y: float
+    ticks: list[tuple[float, str]]
+    compared: list[Bar] = field(default_factory=list)
+    excluded: list[Bar] = field(default_factory=list)
+    excluded_heading_y: float = 0
+    legend_y: float = 0
+    empty_message: str = ""
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten) spanning low..high."""
+    if high <= low:
+        high = low + 1
+    raw = (high - low) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(power * f for f in (1, 2, 5, 10) if power * f >= raw)
+    start = math.floor(low / step) * step
+    ticks = []
+    value = start
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    if ticks[-1] < high:
+        ticks.append(round(ticks[-1] + step, 10))
+    return ticks
+
+
+def comparison_chart(*, protocol: m.Protocol, rows: list[ResultRow], include_excluded: bool) -> Chart:
+    compared_rows = [row for row in rows if row.in_comparison]
+    excluded_rows = [] if include_excluded else [row for row in rows if row.evaluation.is_excluded]
+    values = [float(row.result.value) for row in compared_rows + excluded_rows]
+    ticks = nice_ticks(min([0.0, *values]), max([0.0, *values]))
+    low, high = ticks[0], ticks[-1]
+    plot_left, plot_right = LABEL_WIDTH, WIDTH - RIGHT_MARGIN
+
+    def x(value: float) -> float:
+        return plot_left + (value - low) / (high - low) * (plot_right - plot_left)
+
+    def bar(row: ResultRow, y: float, excluded: bool) -> Bar:
+        value = float(row.result.value)
+        configuration = row.evaluation.configuration
+        return Bar(
+            label=_short(configuration.short_name or configuration.name, LABEL_CHARS),
+            value_text=rounded(row.result.value),
+            exact=m.format_decimal(row.result.value),
+            origin=row.evaluation.get_origin_display(),
+            marker=MARKERS.get(row.evaluation.origin, "circle"),
+            x0=x(0.0), x1=x(value), y=y, best=row.is_best, excluded=excluded,
+            concern=_short(row.evaluation.concern, CONCERN_CHARS) if excluded or row.evaluation.is_excluded else "",
+        )
+
+    y = TOP
+    compared = []
+    for row in compared_rows:
+        compared.append(bar(row, y, excluded=row.evaluation.is_excluded))
+        y += ROW_HEIGHT + (14 if row.evaluation.is_excluded else 0)
+    axis_y = y + 4
+    excluded_heading_y = axis_y + AXIS_HEIGHT + SECTION_GAP - 14
+    y = excluded_heading_y + 26
+    excluded = []
+    for row in excluded_rows:
+        excluded.append(bar(row, y, excluded=True))
+        y += ROW_HEIGHT + 16
+    legend_y = (y if excluded else axis_y + AXIS_HEIGHT) + 18
+    direction = protocol.get_metric_direction_display()
+    scope = "source-checked and excluded rows" if include_excluded else "source-checked rows"
+    description = "; ".join(
+        f"{b.label}: {b.exact} {protocol.metric_unit}, {b.origin.lower()}{', best' if b.best else ''}" for b in compared
+    ) or "no results to compare"
+    if excluded:
+        description += ". Excluded from comparison: " + "; ".join(f"{b.label}: {b.exact} {protocol.metric_unit} ({b.concern})" for b in excluded)
+    return Chart(
+        title=_short(protocol.metric_label, 80),
+        subtitle=f"{direction}; compares {scope}",
+        description=description + ".",
+        axis_label=f"{protocol.metric_name} ({protocol.metric_unit}), {direction}",
+        width=WIDTH,
+        height=int(legend_y + 30),
+        plot_left=plot_left,
+        plot_right=plot_right,
+        zero_x=x(0.0),
+        axis_y=axis_y,
+        ticks=[(x(t), rounded(Decimal(str(t)))) for t in ticks],
+        compared=compared,
+        excluded=excluded,
+        excluded_heading_y=excluded_heading_y,
+        legend_y=legend_y,
+        empty_message="" if compared else "No source-checked result to compare yet.",
+    )
+
+
+def chart_svg(chart: Chart, *, standalone: bool) -> str:
+    return render_to_string("records/_chart.svg", {"chart": chart, "standalone": standalone})
+
+
+def chart_png(svg: str) -> bytes:
+    """The same drawing as PNG, with the bundled font so it renders alike on every machine."""
+    import resvg_py
+
+    return bytes(resvg_py.svg_to_bytes(svg_string=svg, skip_system_fonts=True, font_files=[str(FONT_FILE)], background="#ffffff", zoom=2))

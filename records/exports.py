@@ -1,0 +1,79 @@
+"""Rows of the model evaluation matrix: one per result, in the release table's columns.
+
+The protocol pages' CSV and JSON downloads and the release bundle's `model_evaluation_matrix` table
+read the same rows, so a download and a release agree column for column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+
+from records import models as m
+from reviews.models import ReviewState
+
+# column -> lookup from a Result
+MATRIX_COLUMNS: dict[str, str] = {
+    "result_id": "stable_id",
+    "evaluation_id": "evaluation__stable_id",
+    "protocol_id": "evaluation__protocol__stable_id",
+    "configuration_id": "evaluation__configuration__stable_id",
+    "configuration_name": "evaluation__configuration__name",
+    "dataset_id": "evaluation__dataset__stable_id",
+    "dataset_name": "evaluation__dataset__name",
+    "metric_name": "evaluation__protocol__metric_name",
+    "value": "value",
+    "unit": "unit",
+    "printed_value": "printed_value",
+    "lower_bound": "lower_bound",
+    "upper_bound": "upper_bound",
+    "num_runs": "num_runs",
+    "origin": "evaluation__origin",
+    "review_state": "evaluation__review_state",
+    "concern": "evaluation__concern",
+    "source_id": "evaluation__source__stable_id",
+    "source_locator": "evaluation__source_locator",
+    "quote": "evaluation__quote",
+}
+# The order of the columns in a file: `comparable` follows the review state it derives from.
+MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:16], "comparable", *list(MATRIX_COLUMNS)[16:]]
+
+
+def matrix_rows(results, *, chunk_size: int = 2000) -> Iterator[dict[str, object]]:
+    """The matrix rows of a Result queryset, read in chunks (never the whole table in memory)."""
+    names = list(MATRIX_COLUMNS)
+    for values in results.order_by().values_list(*MATRIX_COLUMNS.values()).iterator(chunk_size=chunk_size):
+        row = dict(zip(names, values))
+        row["comparable"] = row["review_state"] == ReviewState.SOURCE_CHECKED
+        yield {name: row[name] for name in MATRIX_FIELDNAMES}
+
+
+def protocol_matrix_rows(protocol: m.Protocol) -> list[dict[str, object]]:
+    rows = matrix_rows(m.Result.objects.filter(evaluation__protocol=protocol))
+    return sorted(rows, key=lambda row: row["result_id"])
+
+
+def as_text(value: object) -> str:
+    """A cell as the release's CSV writes it: exact decimals, true/false, empty for none."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "as_tuple"):
+        return m.format_decimal(value)
+    return str(value)
+
+
+def rows_as_csv(rows: list[dict[str, object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=MATRIX_FIELDNAMES, lineterminator="\r\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({name: as_text(value) for name, value in row.items()})
+    return buffer.getvalue()
+
+
+def rows_as_json(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """JSON-ready rows: decimals as exact strings, the rest as is."""
+    return [{name: (m.format_decimal(v) if hasattr(v, "as_tuple") else v) for name, v in row.items()} for row in rows]

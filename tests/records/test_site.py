@@ -1,0 +1,181 @@
+"""The public site: coverage, comparison chart, filters, search, downloads, sitemap."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from records import models as m
+from records.seed import PROTOCOL_ID
+from tests.factories import ConfigurationFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
+from tests.helpers import apply_transitions
+from tests.records.test_pages import page_text
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def catalogue():
+    """Two protocols, three configurations, results in every state and known gaps."""
+    area = m.Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
+    other_area = m.Area.objects.create(stable_id="proteins", label="Proteins")
+    source = SourceFactory()
+    runtime = ProtocolFactory(stable_id="runtime", title="Run time", source=source, metric_unit="minute")
+    accuracy = ProtocolFactory(stable_id="accuracy", title="Accuracy", source=source, metric_unit="MCC", metric_direction="higher")
+    runtime.areas.add(area)
+    accuracy.areas.add(other_area)
+    small, large, control = (ConfigurationFactory(stable_id=s, name=n) for s, n in [("small", "Small model"), ("large", "Large model"), ("control", "Shuffled-label control")])
+    checked = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=small, value=Decimal("30"))
+    excluded = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=large, value=Decimal("10"))
+    measured = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=control, evaluation__origin="measured_here", evaluation__source=None, value=Decimal("45"))
+    proposed = ResultFactory(evaluation__protocol=accuracy, evaluation__configuration=small, value=Decimal("0.61"))
+    apply_transitions(checked.evaluation, "check_source")
+    apply_transitions(excluded.evaluation, "check_source", "exclude", reason="Measured on the test split.")
+    apply_transitions(measured.evaluation, "check_source")
+    m.BaselineRole.objects.create(stable_id="runtime-null", protocol=runtime, kind="null_control", selection_rule="r", configuration=control)
+    m.BaselineRole.objects.create(stable_id="runtime-ref", protocol=runtime, kind="conventional_reference", selection_rule="r")
+    return {"runtime": runtime, "accuracy": accuracy, "checked": checked, "excluded": excluded, "measured": measured, "proposed": proposed}
+
+
+def test_the_coverage_matrix_shows_each_cell_state_and_each_protocols_gaps(client, catalogue):
+    text = page_text(client.get("/coverage/"))
+    assert "2 protocols × 3 tested configurations" in text
+    rows = {row.split("</th>")[0]: row for row in client.get("/coverage/").content.decode().split("<tr><th scope=\"row\">")[1:]}
+    runtime_row = next(row for key, row in rows.items() if "Run time" in key)
+    assert "✓ checked" in runtime_row and "✕ excluded" in runtime_row and "✓ checked (here)" in runtime_row
+    assert "conventional reference not measured; no reviewed recipe" in runtime_row
+    assert "null control not measured" not in runtime_row  # the control's evaluation is source checked
+    accuracy_row = next(row for key, row in rows.items() if "Accuracy" in key)
+    assert "? proposed" in accuracy_row and "no source-checked result" in accuracy_row
+
+
+def test_the_coverage_matrix_filters_by_area_and_downloads_as_csv(client, catalogue):
+    assert "1 protocol × 3" in page_text(client.get("/coverage/", {"area": "dna-genomes"}))
+    assert "Accuracy" not in page_text(client.get("/coverage/", {"area": "dna-genomes"}))
+    response = client.get("/coverage.csv", {"area": "dna-genomes"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert {row["protocol_id"] for row in rows} == {"runtime"} and len(rows) == 3
+    by_config = {row["configuration_id"]: row for row in rows}
+    assert by_config["small"]["result_state"] == "source_checked" and by_config["large"]["result_state"] == "excluded"
+    assert by_config["control"]["measured_here"] == "true" and by_config["small"]["null_control_measured"] == "true"
+
+
+def values(svg: str) -> list[str]:
+    return re.findall(r'<text class="value"[^>]*>([^<]+)</text>', svg)
+
+
+def test_the_chart_draws_comparable_values_and_keeps_excluded_rows_out_of_best(client, catalogue):
+    svg = client.get("/protocols/runtime/comparison.svg").content.decode()
+    assert svg.startswith("<?xml") and 'role="img"' in svg and "<desc" in svg
+    compared, _, apart = svg.partition("Excluded from comparison (shown apart")
+    assert values(compared) == ["30 best", "45"] and values(apart) == ["10"]
+    assert "Measured on the test split." in apart
+    assert compared.count("<circle") >= 1 and "<path d=\"M" in compared  # author-reported circle, measured-here diamond
+    included = client.get("/protocols/runtime/comparison.svg", {"include": "excluded"}).content.decode()
+    assert values(included) == ["10 best", "30", "45"] and "Excluded from comparison (shown apart" not in included
+
+
+def test_the_chart_downloads_as_png(client, catalogue):
+    response = client.get("/protocols/runtime/comparison.png")
+    assert response["Content-Type"] == "image/png" and response.content.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_protocol_page_embeds_the_chart_with_a_text_alternative(client, catalogue):
+    body = client.get("/protocols/runtime/").content.decode()
+    assert '<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img"' in body
+    assert "Small model: 30 minute, author-reported, best" in body
+
+
+def evaluation_rows(response) -> list[str]:
+    table = response.content.decode().split('<table class="evaluations">')[1].split("</table>")[0]
+    return re.findall(r'<tr id="evaluation-([^"]+)">', table)
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({}, {"checked", "excluded", "measured"}),
+        ({"configuration": "small"}, {"checked"}),
+        ({"origin": "measured_here"}, {"measured"}),
+        ({"review_state": "source_checked"}, {"checked", "measured"}),
+        ({"review_state": "source_checked", "origin": "author_reported"}, {"checked"}),
+        ({"metric": "runtime", "configuration": "large"}, {"excluded"}),
+        ({"configuration": "small", "origin": "measured_here"}, set()),
+    ],
+)
+def test_every_filter_narrows_the_evaluations_and_they_combine(client, catalogue, params, expected):
+    response = client.get("/protocols/runtime/", params)
+    assert set(evaluation_rows(response)) == {catalogue[key].evaluation.stable_id for key in expected}
+    text = page_text(response)
+    assert f"{len(expected)} of 3 evaluations match." in text
+    if params:
+        assert "Clear filters" in text and "Applied filters: All linked evaluations" not in text
+    else:
+        assert "Applied filters: All linked evaluations" in text
+
+
+def test_filter_links_carry_the_current_filters_and_counts(client, catalogue):
+    body = client.get("/protocols/runtime/", {"origin": "author_reported"}).content.decode()
+    assert 'href="?origin=author_reported&amp;configuration=small#all-rows"' in body
+    assert "Small model (1)" in body and "Evidence origin" in body
+
+
+@pytest.mark.parametrize("query", ["IA3", PROTOCOL_ID, "Nucleotide Transformer"])
+def test_search_finds_the_seed_protocol(client, seeded, query):
+    response = client.get("/search/", {"q": query})
+    hits = re.findall(r'<a href="/(\w+)/([^/]+)/">', response.content.decode().split('class="search-results"')[1])
+    assert ("protocols", PROTOCOL_ID) in hits
+
+
+def test_search_ranks_and_offers_type_facets(client, seeded):
+    body = client.get("/search/", {"q": "Nucleotide Transformer"}).content.decode()
+    assert "Protocols (1)" in body and "Configurations (2)" in body
+    only = client.get("/search/", {"q": "Nucleotide Transformer", "type": "configuration"}).content.decode()
+    results = only.split('class="search-results"')[1]
+    assert "/configurations/" in results and "/protocols/" not in results
+    exact = client.get("/search/", {"q": "nt-500m-ia3-dalla-torre-2025"}).content.decode().split('class="search-results"')[1]
+    assert exact.index("/configurations/nt-500m-ia3-dalla-torre-2025/") < (exact.find("/evaluations/") if "/evaluations/" in exact else len(exact))
+
+
+def test_the_protocol_downloads_parse_and_match_the_page(client, seeded):
+    page = page_text(client.get(f"/protocols/{PROTOCOL_ID}/"))
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/protocols/{PROTOCOL_ID}/results.csv").content.decode())))
+    data = client.get(f"/protocols/{PROTOCOL_ID}/results.json").json()
+    assert [r["value"] for r in rows] == [r["value"] for r in data["rows"]] == ["50", "20"]
+    for row in rows:
+        assert row["configuration_name"] in page and row["printed_value"] in page and row["source_locator"] in page
+        assert (row["review_state"], row["comparable"]) == ("excluded", "false")
+    assert data["columns"][:3] == ["result_id", "evaluation_id", "protocol_id"]
+
+
+@pytest.mark.parametrize("url", ["/coverage/", f"/protocols/{PROTOCOL_ID}/results.json", "/search/?q=Nucleotide", f"/protocols/{PROTOCOL_ID}/?configuration=x"])
+def test_site_pages_run_constant_queries(client, seeded, url):
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        return len(queries)
+
+    before = count()
+    protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
+    for _ in range(30):
+        ResultFactory(evaluation__protocol=protocol, evaluation__title="Nucleotide model", evaluation__configuration__name="Nucleotide config")
+    assert count() == before
+
+
+def test_the_sitemap_lists_every_record_page(client, seeded):
+    body = client.get("/sitemap.xml").content.decode()
+    assert f"/protocols/{PROTOCOL_ID}/" in body and "/datasets/nt-benchmark-revised-splice-sites-all/" in body
+    assert "/coverage/" in body and "<lastmod>" in body
+
+
+def test_every_page_has_a_title_and_a_canonical_link(client, seeded):
+    for url in ["/", "/coverage/", "/search/?q=IA3", f"/protocols/{PROTOCOL_ID}/", "/sources/dalla-torre-2025-nature-methods-nucleotide-transformer/"]:
+        body = client.get(url).content.decode()
+        assert re.search(r"<title>[^<]+ · Rewire</title>", body), url
+        assert '<link rel="canonical" href="http://testserver/' in body
