@@ -45,3 +45,20 @@ def admin_login(page, username: str, password: str = "a-long-test-password") -> 
     page.fill("#id_password", password)
     page.click("input[type=submit]")
     page.wait_for_url("**/admin/")
+
+
+AXE = __import__("pathlib").Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = ("serious", "critical")
+
+
+def axe_violations(page) -> list[str]:
+    """axe-core's serious and critical accessibility violations on the page, one line each."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: bin/test installs it (npm ci)")
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in violations
+        if v["impact"] in SERIOUS
+    ]
