@@ -1,7 +1,7 @@
 """The REST API under /api/v1/: one router for every app's endpoints, the schema and its docs."""
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from records import api as records_api
@@ -22,7 +22,6 @@ router.register("review-events", ReviewEventViewSet, basename="review-event")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("corrections/", CorrectionCreateView.as_view(), name="api-corrections"),
     path("imports/", records_api.ImportView.as_view(), name="api-imports"),
     path("", include(router.urls)),

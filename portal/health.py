@@ -1,4 +1,4 @@
-"""Reachability of the database and the broker, as JSON (200 when both answer, 503 otherwise)."""
+"""Liveness and readiness as JSON: 200 when every check passes, 503 otherwise."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 from django.conf import settings
 from django.db import connections
 from django.http import JsonResponse
+from django.utils import timezone
 from kombu import Connection
 
 BROKER_TIMEOUT_SECONDS = 2
@@ -35,8 +36,21 @@ def broker_status() -> str:
     return "ok"
 
 
-def healthz_response() -> JsonResponse:
-    checks = {"database": database_status(), "broker": broker_status()}
+def worker_status() -> str:
+    """A worker ran the beat-sent heartbeat task recently (so queues are consumed, not just reachable)."""
+    from portal.models import WorkerHeartbeat
+
+    try:
+        latest = WorkerHeartbeat.objects.order_by("-seen_at").values_list("seen_at", flat=True).first()
+    except Exception as exc:
+        return f"error: {type(exc).__name__}"
+    if latest is None:
+        return "error: no worker heartbeat yet"
+    age = (timezone.now() - latest).total_seconds()
+    return "ok" if age <= settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS else f"error: last worker heartbeat {int(age)} s ago"
+
+
+def status_response(checks: dict[str, str]) -> JsonResponse:
     healthy = all(value == "ok" for value in checks.values())
     response = JsonResponse({"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503)
     response["Cache-Control"] = "no-store"
@@ -44,14 +58,16 @@ def healthz_response() -> JsonResponse:
 
 
 class HealthCheckMiddleware:
-    """Answers /healthz before host validation, so probes by IP address (Docker, a load balancer) work."""
-
-    path = "/healthz"
+    """Answers /healthz (liveness: database and broker reachable) and /readyz (also a live worker)
+    before host validation, so probes by IP address (Docker, a load balancer) work."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path == self.path and request.method in ("GET", "HEAD"):
-            return healthz_response()
+        if request.method in ("GET", "HEAD"):
+            if request.path == "/healthz":
+                return status_response({"database": database_status(), "broker": broker_status()})
+            if request.path == "/readyz":
+                return status_response({"database": database_status(), "broker": broker_status(), "worker": worker_status()})
         return self.get_response(request)

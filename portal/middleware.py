@@ -33,3 +33,45 @@ class RequestSizeLimitMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message}, status=status)
         return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
+class AdminLoginThrottleMiddleware:
+    """At most settings.ADMIN_LOGIN_ATTEMPTS login attempts per client address per window."""
+
+    path = "/admin/login/"
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and request.path == self.path:
+            from reviews.ratelimit import Limit, RateLimited, client_ip, hit, ip_hash
+
+            limit = Limit("admin-login", settings.ADMIN_LOGIN_ATTEMPTS, settings.ADMIN_LOGIN_WINDOW_SECONDS)
+            try:
+                hit(limit=limit, key=ip_hash(client_ip(request)))
+            except RateLimited as limited:
+                response = HttpResponse(
+                    f"Too many login attempts from your address; try again in {limited.retry_after} seconds.",
+                    status=429, content_type="text/plain; charset=utf-8",
+                )
+                response["Retry-After"] = str(limited.retry_after)
+                return response
+        return self.get_response(request)
+
+
+class MetricsAccessMiddleware:
+    """/metrics needs `Authorization: Bearer <PORTAL_METRICS_TOKEN>` when a token is configured."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        token = settings.METRICS_TOKEN
+        if request.path == "/metrics" and token:
+            import hmac
+
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                return HttpResponse("metrics need the bearer token", status=401, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

@@ -64,6 +64,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
+    "django_prometheus",
     "reviews",
     "records",
     "releases",
@@ -72,9 +74,13 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "portal.observability.RequestLogMiddleware",
     "portal.health.HealthCheckMiddleware",
     "portal.middleware.RequestSizeLimitMiddleware",
+    "portal.middleware.MetricsAccessMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -82,8 +88,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "portal.middleware.AdminLoginThrottleMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "portal.api.PortalReleaseHeaderMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -181,16 +189,72 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "worker-heartbeat": {"task": "portal.tasks.worker_heartbeat", "schedule": 30.0, "options": {"queue": "default", "expires": 25}},
+}
 
+# One JSON line per record (PORTAL_LOG_FORMAT=plain for humans at a terminal).
+LOG_FORMAT = env_str("PORTAL_LOG_FORMAT", "json")
+if LOG_FORMAT not in {"json", "plain"}:
+    raise ImproperlyConfigured(f"PORTAL_LOG_FORMAT must be json or plain, got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("PORTAL_LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django.server": {"level": "WARNING"},  # requests are logged once, by portal.request
+        "bagit": {"level": "WARNING"},  # one line per hashed file otherwise
+    },
 }
 
 LOGIN_URL = "admin:login"
+
+# Security headers on every response; the production-only ones below need HTTPS in front.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env_bool("PORTAL_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("PORTAL_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # The proxy in front terminates TLS and says so in X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+# A content security policy with no inline script anywhere, the admin included. Inline *styles* are
+# allowed: the admin's history pages, DRF's browsable API and Swagger UI set style attributes.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    }
+}
+ADMIN_LOGIN_ATTEMPTS = env_int("PORTAL_ADMIN_LOGIN_ATTEMPTS", 10, minimum=1)
+ADMIN_LOGIN_WINDOW_SECONDS = env_int("PORTAL_ADMIN_LOGIN_WINDOW_SECONDS", 15 * 60, minimum=1)
+METRICS_TOKEN = env_secret("PORTAL_METRICS_TOKEN") or ""
+WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PORTAL_WORKER_HEARTBEAT_MAX_AGE_SECONDS", 120, minimum=10)
 
 # Public addresses in mails and links; the embedded default serves http://127.0.0.1:8000.
 PORTAL_BASE_URL = env_str("PORTAL_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
@@ -264,7 +328,6 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api_schema.add_error_responses"],
     "ENUM_NAME_OVERRIDES": {
         "ReviewStateEnum": "reviews.models.ReviewState",

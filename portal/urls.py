@@ -9,6 +9,7 @@ urlpatterns = [
     path("admin/review-queue/", admin.site.admin_view(review_queue_view), name="review-queue"),
     path("admin/", admin.site.urls),
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
+    path("", include("django_prometheus.urls")),
     path("api/v1/", include("portal.api_urls")),
     path("", include("reviews.urls")),
     path("", include("records.urls")),

@@ -1,0 +1,105 @@
+"""Structured logs (one JSON line per request and per Celery task) and Prometheus collectors."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from prometheus_client.core import GaugeMetricFamily
+
+request_log = logging.getLogger("portal.request")
+task_log = logging.getLogger("portal.task")
+QUEUES = ("default", "releases", "gpu")
+
+
+class RequestLogMiddleware:
+    """Logs every request as one structured line and hands the request id back in X-Request-ID."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        request_id = (request.headers.get("X-Request-ID") or uuid.uuid4().hex)[:64]
+        request.request_id = request_id
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        request_log.info(
+            "request",
+            extra={
+                "event": "request",
+                "request_id": request_id,
+                "method": request.method,
+                "path": request.path,
+                "status": response.status_code,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                "user_id": user.pk if user is not None and user.is_authenticated else None,
+            },
+        )
+        response["X-Request-ID"] = request_id
+        return response
+
+
+def _subject(task_name: str, args) -> dict[str, object]:
+    """The id a task works on, named for what it is (job_id, release_id), so logs can be searched by it."""
+    if not args:
+        return {}
+    key = "job_id" if task_name.startswith("benchmarks.") else "release_id" if task_name.startswith("releases.") else "object_id"
+    return {key: args[0]}
+
+
+_started: dict[str, float] = {}
+
+
+def on_task_prerun(task_id=None, task=None, args=None, **kwargs):
+    _started[task_id] = time.perf_counter()
+    task_log.info("task started", extra={"event": "task", "state": "started", "task": task.name, "task_id": task_id, **_subject(task.name, args)})
+
+
+def on_task_postrun(task_id=None, task=None, args=None, state=None, **kwargs):
+    started = _started.pop(task_id, None)
+    task_log.info(
+        "task finished",
+        extra={
+            "event": "task", "state": state, "task": task.name, "task_id": task_id,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2) if started else None,
+            **_subject(task.name, args),
+        },
+    )
+
+
+def connect_task_logging() -> None:
+    from celery.signals import task_postrun, task_prerun
+
+    task_prerun.connect(on_task_prerun, weak=False, dispatch_uid="portal-task-prerun")
+    task_postrun.connect(on_task_postrun, weak=False, dispatch_uid="portal-task-postrun")
+
+
+def queue_lengths() -> dict[str, int]:
+    """Messages waiting per queue, read from the broker itself (Redis lists, or the queue folder)."""
+    url = settings.CELERY_BROKER_URL
+    if url.startswith("filesystem://"):
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        names = [path.name for path in folder.iterdir()] if folder.is_dir() else []
+        return {queue: sum(1 for name in names if name.endswith(f".{queue}.msg")) for queue in QUEUES}
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+    return {queue: int(client.llen(queue)) for queue in QUEUES}
+
+
+class QueueCollector:
+    """portal_queue_length{queue=...}: read at scrape time, so every process reports the same truth."""
+
+    def collect(self):
+        gauge = GaugeMetricFamily("portal_queue_length", "Messages waiting in a Celery queue.", labels=["queue"])
+        try:
+            lengths = queue_lengths()
+        except Exception:  # an unreachable broker is reported by /readyz; the metric is simply absent
+            lengths = {}
+        for queue, length in lengths.items():
+            gauge.add_metric([queue], length)
+        yield gauge
