@@ -1,8 +1,17 @@
-"""Releases: published, checksummed snapshots of the catalogue."""
+"""Releases: published, checksummed snapshots of the catalogue (DESIGN.md, "Releases").
+
+Plain models: every write goes through `releases.services`. A release row is created when a release
+manager cuts one (its id is not known yet: the id is content-addressed, so it is assigned when the
+bundle is built), a worker builds it, and it is published together with its files and its
+membership rows in one transaction. From then on the row, its files and its memberships never
+change: database triggers on both backends refuse it (migration 0003, `releases/db_triggers.py`).
+"""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class ReleaseStatus(models.TextChoices):
@@ -12,11 +21,23 @@ class ReleaseStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+UNFINISHED = (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING)
+
+
+class ReleaseQuerySet(models.QuerySet):
+    def published(self) -> ReleaseQuerySet:
+        return self.filter(status=ReleaseStatus.PUBLISHED)
+
+    def newest_first(self) -> ReleaseQuerySet:
+        """The public order: newest release date first, then the later cut."""
+        return self.order_by("-release_date", "-id")
+
+
 class Release(models.Model):
     # Assigned when the bundle is built: the release date and 12 hex digits of its content hash.
     release_id = models.CharField(max_length=40, unique=True, null=True, blank=True)
-    release_date = models.DateField()
-    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.REQUESTED)
+    release_date = models.DateField(help_text="The date the release was cut (UTC); the bag's Bagging-Date.")
+    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.REQUESTED, db_index=True)
     is_external = models.BooleanField(
         default=False, help_text="Recorded from a published record page; this portal does not hold its files."
     )
@@ -24,12 +45,126 @@ class Release(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
 
+    cut_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The release manager who cut it (none for an external release).",
+    )
+    previous = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The newest published release when this one was published: the base of its change summary.",
+    )
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of the build done.")
+    stage = models.CharField(max_length=200, blank=True, help_text="What the build is doing now.")
+    counts = models.JSONField(
+        default=dict, blank=True,
+        help_text="rows per table, records per type, and records added, removed and changed per type.",
+    )
+    payload_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of manifest-sha256.txt; the release id holds its first 12 digits."
+    )
+    catalogue_watermark = models.CharField(
+        max_length=64, blank=True, help_text="Fingerprint of the catalogue the release was built from (no-change cuts)."
+    )
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the build.")
+    celery_task_id = models.CharField(max_length=64, blank=True, help_text="The id of the last message sent for the build.")
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When the last build message was sent.")
+    build_token = models.CharField(max_length=32, blank=True, help_text="Identifies the claim of the build now running.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the build.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    build_log = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+    objects = ReleaseQuerySet.as_manager()
+
     class Meta:
         ordering = ["-release_date", "-id"]
         get_latest_by = ["release_date", "id"]
+        permissions = [("cut_release", "Can cut a new release")]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=ReleaseStatus.values), name="release_status_valid"),
+            models.CheckConstraint(condition=Q(progress__lte=100), name="release_progress_at_most_100"),
+            models.CheckConstraint(
+                condition=~Q(status=ReleaseStatus.PUBLISHED) | Q(release_id__isnull=False, published_at__isnull=False),
+                name="release_published_has_id",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.release_id or f"release #{self.pk} ({self.get_status_display().lower()})"
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == ReleaseStatus.PUBLISHED
+
+    @property
+    def is_unfinished(self) -> bool:
+        return self.status in UNFINISHED
+
+    @property
+    def holds_files(self) -> bool:
+        return self.is_published and not self.is_external
+
+    @property
+    def public_key(self) -> str:
+        """How URLs name the release: its id once built, its row number before."""
+        return self.release_id if self.release_id and self.is_published else str(self.pk)
+
+    def change_total(self, kind: str) -> int | None:
+        """Records added, removed or changed since the previous release (None when not computed)."""
+        by_type = (self.counts or {}).get(kind)
+        return None if by_type is None else sum(by_type.values())
+
+    @property
+    def added_total(self) -> int | None:
+        return self.change_total("added")
+
+    @property
+    def removed_total(self) -> int | None:
+        return self.change_total("removed")
+
+    @property
+    def changed_total(self) -> int | None:
+        return self.change_total("changed")
+
+    @property
+    def record_total(self) -> int | None:
+        by_type = (self.counts or {}).get("records")
+        return None if by_type is None else sum(by_type.values())
+
+
+class FileKind(models.TextChoices):
+    PAYLOAD = "payload", "Payload (data/)"
+    TAG = "tag", "Bag tag file"
+    ARCHIVE = "archive", "Archive of the whole bag"
+
+
+class ReleaseFile(models.Model):
+    """One file of a built release, as it lies under `RELEASES_DIR/<release id>/`."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=300, help_text="Path inside the bag (data/...), or the archive's file name.")
+    kind = models.CharField(max_length=10, choices=FileKind.choices)
+    bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    sha512 = models.CharField(max_length=128)
+
+    class Meta:
+        ordering = ["release_id", "kind", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "name"], name="releasefile_unique_name"),
+            models.CheckConstraint(condition=Q(kind__in=FileKind.values), name="releasefile_kind_valid"),
+            models.CheckConstraint(condition=Q(bytes__gte=0), name="releasefile_bytes_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def anchor(self) -> str:
+        """The id of the file's row on the release page (protocol_coverage for its table, ...)."""
+        base = self.name.rsplit("/", 1)[-1]
+        return base.split(".", 1)[0] if self.kind == FileKind.PAYLOAD else base.replace(".", "-")
 
 
 class ReleaseRecord(models.Model):
@@ -44,3 +179,19 @@ class ReleaseRecord(models.Model):
         ordering = ["record_type", "stable_id"]
         constraints = [models.UniqueConstraint(fields=["release", "record_type", "stable_id"], name="releaserecord_unique")]
         indexes = [models.Index(fields=["record_type", "stable_id"])]
+
+
+class ReleaseFixityCheck(models.Model):
+    """One re-hash of a published release's files (`verify_release`, the weekly audit)."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="fixity_checks")
+    checked_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    intact = models.BooleanField()
+    problems = models.TextField(blank=True, help_text="One line per difference found.")
+    files_checked = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-checked_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.release}: {'intact' if self.intact else 'PROBLEMS'} at {self.checked_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,251 @@
+"""Release build cost with 1,000, 10,000 and 100,000 results: time, the builder's peak memory, and
+the time `gzip -n` plus `sha256sum` take on the same CSV bytes (the floor any builder pays).
+
+Run: .venv/bin/python bench/release_build.py [SIZES...]   (default 1000 10000 100000)
+
+It uses a throw-away SQLite database and release folder under a temp folder, or the database
+named by DATABASE_URL if set: then it must be a scratch database. The catalogue grows to each
+size in turn (bulk inserts: a bench, not a curation), and each size is built by the real service
+(`releases.services.release_build`: export, write, validate, install, publish with memberships)
+in a fresh process, so that its peak RSS is the builder's own. A second fresh process writes the
+same bundle under tracemalloc to report the Python heap's peak. Builds use the default chunk size
+(RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+if not os.environ.get("PORTAL_VAR_DIR"):
+    os.environ["PORTAL_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-release-")
+os.environ.setdefault("PORTAL_RELEASES_DIR", str(Path(os.environ["PORTAL_VAR_DIR"]) / "bench-releases"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from records import models as m  # noqa: E402
+
+SIZES = (1_000, 10_000, 100_000)
+RESULTS_PER_EVALUATION = 2
+RESULTS_PER_PROTOCOL = 100
+BATCH = 5_000
+
+
+def rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+# ------------------------------------------------------------------ seeding
+
+
+def grow_catalogue(results: int) -> None:
+    """Add rows until the catalogue holds `results` results (bulk inserts, proposed records)."""
+    have = m.Result.objects.count()
+    if have >= results:
+        return
+    protocols = results // RESULTS_PER_PROTOCOL
+    start_protocol = m.Protocol.objects.count()
+    sources = [m.Source(stable_id=f"bench-source-{i}", title=f"Bench source {i}, a paper", venue="Bench", kind="paper") for i in range(start_protocol, protocols)]
+    m.Source.objects.bulk_create(sources, batch_size=BATCH)
+    source_ids = dict(m.Source.objects.values_list("stable_id", "pk"))
+    m.Protocol.objects.bulk_create(
+        [
+            m.Protocol(
+                stable_id=f"bench-protocol-{i}", title=f"Bench protocol {i}", summary="Bench.", metric_name="Runtime",
+                metric_short_name="runtime", metric_unit="minute", metric_direction="lower",
+                source_id=source_ids[f"bench-source-{i}"], source_locator=f"Table {i % 9 + 1}",
+            )
+            for i in range(start_protocol, protocols)
+        ],
+        batch_size=BATCH,
+    )
+    protocol_ids = dict(m.Protocol.objects.values_list("stable_id", "pk"))
+    m.BaselineRole.objects.bulk_create(
+        [
+            m.BaselineRole(stable_id=f"bench-protocol-{i}-{kind}", protocol_id=protocol_ids[f"bench-protocol-{i}"], kind=kind, selection_rule="Select one.")
+            for i in range(start_protocol, protocols)
+            for kind in m.BaselineKind.values
+        ],
+        batch_size=BATCH,
+    )
+    if not m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").exists():
+        m.Dataset.objects.bulk_create([m.Dataset(stable_id=f"bench-dataset-{i}", name=f"Bench task {i}") for i in range(20)])
+    dataset_ids = list(m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").order_by("pk").values_list("pk", flat=True))
+    start_configuration = m.Configuration.objects.count()
+    m.Configuration.objects.bulk_create(
+        [m.Configuration(stable_id=f"bench-config-{i}", name=f"Model {i:06d}, fine-tuned") for i in range(start_configuration, results // 10)],
+        batch_size=BATCH,
+    )
+    configuration_ids = list(m.Configuration.objects.order_by("pk").values_list("pk", flat=True))
+
+    start_evaluation = m.Evaluation.objects.count()
+    for first in range(start_evaluation, results // RESULTS_PER_EVALUATION, BATCH):
+        last = min(first + BATCH, results // RESULTS_PER_EVALUATION)
+        m.Evaluation.objects.bulk_create(
+            [
+                m.Evaluation(
+                    stable_id=f"bench-evaluation-{i}", title=f"Bench evaluation {i}",
+                    protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    configuration_id=configuration_ids[i % len(configuration_ids)], dataset_id=dataset_ids[i % len(dataset_ids)],
+                    origin=m.Origin.values[i % 2], source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    source_locator=f"Table {i % 7 + 1}, row {i % 40 + 1}",
+                    quote=f'The model reached {i % 97}.5 minutes, "as reported", in run {i}.',
+                )
+                for i in range(first, last)
+            ]
+        )
+        evaluation_ids = dict(
+            m.Evaluation.objects.filter(stable_id__in=[f"bench-evaluation-{i}" for i in range(first, last)]).values_list("stable_id", "pk")
+        )
+        m.Result.objects.bulk_create(
+            [
+                m.Result(
+                    stable_id=f"bench-result-{i}-{j}", evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
+                    value=Decimal(i % 997) + Decimal(j) / Decimal(8), unit="minute", printed_value=f"{i % 997} min",
+                )
+                for i in range(first, last)
+                for j in range(RESULTS_PER_EVALUATION)
+            ]
+        )
+        m.EvidenceRow.objects.bulk_create(
+            [
+                m.EvidenceRow(
+                    stable_id=f"bench-evidence-{i}", protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    evaluation_id=evaluation_ids[f"bench-evaluation-{i}"], property_name="metric",
+                    statement=f"Statement {i}, with a comma.", source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    locator="Methods", quote="A quoted line.",
+                )
+                for i in range(first, last)
+                if i % 5 == 0
+            ]
+        )
+
+
+# ------------------------------------------------------------- the builder
+
+
+def build_in_this_process() -> None:
+    """--build: cut a release row and run the real build service; print figures as JSON."""
+    from releases.models import Release, ReleaseStatus
+    from releases.services import release_build
+
+    release = Release.objects.create(release_date=timezone.localdate(), status=ReleaseStatus.REQUESTED, note="bench")
+    before = rss_kib()
+    started = time.perf_counter()
+    built = release_build(release_pk=release.pk)
+    seconds = time.perf_counter() - started
+    if built.status != ReleaseStatus.PUBLISHED:
+        raise SystemExit(f"build failed: {built.error}")
+    json.dump(
+        {
+            "release_id": built.release_id,
+            "seconds": seconds,
+            "rss_before_kib": before,
+            "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            "rows": built.counts["rows"],
+            "records": sum(built.counts["records"].values()),
+        },
+        sys.stdout,
+    )
+
+
+def heap_in_this_process(output: str) -> None:
+    """--heap: write the same bundle under tracemalloc; print the Python heap's peak."""
+    import tracemalloc
+
+    from releases import conf, exporter
+
+    tracemalloc.start()
+    exporter.bundle_write(output_dir=Path(output), release_date=timezone.localdate(), chunk_size=conf.chunk_rows())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    json.dump({"heap_peak_bytes": peak}, sys.stdout)
+
+
+def in_fresh_process(*args: str) -> dict:
+    completed = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=os.environ.copy())
+    if completed.returncode != 0:
+        raise SystemExit(completed.stderr[-3000:])
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------ the floor
+
+
+def tools_seconds(bag: Path, scratch: Path) -> tuple[float, int]:
+    """gzip -n -9 then sha256sum on the uncompressed CSV bytes of the bundle's tables."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    plain = []
+    for table in sorted((bag / "data").glob("*.csv.gz")):
+        target = scratch / table.name.removesuffix(".gz")
+        with gzip.open(table, "rb") as source, target.open("wb") as sink:
+            shutil.copyfileobj(source, sink)
+        plain.append(target)
+    started = time.perf_counter()
+    for path in plain:
+        with open(f"{path}.gz", "wb") as sink:
+            subprocess.run(["gzip", "-n", "-9", "-c", str(path)], stdout=sink, check=True)
+        subprocess.run(["sha256sum", f"{path}.gz"], stdout=subprocess.DEVNULL, check=True)
+    seconds = time.perf_counter() - started
+    size = sum(p.stat().st_size for p in plain)
+    shutil.rmtree(scratch)
+    return seconds, size
+
+
+def main(sizes: list[int]) -> None:
+    call_command("migrate", verbosity=0)
+    from releases import conf
+    from releases.services import release_directory
+
+    print(f"database: {connection.vendor}; chunk rows: {conf.chunk_rows()}; releases under {conf.releases_dir()}")
+    header = (
+        f"{'results':>8} {'seed s':>7} {'build s':>8} {'rows/s':>8} {'peak RSS MiB':>13} {'RSS growth MiB':>15} "
+        f"{'heap peak MiB':>14} {'CSV MiB':>8} {'gzip+sha256sum s':>17} {'build/tools':>12}"
+    )
+    print(header)
+    for size in sizes:
+        started = time.perf_counter()
+        grow_catalogue(size)
+        seeded = time.perf_counter() - started
+        connection.close()  # the builder's process opens its own
+        built = in_fresh_process("--build")
+        heap = in_fresh_process("--heap", tempfile.mkdtemp(prefix="bench-heap-"))
+        bag = release_directory(built["release_id"]) / built["release_id"]
+        tools, csv_bytes = tools_seconds(bag, Path(tempfile.mkdtemp(prefix="bench-csv-")))
+        rows = sum(built["rows"].values())
+        print(
+            f"{size:>8,} {seeded:>7.1f} {built['seconds']:>8.2f} {rows / built['seconds']:>8,.0f} "
+            f"{built['peak_rss_kib'] / 1024:>13.1f} {(built['peak_rss_kib'] - built['rss_before_kib']) / 1024:>15.1f} "
+            f"{heap['heap_peak_bytes'] / 2**20:>14.1f} {csv_bytes / 2**20:>8.1f} {tools:>17.2f} {built['seconds'] / tools:>12.1f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--build"]:
+        build_in_this_process()
+    elif sys.argv[1:2] == ["--heap"]:
+        heap_in_this_process(sys.argv[2])
+    else:
+        main([int(a) for a in sys.argv[1:]] or list(SIZES))

@@ -1,0 +1,175 @@
+"""The release managers' admin: releases with their build's progress, files and log; a cut button.
+
+Nothing here edits a release: every field is read-only, a published release can be neither
+changed nor deleted (a failed one may be deleted), and "Cut a new release" calls the one service.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from releases.models import Release, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
+from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cut
+
+REFRESH_SECONDS = 3
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ReleaseFileInline(ReadOnlyInline):
+    model = ReleaseFile
+    fields = ("name", "kind", "bytes", "sha256", "sha512")
+    readonly_fields = fields
+    ordering = ("kind", "name")
+
+
+class ReleaseFixityCheckInline(ReadOnlyInline):
+    model = ReleaseFixityCheck
+    fields = ("checked_at", "intact", "files_checked", "problems")
+    readonly_fields = fields
+    verbose_name = "fixity check"
+    verbose_name_plural = "fixity checks (verify_release and the weekly audit)"
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "status", "progress_display", "release_date", "rows_display", "changes_display", "cut_by", "published_at")
+    list_filter = ("status", "is_external")
+    search_fields = ("release_id", "note")
+    date_hierarchy = "release_date"
+    inlines = [ReleaseFileInline, ReleaseFixityCheckInline]
+    change_list_template = "admin/releases/release/change_list.html"
+    change_form_template = "admin/releases/release/change_form.html"
+    actions = None
+    fieldsets = (
+        (None, {"fields": ("release_id", "status", "progress_display", "stage", "release_date", "is_external", "note")}),
+        ("Contents", {"fields": ("counts_display", "previous", "payload_sha256", "catalogue_watermark")}),
+        ("Build", {"fields": ("cut_by", "created_at", "attempts", "celery_task_id", "sent_at", "started_at", "heartbeat", "finished_at", "published_at", "error", "build_log_display")}),
+    )
+    readonly_fields = (
+        "release_id", "status", "progress_display", "stage", "release_date", "is_external", "note", "counts_display", "previous",
+        "payload_sha256", "catalogue_watermark", "cut_by", "created_at", "attempts", "celery_task_id", "sent_at", "started_at",
+        "heartbeat", "finished_at", "published_at", "error", "build_log_display",
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("cut_by", "previous")
+
+    # -- permissions: nothing is edited by hand, a published release is never deleted
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        if obj is None or obj.status != ReleaseStatus.FAILED:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    # -- display
+
+    @admin.display(description="progress")
+    def progress_display(self, release: Release) -> str:
+        if release.status == ReleaseStatus.PUBLISHED:
+            return "done"
+        return format_html('<progress max="100" value="{}">{}%</progress> {}%', release.progress, release.progress, release.progress)
+
+    @admin.display(description="rows")
+    def rows_display(self, release: Release) -> str:
+        rows = (release.counts or {}).get("rows")
+        return ", ".join(f"{name} {number}" for name, number in rows.items()) if rows else "-"
+
+    @admin.display(description="changes")
+    def changes_display(self, release: Release) -> str:
+        if release.added_total is None:
+            return "-"
+        return f"+{release.added_total} -{release.removed_total} ~{release.changed_total}"
+
+    @admin.display(description="counts")
+    def counts_display(self, release: Release) -> str:
+        counts = release.counts or {}
+        parts = []
+        for key in ("rows", "records", "added", "removed", "changed"):
+            if key in counts:
+                values = ", ".join(f"{name}: {number}" for name, number in counts[key].items()) or "none"
+                parts.append(f"{key}: {values}")
+        return "; ".join(parts) or "-"
+
+    @admin.display(description="build log")
+    def build_log_display(self, release: Release) -> str:
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>', release.build_log or "(empty)")
+
+    # -- the cut button
+
+    def get_urls(self):
+        custom = [path("cut/", self.admin_site.admin_view(self.cut_view), name="releases_release_cut")]
+        return custom + super().get_urls()
+
+    def cut_view(self, request):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not may_cut_release(request.user):
+            raise PermissionDenied
+        changelist = reverse("admin:releases_release_changelist")
+        try:
+            release = release_cut(actor=request.user, note=request.POST.get("note", "")[:2000])
+        except NothingChanged as exc:
+            self.message_user(request, f"Nothing was cut: {exc.message}.", messages.WARNING)
+            return HttpResponseRedirect(changelist)
+        except ReleaseError as exc:
+            self.message_user(request, f"Nothing was cut: {exc.message}.", messages.ERROR)
+            return HttpResponseRedirect(changelist)
+        self.message_user(request, f"Release #{release.pk} was cut; a worker is building it.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:releases_release_change", args=[release.pk]))
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {
+            **(extra_context or {}),
+            "may_cut_release": may_cut_release(request.user),
+            "refresh_seconds": REFRESH_SECONDS if Release.objects.filter(status__in=("requested", "building")).exists() else None,
+        }
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        release = Release.objects.filter(pk=object_id).only("status").first() if str(object_id).isdigit() else None
+        extra_context = {
+            **(extra_context or {}),
+            "refresh_seconds": REFRESH_SECONDS if release is not None and release.is_unfinished else None,
+        }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+@admin.register(ReleaseFixityCheck)
+class ReleaseFixityCheckAdmin(admin.ModelAdmin):
+    list_display = ("release", "checked_at", "intact", "files_checked")
+    list_filter = ("intact",)
+    readonly_fields = ("release", "checked_at", "intact", "files_checked", "problems")
+    actions = None
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

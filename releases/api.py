@@ -1,0 +1,185 @@
+"""The releases API (included under /api/v1/ by the portal's API router; see `releases/api_urls.py`).
+
+- `GET  releases/`                  published releases, newest first, and the builds in progress
+- `POST releases/`                  cut a release (release managers only): 202 with the release's
+                                    URL and status; 409 with `code` "nothing_changed" (nothing changed
+                                    since the last published release) or "build_in_progress", naming
+                                    that release; 403 without the permission
+- `GET  releases/<release id>/`     one published release: status, counts, files with bytes,
+                                    checksums and download links
+- `GET  releases/<number>/`         a release before it has an id (its build's status and progress;
+                                    staff also see a failed build's error)
+- PUT, PATCH and DELETE are refused (405): a published release never changes.
+
+Every error body is JSON: {"detail": "...", "code": "..."}.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import permissions, serializers, status
+from rest_framework.exceptions import MethodNotAllowed, NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from portal.api import ConditionalGetMixin
+from releases import queries
+from releases.models import Release, ReleaseFile, ReleaseStatus
+from releases.services import CUT_PERMISSION, ReleaseError, may_cut_release, release_cut
+
+IMMUTABLE_DETAIL = "Releases cannot be changed or deleted: a published release never changes. Cut a new release instead."
+
+
+class MayCutRelease(permissions.BasePermission):
+    """Anyone may read; only release managers (permission releases.cut_release) may POST a cut."""
+
+    message = f"Only release managers may cut a release (permission {CUT_PERMISSION})."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method == "POST":
+            return may_cut_release(request.user)
+        return True
+
+
+class ReleaseFileSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ReleaseFile
+        fields = ["name", "kind", "bytes", "sha256", "sha512", "url"]
+
+    def get_url(self, record: ReleaseFile) -> str:
+        from django.urls import reverse
+
+        path = reverse("releases:file", kwargs={"release_id": record.release.release_id, "name": record.name})
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    page = serializers.SerializerMethodField()
+    previous = serializers.SerializerMethodField()
+    files = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Release
+        fields = [
+            "url", "page", "release_id", "release_date", "status", "progress", "stage", "is_external", "note",
+            "previous", "counts", "published_at", "error", "files",
+        ]
+
+    def to_representation(self, release: Release) -> dict:
+        data = super().to_representation(release)
+        request = self.context.get("request")
+        if not (request is not None and request.user.is_staff):
+            data.pop("error")  # a failed build's error may name paths and internals: staff only
+        return data
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def get_url(self, release: Release) -> str:
+        from django.urls import reverse
+
+        return self._absolute(reverse("releases_api:detail", kwargs={"key": release.public_key}))
+
+    def get_page(self, release: Release) -> str:
+        from releases.views import release_detail_url
+
+        return self._absolute(release_detail_url(release))
+
+    def get_previous(self, release: Release) -> str | None:
+        return release.previous.release_id if release.previous_id else None
+
+    def get_files(self, release: Release) -> list[dict]:
+        if not release.holds_files:
+            return []
+        files = list(release.files.all())
+        for record in files:
+            record.release = release  # no query per file for its URL
+        return ReleaseFileSerializer(files, many=True, context=self.context).data
+
+
+def _error(exc: ReleaseError, request) -> Response:
+    body = {"detail": exc.message, "code": exc.code}
+    if exc.release is not None:
+        body["release"] = ReleaseSerializer(exc.release, context={"request": request}).data
+    return Response(body, status=exc.status)
+
+
+class ReleaseAPIView(ConditionalGetMixin, APIView):
+    """Reads carry ETags; any method that would change a release is refused with 405."""
+
+    permission_classes = [MayCutRelease]
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        raise MethodNotAllowed(request.method, detail=IMMUTABLE_DETAIL)
+
+
+ReleaseListSerializer = inline_serializer(
+    "ReleaseList",
+    fields={"results": ReleaseSerializer(many=True), "building": ReleaseSerializer(many=True, help_text="Releases requested or building.")},
+)
+CutRequestSerializer = inline_serializer("ReleaseCutRequest", fields={"note": serializers.CharField(max_length=2000, required=False)})
+ReleaseErrorSerializer = inline_serializer(
+    "ReleaseError", fields={"detail": serializers.CharField(), "code": serializers.CharField(), "release": ReleaseSerializer(required=False)}
+)
+
+
+class ReleaseListView(ReleaseAPIView):
+    http_method_names = ["get", "post", "head", "options"]
+
+    @extend_schema(operation_id="releases_list", responses={200: ReleaseListSerializer}, description="Published releases, newest first, and builds in progress.")
+    def get(self, request):
+        published = queries.published_releases().prefetch_related(queries.files_prefetch())
+        building = queries.unfinished_releases()
+        context = {"request": request}
+        return Response(
+            {
+                "results": ReleaseSerializer(published, many=True, context=context).data,
+                "building": ReleaseSerializer(building, many=True, context=context).data,
+            }
+        )
+
+    @extend_schema(
+        operation_id="releases_cut",
+        request=CutRequestSerializer,
+        responses={
+            202: OpenApiResponse(ReleaseSerializer, description="The release row is created; a worker builds it (follow `url`)."),
+            409: OpenApiResponse(ReleaseErrorSerializer, description="nothing_changed since the last published release, or a build_in_progress."),
+        },
+        description="Cut a release (release managers only).",
+    )
+    def post(self, request):
+        note = request.data.get("note", "") if hasattr(request.data, "get") else ""
+        if not isinstance(note, str) or len(note) > 2000:
+            return Response({"detail": "note must be a text of at most 2000 characters", "code": "invalid"}, status=400)
+        try:
+            release = release_cut(actor=request.user, note=note)
+        except ReleaseError as exc:
+            return _error(exc, request)
+        data = ReleaseSerializer(release, context={"request": request}).data
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
+
+
+class ReleaseDetailView(ReleaseAPIView):
+    http_method_names = ["get", "head", "options"]
+
+    @extend_schema(
+        operation_id="releases_retrieve",
+        parameters=[OpenApiParameter("key", str, OpenApiParameter.PATH, description="A release id, or a build's number before it has one.")],
+        responses={200: ReleaseSerializer},
+    )
+    def get(self, request, key: str):
+        if key.isdigit():
+            release = Release.objects.select_related("previous").prefetch_related(queries.files_prefetch()).filter(pk=int(key)).first()
+        else:
+            release = (
+                Release.objects.select_related("previous").prefetch_related(queries.files_prefetch())
+                .filter(release_id=key, status=ReleaseStatus.PUBLISHED).first()
+            )
+        if release is None:
+            raise NotFound(f"No release {key!r}.")
+        return Response(ReleaseSerializer(release, context={"request": request}).data)

@@ -1,0 +1,100 @@
+"""Read queries of the release pages and API: a constant number of SQL statements whatever the row count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db.models import Case, IntegerField, Prefetch, Value, When
+from django.http import Http404
+
+from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseStatus
+from releases.services import ChangeList, release_change_list, release_directory, release_file_path
+
+CHANGE_LIST_LIMIT = 100
+
+
+KIND_ORDER = Case(
+    When(kind=FileKind.PAYLOAD, then=Value(0)), When(kind=FileKind.ARCHIVE, then=Value(1)), default=Value(2),
+    output_field=IntegerField(),
+)
+
+
+def files_prefetch() -> Prefetch:
+    """A release's files: the payload tables first, then the archive, then the bag's tag files."""
+    return Prefetch("files", queryset=ReleaseFile.objects.order_by(KIND_ORDER, "name"))
+
+
+def published_releases():
+    return Release.objects.published().newest_first().select_related("previous")
+
+
+def unfinished_releases():
+    return Release.objects.filter(status__in=UNFINISHED).order_by("created_at", "id")
+
+
+def release_list_page() -> dict:
+    return {"releases": list(published_releases()), "building": list(unfinished_releases())}
+
+
+def latest_published_or_404() -> Release:
+    release = Release.objects.published().newest_first().first()
+    if release is None:
+        raise Http404("No release has been published yet")
+    return release
+
+
+def release_by_pk_or_404(pk: int) -> Release:
+    release = Release.objects.filter(pk=pk).first()
+    if release is None:
+        raise Http404(f"No release #{pk}")
+    return release
+
+
+@dataclass
+class ReleasePage:
+    release: Release
+    files: list[ReleaseFile]
+    changes: ChangeList | None
+
+    @property
+    def payload_files(self) -> list[ReleaseFile]:
+        return [f for f in self.files if f.kind == "payload"]
+
+    @property
+    def other_files(self) -> list[ReleaseFile]:
+        return [f for f in self.files if f.kind != "payload"]
+
+
+def published_by_id_or_404(release_id: str):
+    release = (
+        Release.objects.published().select_related("previous").prefetch_related(files_prefetch())
+        .filter(release_id=release_id).first()
+    )
+    if release is None:
+        raise Http404(f"No published release {release_id!r}")
+    return release
+
+
+def release_page(*, release_id: str) -> ReleasePage:
+    release = published_by_id_or_404(release_id)
+    changes = None if release.is_external else release_change_list(release=release, limit=CHANGE_LIST_LIMIT)
+    return ReleasePage(release=release, files=list(release.files.all()), changes=changes)
+
+
+def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, ReleaseFile, Path]:
+    """A file of a published release this portal holds, by its name in the file table (nothing else)."""
+    record = (
+        ReleaseFile.objects.select_related("release")
+        .filter(release__release_id=release_id, release__status=ReleaseStatus.PUBLISHED, release__is_external=False, name=name)
+        .first()
+    )
+    if record is None:
+        raise Http404("No such file in this release")
+    release = record.release
+    path = release_file_path(release, record.name)
+    root = release_directory(release.release_id).resolve()
+    resolved = path.resolve()
+    if root not in resolved.parents or not resolved.is_file():
+        raise Http404("The file is not available")
+    return release, record, resolved

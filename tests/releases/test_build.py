@@ -1,0 +1,324 @@
+"""A release built from the real database: a valid bag of a valid data package, byte-reproducible.
+
+The writer's own tests (test_bundle.py) check it on synthetic rows; these build the seeded
+catalogue through the exporter and the service, on whichever backend the suite runs on (CI runs
+it on PostgreSQL and on SQLite).
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from decimal import Decimal
+from pathlib import Path
+
+import bagit
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from records import models as m
+from records.seed import CONCERN, PROTOCOL_ID, QUOTE
+from records.services import record_save
+from releases import exporter
+from releases.bundle import read_csv_rows
+from releases.models import FileKind, ReleaseRecord, ReleaseStatus
+from releases.services import release_build, release_cut, release_verify
+from releases.templatetags.release_tags import current_release, releases_containing
+from tests.conftest import database_url_for
+from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+FRICTIONLESS = Path(sys.executable).parent / "frictionless"
+DATE = datetime.date(2026, 11, 1)
+
+# The sha256 of manifest-sha256.txt of the seeded catalogue's bundle, on every backend. It changes
+# only when the seed, the exporter's tables or the writer change: then update it, after checking
+# that the SQLite and the PostgreSQL runs print the same new value.
+SEED_PAYLOAD_DIGEST_PREFIX = "026a1fa6d038"
+
+pytestmark = pytest.mark.django_db
+
+
+def table(bag: Path, name: str) -> list[dict[str, str]]:
+    with gzip.open(bag / "data" / f"{name}.csv.gz", "rt", encoding="utf-8", newline="") as handle:
+        rows = list(read_csv_rows(handle))
+    return [dict(zip(rows[0], row)) for row in rows[1:]]
+
+
+def bag_of(release) -> Path:
+    from releases.services import release_directory
+
+    return release_directory(release.release_id) / release.release_id
+
+
+def all_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_built_release_and_its_unpacked_archive_validate_with_bagit(published_release, tmp_path):
+    bag = bag_of(published_release)
+    bagit.Bag(str(bag)).validate()
+    with tarfile.open(bag.parent / f"{published_release.release_id}.tar.gz") as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    bagit.Bag(str(tmp_path / "unpacked" / published_release.release_id)).validate()
+    info = (bag / "bag-info.txt").read_text()
+    assert f"Bagging-Date: {published_release.release_date.isoformat()}\n" in info
+    assert f"External-Identifier: {published_release.release_id}\n" in info
+    assert "Payload-Oxum: " in info
+
+
+def test_frictionless_validates_the_built_data_package(published_release):
+    completed = subprocess.run(
+        [str(FRICTIONLESS), "validate", "--json", "datapackage.json"],
+        cwd=bag_of(published_release) / "data", capture_output=True, text=True, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert json.loads(completed.stdout)["valid"] is True
+
+
+def test_sha256sum_checks_the_built_manifests(published_release):
+    bag = bag_of(published_release)
+    for manifest in ("manifest-sha256.txt", "tagmanifest-sha256.txt"):
+        completed = subprocess.run(["sha256sum", "--strict", "-c", manifest], cwd=bag, capture_output=True, text=True)
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_a_flipped_byte_in_the_matrix_fails_bagit_sha256sum_and_frictionless(published_release, tmp_path):
+    copy = tmp_path / "copy"
+    with tarfile.open(bag_of(published_release).parent / f"{published_release.release_id}.tar.gz") as archive:
+        archive.extractall(copy, filter="data")
+    bag = copy / published_release.release_id
+    target = bag / "data" / "model_evaluation_matrix.csv.gz"
+    target.chmod(0o644)
+    content = bytearray(target.read_bytes())
+    content[len(content) // 2] ^= 0x01
+    target.write_bytes(bytes(content))
+    with pytest.raises(bagit.BagValidationError):
+        bagit.Bag(str(bag)).validate()
+    assert subprocess.run(["sha256sum", "-c", "manifest-sha256.txt"], cwd=bag, capture_output=True).returncode != 0
+    completed = subprocess.run(
+        [str(FRICTIONLESS), "validate", "datapackage.json"], cwd=bag / "data", capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode != 0
+
+
+def test_verify_release_finds_a_flipped_byte_in_any_file(published_release):
+    assert release_verify(release=published_release).intact
+    names = list(published_release.files.values_list("name", flat=True))
+    from releases.services import release_file_path
+
+    for name in names:
+        path = release_file_path(published_release, name)
+        path.parent.chmod(0o755)
+        path.chmod(0o644)
+        original = path.read_bytes()
+        flipped = bytearray(original)
+        flipped[len(flipped) // 2] ^= 0x20
+        path.write_bytes(bytes(flipped))
+        path.chmod(0o444)
+        problems = release_verify(release=published_release).problems
+        assert any(problem.startswith(f"{name}: sha256") for problem in problems), (name, problems)
+        path.chmod(0o644)
+        path.write_bytes(original)
+        path.chmod(0o444)
+        path.parent.chmod(0o555)
+    assert release_verify(release=published_release).intact
+
+
+def test_two_builds_of_the_same_catalogue_give_identical_bytes_and_id(seeded, tmp_path):
+    first = exporter.bundle_write(output_dir=tmp_path / "one", release_date=DATE, chunk_size=1)
+    second = exporter.bundle_write(output_dir=tmp_path / "two", release_date=DATE, chunk_size=10_000)
+    assert first.release_id == second.release_id
+    assert all_files(tmp_path / "one") == all_files(tmp_path / "two")
+
+
+def test_the_seed_catalogue_has_the_same_payload_on_every_backend(seeded, settings, tmp_path):
+    settings.PORTAL_SITE_NAME = "Rewire"
+    result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=3)
+    assert result.release_id == f"{DATE.isoformat()}-{SEED_PAYLOAD_DIGEST_PREFIX}", (
+        f"the seed catalogue's payload changed on {connection.vendor}: {result.release_id}"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_in_tokyo_gives_the_same_bytes_and_id_as_one_in_utc(seeded, tmp_path):
+    here = exporter.bundle_write(output_dir=tmp_path / "utc", release_date=DATE, chunk_size=2)
+    env = {
+        **os.environ,
+        "TZ": "Asia/Tokyo",
+        "DJANGO_SETTINGS_MODULE": "tests.releases.tokyo_settings",
+        "DATABASE_URL": database_url_for(connection.settings_dict, connection.vendor),
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "tests.releases.build_in_subprocess", str(tmp_path / "tokyo"), DATE.isoformat()],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    there = json.loads(completed.stdout)
+    assert there["time_zone"] == "Asia/Tokyo" and there["local_offset_seconds"] == 9 * 3600
+    assert there["release_id"] == here.release_id
+    assert all_files(tmp_path / "tokyo") == all_files(tmp_path / "utc")
+
+
+def test_the_tables_hold_every_record_with_its_review_state_comparability_and_concern(published_release):
+    bag = bag_of(published_release)
+    matrix = table(bag, "model_evaluation_matrix")
+    assert sorted(row["value"] for row in matrix) == ["20", "50"]
+    for row in matrix:
+        assert row["review_state"] == "excluded" and row["comparable"] == "false"
+        assert row["concern"] == CONCERN and row["quote"] == QUOTE
+        assert row["unit"] == "minute" and row["origin"] == "author_reported" and row["protocol_id"] == PROTOCOL_ID
+    [coverage] = table(bag, "protocol_coverage")
+    assert coverage["protocol_id"] == PROTOCOL_ID and coverage["review_state"] == "source_checked"
+    assert coverage["comparable"] == "true"
+    assert (coverage["evaluations"], coverage["evaluations_excluded"], coverage["evaluations_source_checked"]) == ("2", "2", "0")
+    assert (coverage["evaluations_author_reported"], coverage["evaluations_measured_here"], coverage["results"]) == ("2", "0", "2")
+    assert coverage["null_control_status"] == "proposed" and coverage["null_control_measured"] == "false"
+    assert coverage["conventional_reference_role_id"] == f"{PROTOCOL_ID}-conventional-reference"
+    assert coverage["has_reviewed_recipe"] == "false"
+    assert {row["source_id"] for row in table(bag, "source_table")} == set(m.Source.objects.values_list("stable_id", flat=True))
+    assert table(bag, "evidence") == []
+    assert published_release.counts["rows"] == {
+        "protocol_coverage": 1, "model_evaluation_matrix": 2, "source_table": 2, "evidence": 0,
+    }
+
+
+def test_decimals_are_written_as_stored_and_rows_sorted_in_python(seeded, tmp_path):
+    evaluation = EvaluationFactory(protocol=m.Protocol.objects.get(stable_id=PROTOCOL_ID))
+    for stable_id, value in [("b-result", "0.000100"), ("B-result", "123456789.123456"), ("a-result", "-2.5")]:
+        ResultFactory(evaluation=evaluation, stable_id=stable_id, value=Decimal(value), printed_value=f"{value}, \"as printed\"\n")
+    result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=2)
+    rows = table(result.bag_dir, "model_evaluation_matrix")
+    ids = [row["result_id"] for row in rows]
+    assert ids == sorted(ids) and ids.index("B-result") < ids.index("a-result")  # code point order, not a collation
+    values = {row["result_id"]: (row["value"], row["printed_value"]) for row in rows}
+    assert values["b-result"] == ("0.0001", '0.000100, "as printed"\n')
+    assert values["B-result"][0] == "123456789.123456" and values["a-result"][0] == "-2.5"
+
+
+def test_has_reviewed_recipe_comes_from_the_configured_lookup(seeded, settings, tmp_path):
+    settings.RECIPE_LOOKUP = "tests.releases.test_build.every_protocol_has_a_recipe"
+    result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=5)
+    assert [row["has_reviewed_recipe"] for row in table(result.bag_dir, "protocol_coverage")] == ["true"]
+
+
+def every_protocol_has_a_recipe(protocol_stable_ids):
+    return set(protocol_stable_ids)
+
+
+def test_a_published_release_lists_every_exported_record_and_record_pages_name_it(published_release):
+    memberships = set(ReleaseRecord.objects.filter(release=published_release).values_list("record_type", "stable_id"))
+    expected = {("protocol", PROTOCOL_ID)}
+    expected |= {("evaluation", s) for s in m.Evaluation.objects.values_list("stable_id", flat=True)}
+    expected |= {("result", s) for s in m.Result.objects.values_list("stable_id", flat=True)}
+    expected |= {("source", s) for s in m.Source.objects.values_list("stable_id", flat=True)}
+    expected |= {("configuration", s) for s in m.Configuration.objects.values_list("stable_id", flat=True)}
+    expected |= {("baselinerole", s) for s in m.BaselineRole.objects.values_list("stable_id", flat=True)}
+    expected |= {("dataset", s) for s in m.Dataset.objects.filter(evaluations__isnull=False).values_list("stable_id", flat=True)}
+    assert memberships == expected
+    assert all(len(h) == 64 for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True))
+    evaluation_id = m.Evaluation.objects.values_list("stable_id", flat=True).first()
+    containing = releases_containing("evaluation", evaluation_id)
+    assert containing[0] == published_release and containing[1].is_external  # the seed's external release too
+    assert current_release() == published_release
+
+
+def test_the_change_from_the_previous_release_counts_records_added_removed_and_changed(
+    seeded, releases_dir, release_manager, curator
+):
+    lonely = SourceFactory(stable_id="a-source-nobody-cites")
+    first = release_build(release_pk=release_cut(actor=release_manager).pk)
+    assert first.status == ReleaseStatus.PUBLISHED, first.error
+    assert first.previous.is_external  # the seed's release came first
+
+    lonely.delete()
+    SourceFactory(stable_id="a-new-source")
+    configuration = m.Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025")
+    configuration.name = "NT 500M, renamed"
+    record_save(record=configuration, actor=curator, changed_fields=["name"])
+    second = release_build(release_pk=release_cut(actor=release_manager).pk)
+
+    assert second.status == ReleaseStatus.PUBLISHED, second.error
+    assert second.previous == first
+    assert second.counts["added"] == {"source": 1}
+    assert second.counts["removed"] == {"source": 1}
+    assert second.counts["changed"] == {"configuration": 1, "result": 1}
+    assert current_release() == second
+
+
+def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
+    files = {f.name: f for f in published_release.files.all()}
+    assert {name for name, f in files.items() if f.kind == FileKind.PAYLOAD} == {
+        "data/protocol_coverage.csv.gz", "data/model_evaluation_matrix.csv.gz", "data/source_table.csv.gz",
+        "data/evidence.csv.gz", "data/datapackage.json", "data/release.json",
+    }
+    assert {name for name, f in files.items() if f.kind == FileKind.TAG} == {
+        "bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt", "tagmanifest-sha256.txt", "tagmanifest-sha512.txt",
+    }
+    assert files[f"{published_release.release_id}.tar.gz"].kind == FileKind.ARCHIVE
+    manifest = (bag_of(published_release) / "manifest-sha256.txt").read_text()
+    for name, f in files.items():
+        if f.kind == FileKind.PAYLOAD:
+            assert f"{f.sha256}  {name}\n" in manifest
+    datapackage = json.loads((bag_of(published_release) / "data" / "datapackage.json").read_text())
+    resources = {r["name"]: r for r in datapackage["resources"]}
+    coverage = resources["protocol_coverage"]["schema"]
+    assert coverage["primaryKey"] == ["protocol_id"]
+    assert {"fields": ["source_id"], "reference": {"resource": "source_table", "fields": ["source_id"]}} in coverage["foreignKeys"]
+    states = next(f for f in resources["model_evaluation_matrix"]["schema"]["fields"] if f["name"] == "review_state")
+    assert states["constraints"] == {"required": True, "enum": ["proposed", "source_checked", "excluded"]}
+    assert resources["model_evaluation_matrix"]["hash"] == f"sha256:{files['data/model_evaluation_matrix.csv.gz'].sha256}"
+
+
+def test_the_files_are_read_only_and_nothing_is_left_in_staging(published_release, releases_dir):
+    directory = releases_dir / published_release.release_id
+    assert [p.name for p in releases_dir.iterdir()] == [published_release.release_id]
+    for path in [directory, *directory.rglob("*")]:
+        assert path.stat().st_mode & 0o222 == 0, path
+
+
+def test_the_exporter_reads_the_catalogue_in_chunks_never_a_table_at_once(db):
+    protocol = ProtocolFactory()
+    configuration, dataset = ConfigurationFactory(), DatasetFactory()
+    for _ in range(7):
+        ResultFactory(evaluation=EvaluationFactory(protocol=protocol, configuration=configuration, dataset=dataset))
+    for _ in range(4):
+        ProtocolFactory()
+    rows = exporter.matrix_rows(chunk_size=3)
+    with CaptureQueriesContext(connection) as queries:
+        first = next(rows)
+    assert first["result_id"].startswith("result-") and len(queries) == 1  # a generator: one query, read lazily
+    assert len(list(rows)) == 6
+    with CaptureQueriesContext(connection) as queries:
+        coverage = list(exporter.coverage_rows(chunk_size=2))
+    assert len(coverage) == 5
+    # Three chunks of protocols, five queries each (protocols, counts, results, roles, recipes), and the empty last page.
+    assert len(queries) == 3 * 5 + 1
+
+
+def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path):
+    import tracemalloc
+
+    protocol = ProtocolFactory()
+    evaluation = EvaluationFactory(protocol=protocol, quote="q" * 2000)
+    m.Result.objects.bulk_create(
+        m.Result(evaluation=evaluation, stable_id=f"r-{i:05d}", value=Decimal(i), unit="minute", printed_value="x" * 190)
+        for i in range(3000)
+    )  # about 7 MB of matrix text: each row repeats the evaluation's quote
+
+    def peak(chunk: int) -> int:
+        tracemalloc.start()
+        try:
+            exporter.bundle_write(output_dir=tmp_path / f"c{chunk}", release_date=DATE, chunk_size=chunk)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    # Measured: about 2 MB with chunks of 100 rows, over 10 MB with the whole table in one chunk.
+    assert peak(100) < 4_000_000

@@ -1,0 +1,212 @@
+"""The build is idempotent, survives lost workers within a bounded number of attempts, and never
+publishes a half-written release."""
+
+from __future__ import annotations
+
+import datetime
+import signal
+import time
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+
+from releases import services
+from releases.models import Release, ReleaseFile, ReleaseStatus
+from releases.services import release_build, release_builds_sweep, release_cut, release_verify
+
+pytestmark = pytest.mark.django_db
+
+
+def long_ago() -> datetime.datetime:
+    return timezone.now() - datetime.timedelta(hours=1)
+
+
+def visible_entries(directory) -> list[str]:
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_running_the_build_twice_builds_once(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    first = release_build(release_pk=release.pk)
+    files = sorted(ReleaseFile.objects.values_list("name", "sha256"))
+    second = release_build(release_pk=release.pk)
+    assert first.status == second.status == ReleaseStatus.PUBLISHED
+    assert second.attempts == 1 and second.build_log.count("published as") == 1
+    assert sorted(ReleaseFile.objects.values_list("name", "sha256")) == files
+    assert visible_entries(releases_dir) == [first.release_id]
+
+
+def test_a_second_message_while_the_build_is_alive_does_nothing(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    claim = services._claim(release.pk)  # a worker is building it right now
+    assert release_build(release_pk=release.pk).status == ReleaseStatus.BUILDING
+    release.refresh_from_db()
+    assert release.attempts == 1 and release.build_token == claim.token
+
+
+def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    lost = services._claim(release.pk)
+    leftover = releases_dir / f"{services.STAGING_PREFIX}{release.pk}-{lost.token}"
+    (leftover / "release").mkdir(parents=True)
+    (leftover / "release" / "half-written.csv.gz").write_bytes(b"\x1f\x8b")
+    Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+
+    published = release_build(release_pk=release.pk)
+    assert published.status == ReleaseStatus.PUBLISHED and published.attempts == 2
+    assert "previous worker lost; attempt 2" in published.build_log
+    assert visible_entries(releases_dir) == [published.release_id]
+    assert release_verify(release=published).intact
+
+
+def test_a_worker_that_lost_its_claim_stops_and_publishes_nothing(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    lost = services._claim(release.pk)
+    Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+    current = services._claim(release.pk)  # another worker takes the stale build over
+    with pytest.raises(services._BuildSuperseded):
+        services._Progress(release.pk, lost.token, {"t": 1}).report("sort t", 10, force=True)
+    services._build(current)
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 2
+
+
+def test_a_build_out_of_attempts_is_marked_failed(seeded, releases_dir, release_manager, settings):
+    settings.RELEASE_MAX_ATTEMPTS = 2
+    release = release_cut(actor=release_manager)
+    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.BUILDING, attempts=2, heartbeat=long_ago())
+    failed = release_build(release_pk=release.pk)
+    assert failed.status == ReleaseStatus.FAILED
+    assert failed.error == "gave up after 2 attempt(s): the worker building it was lost each time"
+    assert not failed.files.exists() and visible_entries(releases_dir) == []
+
+
+def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(seeded, release_manager, settings, django_capture_on_commit_callbacks):
+    settings.RELEASE_MAX_ATTEMPTS = 3
+    settings.RELEASE_STALE_AFTER_SECONDS = 60
+    today = timezone.localdate()
+    lost_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=long_ago())
+    fresh_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=timezone.now())
+    stale = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=long_ago(), sent_at=long_ago())
+    alive = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=timezone.now(), sent_at=long_ago())
+    exhausted = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=3, heartbeat=long_ago(), sent_at=long_ago())
+
+    with mock.patch("releases.tasks.release_build.apply_async") as send:
+        with django_capture_on_commit_callbacks(execute=True):
+            report = release_builds_sweep()
+    assert sorted(report.resent) == sorted([lost_message.pk, stale.pk])
+    assert report.failed == [exhausted.pk]
+    assert sorted(call.kwargs["args"][0] for call in send.call_args_list) == sorted([lost_message.pk, stale.pk])
+    statuses = dict(Release.objects.values_list("pk", "status"))
+    assert statuses[exhausted.pk] == ReleaseStatus.FAILED
+    assert statuses[fresh_message.pk] == statuses[lost_message.pk] == ReleaseStatus.REQUESTED
+    assert statuses[alive.pk] == statuses[stale.pk] == ReleaseStatus.BUILDING
+    with mock.patch("releases.tasks.release_build.apply_async") as send:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert release_builds_sweep().resent == []  # just re-sent: not again until stale once more
+    assert not send.called
+
+
+def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_no_files(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    with mock.patch("releases.exporter.bundle_write", side_effect=OSError("disk full")):
+        failed = release_build(release_pk=release.pk)
+    assert failed.status == ReleaseStatus.FAILED and failed.error == "OSError: disk full"
+    assert "Traceback" in failed.build_log
+    assert visible_entries(releases_dir) == []
+
+
+def test_a_bag_that_does_not_verify_is_never_published(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    with mock.patch("releases.services.verify_bundle", return_value=["data/x.csv.gz checksum mismatch"]):
+        failed = release_build(release_pk=release.pk)
+    assert failed.status == ReleaseStatus.FAILED
+    assert failed.error == "the built bag does not verify: data/x.csv.gz checksum mismatch"
+    assert visible_entries(releases_dir) == [] and not failed.files.exists()
+
+
+def test_a_failure_while_publishing_removes_the_installed_files(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    with mock.patch("releases.services.ReleaseRecord.objects.bulk_create", side_effect=RuntimeError("database went away")):
+        failed = release_build(release_pk=release.pk)
+    assert failed.status == ReleaseStatus.FAILED and failed.release_id is None
+    assert visible_entries(releases_dir) == [] and not failed.files.exists() and not failed.records.exists()
+
+
+def test_a_catalogue_changing_during_the_export_is_exported_again(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    marks = iter(["before", "moved", "moved", "moved"])
+    with mock.patch("releases.exporter.catalogue_watermark", side_effect=lambda: next(marks)):
+        published = release_build(release_pk=release.pk)
+    assert published.status == ReleaseStatus.PUBLISHED
+    assert "the catalogue changed during export pass 1; exporting again" in published.build_log
+    assert published.catalogue_watermark == "moved"
+
+
+def test_the_fixity_audit_records_a_check_per_release(published_release):
+    from releases.tasks import release_fixity_audit
+
+    assert release_fixity_audit() == {"checked": 1, "problems": []}
+    check = published_release.fixity_checks.get()
+    assert check.intact and check.files_checked == published_release.files.count()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_build_ends_with_one_published_release_never_a_partial_one(
+    seeded, release_manager, start_worker, monkeypatch, settings, tmp_path
+):
+    from portal.celery import app
+    from tests.factories import EvaluationFactory, ResultFactory
+
+    from records.models import Protocol
+    from records.seed import PROTOCOL_ID
+
+    protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
+    for _ in range(12):  # enough rows for a slow build: 2 rows a chunk, a pause after each
+        ResultFactory(evaluation=EvaluationFactory(protocol=protocol))
+    releases_dir = tmp_path / "worker-releases"
+    settings.RELEASES_DIR = releases_dir
+    settings.RELEASE_STALE_AFTER_SECONDS = 3
+    monkeypatch.setenv("PORTAL_RELEASES_DIR", str(releases_dir))
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.releases.worker_settings")
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge("releases")  # messages an earlier run may have left
+
+    worker = start_worker("releases")
+    release = release_cut(actor=release_manager)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        release.refresh_from_db()
+        if release.status == ReleaseStatus.BUILDING and release.progress >= 20:
+            break
+        assert release.status in (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING), release.error
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the build never got going: {release.status} {release.progress}%\n{worker.log()[-3000:]}")
+    worker.kill(signal.SIGKILL)
+    worker.process.wait(timeout=15)
+
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.BUILDING and release.attempts == 1
+    assert not ReleaseFile.objects.exists()
+    assert all(name.startswith(services.STAGING_PREFIX) for name in visible_entries(releases_dir))  # nothing published
+
+    start_worker("releases")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        release_builds_sweep()  # what beat runs every minute: re-sends the build once its heartbeat is stale
+        release.refresh_from_db()
+        if release.status in (ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED):
+            break
+        time.sleep(0.5)
+    assert release.status == ReleaseStatus.PUBLISHED, f"{release.status}: {release.error}\n{release.build_log}"
+    assert release.attempts == 2
+    assert Release.objects.filter(is_external=False).count() == 1
+    # The worker removes its staging folder just after the publishing commit the loop above saw.
+    deadline = time.monotonic() + 15
+    while len(visible_entries(releases_dir)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert visible_entries(releases_dir) == [release.release_id]
+    assert release_verify(release=release).intact
