@@ -1,0 +1,27 @@
+"""The benchmark jobs' settings, with their defaults (each may be set in portal/settings.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+
+
+def heartbeat_interval() -> timedelta:
+    """How often a running job's worker writes its heartbeat while the runner is busy."""
+    return timedelta(seconds=getattr(settings, "BENCHMARK_HEARTBEAT_SECONDS", 30))
+
+
+def stale_after() -> timedelta:
+    """A running job whose heartbeat is older than this has lost its worker (ten missed beats)."""
+    return timedelta(seconds=getattr(settings, "BENCHMARK_STALE_AFTER_SECONDS", 300))
+
+
+def resend_after() -> timedelta:
+    """A queued job not started this long after its message was sent gets a new message (doubling each time)."""
+    return timedelta(seconds=getattr(settings, "BENCHMARK_RESEND_AFTER_SECONDS", 600))
+
+
+def max_attempts() -> int:
+    """How many workers may claim one job before a lost worker fails it."""
+    return int(getattr(settings, "BENCHMARK_MAX_ATTEMPTS", 3))

@@ -1,0 +1,166 @@
+"""The job page, its JSON status, and the protocol page's recipe lines and run instructions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.template import Context, Template
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from benchmarks.models import Recipe
+from benchmarks.services import (
+    benchmark_job_claim,
+    benchmark_job_enqueue,
+    benchmark_job_fail,
+    benchmark_job_progress,
+    benchmark_job_succeed,
+    benchmark_jobs_sweep,
+)
+from tests.benchmarks.conftest import fake_report, make_tiny_recipe
+from tests.factories import EvaluationFactory
+from tests.helpers import apply_transitions
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.benchmarks.urls_for_tests")]
+
+
+def running_job(recipe, operator, *, step=10):
+    job = benchmark_job_enqueue(recipe=recipe, requested_by=operator)
+    benchmark_job_claim(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-host-1")
+    benchmark_job_progress(job_id=job.pk, attempt=1, step=step, total=40)
+    job.refresh_from_db()
+    return job
+
+
+def test_it_shows_a_running_job_with_live_progress_to_anyone(tiny_recipe, operator, broker):
+    job = running_job(tiny_recipe, operator)
+    response = Client().get(f"/benchmarks/jobs/{job.pk}/")
+    assert response.status_code == 200
+    assert response["Refresh"] == "5" and response["Cache-Control"] == "no-store"
+    page = response.content.decode()
+    assert '<progress id="job-progress" max="40" value="10">' in page
+    assert "10 of 40 steps (25%)" in page
+    assert "Running" in page and "gpu-host-1" in page and "1 of at most 3" in page
+    assert "s ago" in page  # the heartbeat's age
+    assert "python -m benchmarks.ia3 --preset tiny --task promoter_tata --steps 40" in page
+    assert operator.username not in page  # who queued it is for operators' eyes
+    client = Client()
+    client.force_login(operator)
+    assert operator.username in client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+
+
+def test_it_shows_a_failure_with_the_log_tail_to_operators_only(tiny_recipe, operator, broker):
+    job = running_job(tiny_recipe, operator)
+    benchmark_job_fail(job_id=job.pk, attempt=1, error="RuntimeError: CUDA out of memory\nTraceback: /srv/app/x.py", log_tail="loading /srv/app/weights")
+    public = Client().get(f"/benchmarks/jobs/{job.pk}/")
+    assert "Refresh" not in public
+    text = public.content.decode()
+    assert "RuntimeError: CUDA out of memory" in text and "/srv/app" not in text
+    client = Client()
+    client.force_login(operator)
+    text = client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    assert "loading /srv/app/weights" in text and "Traceback: /srv/app/x.py" in text
+    status = Client().get(f"/benchmarks/jobs/{job.pk}/status.json").json()
+    assert status["status"] == "failed" and status["error"] == "RuntimeError: CUDA out of memory"
+    assert "log_tail" not in status
+    assert client.get(f"/benchmarks/jobs/{job.pk}/status.json").json()["log_tail"] == "loading /srv/app/weights"
+
+
+def test_it_links_a_succeeded_job_to_its_evaluation_and_report(tiny_recipe, operator, broker):
+    job = running_job(tiny_recipe, operator)
+    benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report(seconds=75))
+    job.refresh_from_db()
+    page = Client().get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    assert f"/evaluations/{job.evaluation.stable_id}/" in page and "75.000 s" in page
+    report = Client().get(f"/benchmarks/jobs/{job.pk}/report.json")
+    assert report.json()["total_wall_time_s"] == 75
+    status = Client().get(f"/benchmarks/jobs/{job.pk}/status.json").json()
+    assert status["progress"] == {"step": 40, "total": 40, "fraction": 1.0}
+    assert status["environment"]["device_name"] == "Test CPU" and "platform" not in status["environment"]
+    assert status["worker_host"] == "gpu-host-1" and "log_tail" not in status
+    assert status["evaluation"]["stable_id"] == job.evaluation.stable_id
+    assert Client().get("/benchmarks/jobs/999999/").status_code == 404
+    assert Client().get("/benchmarks/jobs/999999/status.json").status_code == 404
+
+
+def test_it_renders_the_job_page_in_a_constant_number_of_queries(tiny_recipe, operator, broker):
+    job = running_job(tiny_recipe, operator)
+    client = Client()
+    client.force_login(operator)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(f"/benchmarks/jobs/{job.pk}/").status_code == 200
+        return len(captured)
+
+    few = queries()
+    for step in (20, 30):  # more events: another attempt's worth
+        benchmark_job_progress(job_id=job.pk, attempt=1, step=step, total=40)
+    benchmark_jobs_sweep(now=timezone.now() + timedelta(minutes=6))
+    job.refresh_from_db()
+    benchmark_job_claim(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-host-2")
+    assert queries() == few
+
+
+PROTOCOL_PART = Template('{% include "benchmarks/_protocol_recipes.html" with protocol=protocol part=part %}')
+
+
+def render_part(protocol, part=None) -> str:
+    return " ".join(PROTOCOL_PART.render(Context({"protocol": protocol, "part": part})).split())
+
+
+def test_it_says_when_a_protocol_has_no_recipe(timed_protocol):
+    text = render_part(timed_protocol)
+    assert "No execution recipe linked to this protocol. Recipe availability does not establish a completed evaluation." in text
+    assert "No runnable recipe has been reviewed for this protocol." in text
+    assert "celery -A portal worker" not in text
+
+
+def test_it_lists_an_unreviewed_recipe_with_its_commands(seed_recipe):
+    protocol = seed_recipe.protocol
+    line = render_part(protocol, "line")
+    assert "No reviewed execution recipe; 1 execution recipe linked to this protocol." in line
+    assert "Preset nt-v1-500m, task splice_sites_all, 10000 steps, batch size 8, learning rate 0.003" in line
+    assert "proposed, not yet reviewed" in line
+    assert "No runnable recipe" not in line
+    instructions = render_part(protocol, "instructions")
+    assert "No runnable recipe has been reviewed for this protocol." in instructions
+    assert "Unreviewed recipe, for inspection" in instructions
+    assert (
+        "python -m benchmarks.ia3 --preset nt-v1-500m --task splice_sites_all --steps 10000 --batch-size 8 "
+        "--learning-rate 0.003 --precision auto --eval-interval 0 --seed 0 --warmup-steps 5"
+    ) in instructions
+    assert "celery -A portal worker -Q gpu -c 1 --prefetch-multiplier 1" in instructions
+    assert "No execution recipe" not in instructions
+
+
+def test_it_says_when_a_recipe_was_reviewed(seed_recipe):
+    apply_transitions(seed_recipe, "check_source")
+    text = render_part(Recipe.objects.get(pk=seed_recipe.pk).protocol)
+    assert "1 reviewed execution recipe; 1 execution recipe linked" in text
+    assert "source checked (parameters checked against the protocol's source)" in text
+    assert "No runnable recipe has been reviewed" not in text
+    assert "Reviewed recipe <code>nt-v1-500m-ia3-splice-sites-all-10000-steps</code>" in text
+
+
+def test_it_reads_the_recipes_once_per_protocol_however_often_asked(timed_protocol):
+    for n in range(3):
+        make_tiny_recipe(timed_protocol, stable_id=f"tiny-{n}")
+    with CaptureQueriesContext(connection) as captured:
+        render_part(timed_protocol, "line")
+        render_part(timed_protocol, "instructions")
+    assert len(captured) == 1
+
+
+def test_it_links_a_measured_evaluation_to_its_job(tiny_recipe, operator, broker):
+    job = running_job(tiny_recipe, operator)
+    benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report())
+    job.refresh_from_db()
+    template = Template('{% include "benchmarks/_evaluation_job.html" with evaluation=evaluation %}')
+    text = template.render(Context({"evaluation": job.evaluation}))
+    assert f'<a href="/benchmarks/jobs/{job.pk}/">benchmark job {job.pk}</a>' in text
+    assert f"/benchmarks/jobs/{job.pk}/report.json" in text
+    assert template.render(Context({"evaluation": EvaluationFactory()})).strip() == ""  # author-reported
