@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.openapi import AutoSchema
+
 ERROR_SCHEMA = {
     "type": "object",
     "description": "An error: `detail` gives the reason; a validation error names each field instead.",
@@ -35,9 +37,28 @@ def add_error_responses(result, generator, request, public):
             if "{" in path:
                 extra.update(DETAIL)
             if method == "get" and {} not in operation.get("security", [{}]):
-                operation["security"].append({})  # every read is public: no credentials needed
+                extra.update({code: WRITE[code] for code in ("401", "403")})  # a read that needs permission
             if method == "get":
                 responses.setdefault("304", {"description": "Not modified: your copy (If-None-Match / If-Modified-Since) is current."})
             for code, description in extra.items():
                 responses.setdefault(code, _error(description))
     return result
+
+
+class PortalAutoSchema(AutoSchema):
+    """drf-spectacular's schema, saying which reads need no credentials (the security entry `{}`)."""
+
+    def get_auth(self):
+        auths = super().get_auth()
+        if self.method == "GET" and {} not in auths and self._anonymous_may_read():
+            auths.append({})
+        return auths
+
+    def _anonymous_may_read(self) -> bool:
+        from django.contrib.auth.models import AnonymousUser
+        from rest_framework.request import Request
+        from rest_framework.test import APIRequestFactory
+
+        request = Request(APIRequestFactory().get("/"))
+        request.user = AnonymousUser()
+        return all(permission.has_permission(request, self.view) for permission in self.view.get_permissions())

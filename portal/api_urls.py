@@ -24,5 +24,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("corrections/", CorrectionCreateView.as_view(), name="api-corrections"),
     path("imports/", records_api.ImportView.as_view(), name="api-imports"),
+    path("", include("releases.api_urls")),
+    path("", include("benchmarks.api_urls")),
     path("", include(router.urls)),
 ]

@@ -75,3 +75,26 @@ class MetricsAccessMiddleware:
             if not hmac.compare_digest(given.encode(), token.encode()):
                 return HttpResponse("metrics need the bearer token", status=401, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class NullCharacterGuardMiddleware:
+    """Refuse NUL characters in the address or a JSON body with 400.
+
+    No text the portal stores may contain one (PostgreSQL cannot), and a lookup by a value holding
+    one fails inside the database driver: refusing them up front gives one clear answer. HTML forms
+    refuse them field by field (Django's form fields do), naming the field.
+    """
+
+    BODY_MARKERS = (b"\x00", b"\\u0000")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        query = request.META.get("QUERY_STRING", "").lower()
+        if "\x00" in request.path or "%00" in query or "\x00" in query:
+            return RequestSizeLimitMiddleware._refuse(request, "null characters are not allowed in the address", status=400)
+        is_json = request.content_type == "application/json"
+        if is_json and request.method in ("POST", "PUT", "PATCH") and any(marker in request.body.lower() for marker in self.BODY_MARKERS):
+            return RequestSizeLimitMiddleware._refuse(request, "null characters are not allowed in the request body", status=400)
+        return self.get_response(request)

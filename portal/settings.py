@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from portal.env import (
@@ -78,6 +79,7 @@ MIDDLEWARE = [
     "portal.observability.RequestLogMiddleware",
     "portal.health.HealthCheckMiddleware",
     "portal.middleware.RequestSizeLimitMiddleware",
+    "portal.middleware.NullCharacterGuardMiddleware",
     "portal.middleware.MetricsAccessMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -191,7 +193,28 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {"task": "portal.tasks.worker_heartbeat", "schedule": 30.0, "options": {"queue": "default", "expires": 25}},
+    # The reaper of benchmark jobs: re-sends lost messages, requeues or fails jobs whose worker died.
+    "benchmark-jobs-sweep": {"task": "benchmarks.tasks.benchmark_jobs_sweep", "schedule": 60.0, "options": {"expires": 55}},
+    # Release builds whose worker died are re-sent, then failed after the attempt limit.
+    "release-builds-sweep": {"task": "releases.tasks.release_builds_sweep", "schedule": 60.0, "options": {"queue": "default", "expires": 55}},
+    # The weekly fixity audit re-hashes every file of every published release.
+    "release-fixity-audit": {"task": "releases.tasks.release_fixity_audit", "schedule": crontab(minute=17, hour=3, day_of_week="sun")},
 }
+
+# Releases (releases/conf.py describes each).
+RELEASE_MAX_ATTEMPTS = env_int("PORTAL_RELEASE_MAX_ATTEMPTS", 3, minimum=1)
+RELEASE_STALE_AFTER_SECONDS = env_int("PORTAL_RELEASE_STALE_AFTER_SECONDS", 300, minimum=10)
+RELEASE_BUILD_CHUNK_ROWS = env_int("PORTAL_RELEASE_BUILD_CHUNK_ROWS", 10_000, minimum=1)
+
+# Benchmark jobs (defaults in benchmarks/conf.py; time limits per preset in benchmarks/presets.py).
+BENCHMARK_HEARTBEAT_SECONDS = env_int("BENCHMARK_HEARTBEAT_SECONDS", 30, minimum=1)
+BENCHMARK_STALE_AFTER_SECONDS = env_int("BENCHMARK_STALE_AFTER_SECONDS", 300, minimum=10)
+BENCHMARK_RESEND_AFTER_SECONDS = env_int("BENCHMARK_RESEND_AFTER_SECONDS", 600, minimum=10)
+BENCHMARK_MAX_ATTEMPTS = env_int("BENCHMARK_MAX_ATTEMPTS", 3, minimum=1)
+
+# Which protocols have a reviewed benchmark recipe: asked of the app that owns recipes by the
+# coverage page and the release exporter, neither of which imports it.
+RECIPE_LOOKUP = "benchmarks.selectors.reviewed_recipe_protocols"
 
 # One JSON line per record (PORTAL_LOG_FORMAT=plain for humans at a terminal).
 LOG_FORMAT = env_str("PORTAL_LOG_FORMAT", "json")
@@ -303,7 +326,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "portal.api.StableCursorPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend", "rest_framework.filters.OrderingFilter"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "portal.api_schema.PortalAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle", "rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_API_ANON_RATE", "300/minute"),

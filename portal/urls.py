@@ -11,6 +11,8 @@ urlpatterns = [
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
     path("", include("django_prometheus.urls")),
     path("api/v1/", include("portal.api_urls")),
+    path("benchmarks/", include("benchmarks.urls")),
+    path("", include("releases.urls")),
     path("", include("reviews.urls")),
     path("", include("records.urls")),
 ]

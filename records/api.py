@@ -484,7 +484,11 @@ ImportErrorsSerializer = inline_serializer(
     "ImportErrors",
     fields={
         "detail": serializers.CharField(),
-        "errors": serializers.ListField(child=inline_serializer("ImportError", fields={"path": serializers.CharField(), "message": serializers.CharField()})),
+        "errors": serializers.ListField(
+            child=inline_serializer("ImportError", fields={"path": serializers.CharField(), "message": serializers.CharField()}),
+            required=False,
+            help_text="Each problem with its path in the document (absent when the request itself is refused).",
+        ),
     },
 )
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import Case, F, FloatField, Q, Value, When
+from django.db.models import Case, FloatField, Q, Value, When
 from django.urls import reverse
 
 from records import models as m

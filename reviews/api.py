@@ -139,7 +139,7 @@ class TransitionResultSerializer(serializers.Serializer):
 
 class ReviewErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
-    field = serializers.CharField()
+    field = serializers.CharField(required=False, help_text="The request field at fault, when one is.")
 
 
 class ReviewActionsMixin:

@@ -43,17 +43,35 @@ CURATORS = Role(
         "reviews.view_reviewevent",
         "reviews.view_correction",
         "reviews.moderate_correction",
+        # Recipes are reviewed like catalogue records ("source checked": parameters checked against the source).
+        "benchmarks.view_recipe",
+        "benchmarks.change_recipe",
+        "benchmarks.view_benchmarkjob",
     ),
 )
 RELEASE_MANAGERS = Role(
     group="Release managers",
     label="release manager",
-    permissions=_catalogue("view") + ("releases.view_release",),
+    permissions=_catalogue("view") + (
+        "releases.view_release",
+        "releases.view_releasefile",
+        "releases.view_releasefixitycheck",
+        "releases.cut_release",
+    ),
 )
 BENCHMARK_OPERATORS = Role(
     group="Benchmark operators",
     label="benchmark operator",
-    permissions=_catalogue("view"),
+    permissions=_catalogue("view")
+    + (
+        "benchmarks.view_recipe",
+        "benchmarks.add_recipe",
+        "benchmarks.change_recipe",
+        "benchmarks.view_benchmarkjob",
+        "benchmarks.view_jobevent",
+        "benchmarks.queue_job",
+        "benchmarks.cancel_job",
+    ),
 )
 
 ROLES: tuple[Role, ...] = (CURATORS, RELEASE_MANAGERS, BENCHMARK_OPERATORS)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmarks.models import Recipe
+from benchmarks.seed import seed_recipes
 from records import models as m
 from records.seed import PROTOCOL_ID, seed_document
 from reviews.models import ReviewEvent
@@ -59,7 +61,7 @@ def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client,
     from reviews.services import review_transition_apply
 
     call_command("import_seed", stdout=StringIO())  # the release line; its records are replaced below
-    for model in (m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
+    for model in (Recipe, m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
         model.objects.all().delete()
     m.Dataset.objects.filter(suite__isnull=False).delete()
     m.Dataset.objects.all().delete()
@@ -69,8 +71,9 @@ def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client,
     for model, stable_id, transitions in SEED_REVIEWS:
         for name, reason in transitions:
             review_transition_apply(record=model.objects.get(stable_id=stable_id), transition=name, actor=None, reason=reason, automatic=True)
+    seed_recipes()  # recipes are the benchmarks app's, outside the import format
     through_api = {url: visible(client.get(url).content.decode()) for url in PAGES}
-    for model in (m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
+    for model in (Recipe, m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
         model.objects.all().delete()
     m.Dataset.objects.filter(suite__isnull=False).delete()
     m.Dataset.objects.all().delete()

@@ -93,3 +93,16 @@ def test_password_validators_refuse_a_weak_password(django_user_model):
 
     with pytest.raises(ValidationError):
         validate_password("password123")
+
+
+@pytest.mark.parametrize(
+    "method, url, body, content_type",
+    [
+        ("get", "/api/v1/protocols/?protocol_id=%00", None, None),
+        ("get", "/search/?q=a%00b", None, None),
+        ("post", "/api/v1/baseline-roles/", '{"protocol_id": "\\u0000"}', "application/json"),
+    ],
+)
+def test_it_refuses_null_characters_anywhere_with_400(client, method, url, body, content_type):
+    response = getattr(client, method)(url, body, content_type=content_type) if body else getattr(client, method)(url)
+    assert response.status_code == 400 and "null characters" in response.content.decode()

@@ -55,7 +55,7 @@ SEED_FACTS = [
     "for the 500M-parameter models and 50 min for the 2.5B-parameter models.'",
     "Source checking is not independent reproduction. Release 2026-10-22-1b7cf027e4f6.",
     "0 of 2 active baseline roles have published Rewire measurements in this release.",
-    "No execution recipe linked to this protocol.",
+    "No reviewed execution recipe; 1 execution recipe linked to this protocol.",
     "Author-reported evaluations: 2",
     "Proposed control: requires review",
     "Select a task-valid null control after reviewing inputs and metric",

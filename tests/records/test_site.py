@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from records import models as m
 from records.seed import PROTOCOL_ID
-from tests.factories import ConfigurationFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
+from tests.factories import ConfigurationFactory, ProtocolFactory, ResultFactory, SourceFactory
 from tests.helpers import apply_transitions
 from tests.records.test_pages import page_text
 

@@ -2,6 +2,7 @@ import datetime
 
 from django.core.management.base import BaseCommand
 
+from benchmarks.seed import seed_recipes
 from records.seed import SEED_PAGE, SEED_RELEASE_ID, seed_import, seed_record_keys
 from releases.services import release_record_external
 
@@ -11,6 +12,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         report, transitions = seed_import(actor=None)
+        recipes = seed_recipes()
         release, created = release_record_external(
             release_id=SEED_RELEASE_ID,
             release_date=datetime.date.fromisoformat(SEED_RELEASE_ID[:10]),
@@ -22,5 +24,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"seed record: {created_count} created, {updated_count} updated, "
             f"{sum(report.unchanged.values())} unchanged; {transitions} review transitions; "
+            f"{sum(created for _recipe, created in recipes)} recipes created; "
             f"release {release.release_id} {'recorded' if created else 'already recorded'}"
         )
