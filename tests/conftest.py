@@ -5,6 +5,16 @@ from __future__ import annotations
 import pytest
 
 
+def pytest_configure(config):
+    """A fast password hasher: the suite creates hundreds of users, and PBKDF2 is slow by design."""
+    try:
+        from django.conf import settings
+
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    except Exception:  # Django is not configured (the runner's own tests run without it)
+        pass
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     """Rate-limit counters live in the shared cache (Redis in CI): every test starts from zero."""

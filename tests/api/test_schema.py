@@ -12,7 +12,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent]
 
 EXAMPLES_PER_OPERATION = 12
 

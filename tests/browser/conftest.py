@@ -62,3 +62,10 @@ def axe_violations(page) -> list[str]:
         for v in violations
         if v["impact"] in SERIOUS
     ]
+
+
+def pytest_collection_modifyitems(items):
+    """Pages render the same on both backends (other tests cover the queries): CI runs these once."""
+    for item in items:
+        if "/browser/" in str(item.fspath):
+            item.add_marker(pytest.mark.backend_independent)

@@ -44,6 +44,8 @@ from releases.bundle import (
     write_csv_rows,
 )
 
+pytestmark = pytest.mark.backend_independent
+
 FRICTIONLESS = Path(sys.executable).parent / "frictionless"
 RELEASE_DATE = datetime.date(2025, 3, 14)
 Row = dict[str, object]
