@@ -23,7 +23,7 @@ COPY --from=build /venv /venv
 COPY . /app
 # collectstatic needs settings but no secrets: throw-away values, used for this step only.
 RUN SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput --verbosity 0
-USER portal
+USER 10001:10001
 EXPOSE 8000
 VOLUME ["/var/lib/portal"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
@@ -61,6 +61,6 @@ RUN groupadd --system --gid 10001 portal \
 WORKDIR /app
 COPY --from=gpu-build /venv /venv
 COPY . /app
-USER portal
+USER 10001:10001
 VOLUME ["/var/lib/portal"]
 CMD ["celery", "-A", "portal", "worker", "-Q", "gpu", "-c", "1", "--prefetch-multiplier", "1", "-l", "info", "-n", "gpu@%h"]

@@ -518,8 +518,8 @@ def benchmark_jobs_sweep(
       limit fails at once (its worker's child was killed, or the pool enforces no limits).
     """
     now = now or timezone.now()
-    resend_after = resend_after or conf.resend_after()
-    stale_after = stale_after or conf.stale_after()
+    resend_after = conf.resend_after() if resend_after is None else resend_after  # zero means "now"
+    stale_after = conf.stale_after() if stale_after is None else stale_after
     report = SweepReport()
 
     for job_id in BenchmarkJob.objects.filter(status=RUNNING).order_by("pk").values_list("pk", flat=True):

@@ -86,3 +86,4 @@ def json_not_found(request, exception=None):
 
 def json_server_error(request):
     return JsonResponse({"detail": "Internal error; it has been logged."}, status=500)
+

@@ -8,8 +8,10 @@ class PortalConfig(AppConfig):
     def ready(self) -> None:
         from prometheus_client import REGISTRY
 
-        from portal.observability import QueueCollector, connect_task_logging
+        from portal.observability import JobCollector, QueueCollector, connect_task_logging
 
         connect_task_logging()
-        if not any(isinstance(c, QueueCollector) for c in getattr(REGISTRY, "_collector_to_names", {})):
-            REGISTRY.register(QueueCollector())
+        registered = {type(collector) for collector in getattr(REGISTRY, "_collector_to_names", {})}
+        for collector in (QueueCollector, JobCollector):
+            if collector not in registered:
+                REGISTRY.register(collector())

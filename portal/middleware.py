@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
@@ -98,3 +100,30 @@ class NullCharacterGuardMiddleware:
         if is_json and request.method in ("POST", "PUT", "PATCH") and any(marker in request.body.lower() for marker in self.BODY_MARKERS):
             return RequestSizeLimitMiddleware._refuse(request, "null characters are not allowed in the request body", status=400)
         return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    """A lost database connection answers 503 with Retry-After, not a 500, and is not reused.
+
+    The next request opens a fresh connection (CONN_HEALTH_CHECKS also drops dead persistent ones).
+    """
+
+    RETRY_AFTER_SECONDS = 5
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from django.db import InterfaceError, OperationalError, connections
+
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        logging.getLogger("portal.database").warning("database unavailable during %s %s: %s", request.method, request.path, exception)
+        for connection in connections.all(initialized_only=True):
+            connection.close_if_unusable_or_obsolete()  # a connection that raised is checked, and closed if dead
+        response = RequestSizeLimitMiddleware._refuse(request, "the database is unavailable for a moment; try again shortly", status=503)
+        response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
+        return response

@@ -94,6 +94,9 @@ def queue_lengths() -> dict[str, int]:
 class QueueCollector:
     """portal_queue_length{queue=...}: read at scrape time, so every process reports the same truth."""
 
+    def describe(self):  # what registering needs, without asking the broker at start-up
+        yield GaugeMetricFamily("portal_queue_length", "Messages waiting in a Celery queue.", labels=["queue"])
+
     def collect(self):
         gauge = GaugeMetricFamily("portal_queue_length", "Messages waiting in a Celery queue.", labels=["queue"])
         try:
@@ -103,3 +106,59 @@ class QueueCollector:
         for queue, length in lengths.items():
             gauge.add_metric([queue], length)
         yield gauge
+
+
+DURATION_BUCKETS = (60, 300, 900, 1800, 3600, 2 * 3600, 4 * 3600, 6 * 3600)
+RECENT_JOBS = 5000
+
+
+class JobCollector:
+    """Benchmark jobs by status, and a histogram of finished jobs' run times (the last RECENT_JOBS).
+
+    Read from the database at scrape time: the jobs run in GPU worker processes the web process
+    cannot see, and the rows are the truth anyway.
+    """
+
+    def describe(self):  # what registering needs, without querying the database at start-up
+        from prometheus_client.core import HistogramMetricFamily
+
+        yield GaugeMetricFamily("portal_benchmark_jobs", "Benchmark jobs by status.", labels=["status"])
+        yield GaugeMetricFamily("portal_releases", "Releases by status.", labels=["status"])
+        yield HistogramMetricFamily("portal_benchmark_job_duration_seconds", "Run time of finished benchmark jobs.")
+
+    def collect(self):
+        try:
+            yield from self._collect()
+        except Exception:  # the database is reported by /readyz; these metrics are simply absent
+            return
+
+    def _collect(self):
+        from prometheus_client.core import HistogramMetricFamily
+
+        from benchmarks.models import BenchmarkJob
+        from releases.models import Release
+
+        jobs = GaugeMetricFamily("portal_benchmark_jobs", "Benchmark jobs by status.", labels=["status"])
+        for status, count in _counts(BenchmarkJob, "status"):
+            jobs.add_metric([status], count)
+        yield jobs
+        releases = GaugeMetricFamily("portal_releases", "Releases by status.", labels=["status"])
+        for status, count in _counts(Release, "status"):
+            releases.add_metric([status], count)
+        yield releases
+        durations = [
+            (finished - started).total_seconds()
+            for started, finished in BenchmarkJob.objects.filter(started_at__isnull=False, finished_at__isnull=False)
+            .order_by("-finished_at")
+            .values_list("started_at", "finished_at")[:RECENT_JOBS]
+        ]
+        buckets = [(str(bound), sum(1 for d in durations if d <= bound)) for bound in DURATION_BUCKETS] + [("+Inf", len(durations))]
+        histogram = HistogramMetricFamily("portal_benchmark_job_duration_seconds", "Run time of finished benchmark jobs.")
+        histogram.add_metric([], buckets=buckets, sum_value=sum(durations))
+        yield histogram
+
+
+def _counts(model, field: str) -> list[tuple[str, int]]:
+    from django.db.models import Count
+
+    return list(model.objects.order_by().values_list(field).annotate(n=Count("pk")))

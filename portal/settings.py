@@ -92,6 +92,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "portal.middleware.AdminLoginThrottleMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "portal.middleware.DatabaseUnavailableMiddleware",
     "portal.api.PortalReleaseHeaderMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
@@ -168,14 +169,17 @@ if REDIS_URL:
     }
 else:
     CELERY_BROKER_URL = "filesystem://"
+    # Kombu's filesystem transport with atomic writes and claims (portal/kombu_filesystem.py).
+    CELERY_BROKER_TRANSPORT = "portal.kombu_filesystem:Transport"
     CELERY_RESULT_BACKEND = f"file://{CELERY_DATA_DIR / 'results'}"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_DATA_DIR / "queue"),
         "data_folder_out": str(CELERY_DATA_DIR / "queue"),
+        "processed_folder": str(CELERY_DATA_DIR / "processing"),
         "control_folder": str(CELERY_DATA_DIR / "control"),
         "store_processed": False,
     }
-    for folder in ("queue", "control", "results"):
+    for folder in ("queue", "processing", "control", "results"):
         (CELERY_DATA_DIR / folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
@@ -323,7 +327,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["portal.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "portal.api.StableCursorPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend", "rest_framework.filters.OrderingFilter"],
     "DEFAULT_SCHEMA_CLASS": "portal.api_schema.PortalAutoSchema",

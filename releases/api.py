@@ -122,7 +122,8 @@ ReleaseListSerializer = inline_serializer(
     "ReleaseList",
     fields={"results": ReleaseSerializer(many=True), "building": ReleaseSerializer(many=True, help_text="Releases requested or building.")},
 )
-CutRequestSerializer = inline_serializer("ReleaseCutRequest", fields={"note": serializers.CharField(max_length=2000, required=False)})
+class CutRequest(serializers.Serializer):
+    note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="", help_text="A note shown with the release.")
 ReleaseErrorSerializer = inline_serializer(
     "ReleaseError", fields={"detail": serializers.CharField(), "code": serializers.CharField(), "release": ReleaseSerializer(required=False)}
 )
@@ -145,7 +146,7 @@ class ReleaseListView(ReleaseAPIView):
 
     @extend_schema(
         operation_id="releases_cut",
-        request=CutRequestSerializer,
+        request=CutRequest,
         responses={
             202: OpenApiResponse(ReleaseSerializer, description="The release row is created; a worker builds it (follow `url`)."),
             409: OpenApiResponse(ReleaseErrorSerializer, description="nothing_changed since the last published release, or a build_in_progress."),
@@ -153,9 +154,9 @@ class ReleaseListView(ReleaseAPIView):
         description="Cut a release (release managers only).",
     )
     def post(self, request):
-        note = request.data.get("note", "") if hasattr(request.data, "get") else ""
-        if not isinstance(note, str) or len(note) > 2000:
-            return Response({"detail": "note must be a text of at most 2000 characters", "code": "invalid"}, status=400)
+        serializer = CutRequest(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        note = serializer.validated_data["note"]
         try:
             release = release_cut(actor=request.user, note=note)
         except ReleaseError as exc:

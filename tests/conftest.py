@@ -38,7 +38,7 @@ def seeded(db):
 class WorkerProcess:
     """A real `celery worker` process, started on the test database and the configured broker."""
 
-    def __init__(self, queues: str, log_path):
+    def __init__(self, queues: str, log_path, extra_env: dict[str, str] | None = None):
         import os
         import subprocess
         import sys
@@ -49,6 +49,7 @@ class WorkerProcess:
         env = os.environ.copy()
         env["DATABASE_URL"] = database_url_for(connection.settings_dict, connection.vendor)
         env["PYTHONUNBUFFERED"] = "1"
+        env.update(extra_env or {})
         self.log_file = open(log_path, "w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", queues, "-c", "1",
@@ -100,8 +101,8 @@ def start_worker(tmp_path):
     """Start real worker processes; every one is stopped (and its log shown on failure) afterwards."""
     workers: list[WorkerProcess] = []
 
-    def start(queues: str = "default,releases,gpu") -> WorkerProcess:
-        worker = WorkerProcess(queues, tmp_path / f"worker-{len(workers)}.log")
+    def start(queues: str = "default,releases,gpu", env: dict[str, str] | None = None) -> WorkerProcess:
+        worker = WorkerProcess(queues, tmp_path / f"worker-{len(workers)}.log", extra_env=env)
         workers.append(worker)
         return worker
 
