@@ -147,3 +147,7 @@ def curator(make_user):
 @pytest.fixture
 def other_curator(make_user):
     return make_user("curator", "curator-two")
+
+
+# Transactional tests that publish a release need its immutability triggers lifted before the flush.
+from tests.releases.conftest import published_releases_removed_before_flush  # noqa: E402,F401

@@ -56,3 +56,26 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(brow
             problems[url] = found
     assert problems == {}
     context.close()
+
+
+def test_a_researcher_downloads_a_release_file_and_its_sha256_matches_the_page(browser, live_server, seeded, make_user, settings, tmp_path):
+    import hashlib
+
+    from releases.services import release_build, release_cut
+
+    settings.RELEASES_DIR = tmp_path / "releases"
+    release = release_build(release_pk=release_cut(actor=make_user("release_manager")).pk)
+    assert release.status == "published", release.error
+
+    context = browser.new_context(base_url=live_server.url, accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"/protocols/{PROTOCOL_ID}/")
+    item = page.locator("ul.release-files li", has_text="Model evaluation matrix (gzip)")
+    shown = item.locator("code").inner_text()
+    with page.expect_download() as download:
+        item.get_by_role("link").click()
+    path = download.value.path()
+    assert download.value.suggested_filename.endswith("model_evaluation_matrix.csv.gz")
+    assert hashlib.sha256(open(path, "rb").read()).hexdigest() == shown
+    assert f"Coverage is derived from release {release.release_id}." in page.locator("main").inner_text()
+    context.close()
