@@ -9,14 +9,11 @@ from records import models as m
 class RecordSitemap(Sitemap):
     changefreq = "weekly"
 
-    def __init__(self, model, url_name: str, priority: float):
-        self.model, self.url_name, self.priority = model, url_name, priority
+    def __init__(self, model, priority: float):
+        self.model, self.priority = model, priority
 
     def items(self):
         return self.model.objects.order_by("stable_id").only("stable_id", "updated_at")
-
-    def location(self, item):
-        return reverse(self.url_name, args=[item.stable_id])
 
     def lastmod(self, item):
         return item.updated_at
@@ -35,10 +32,10 @@ class PagesSitemap(Sitemap):
 
 SITEMAPS = {
     "pages": PagesSitemap(),
-    "protocols": RecordSitemap(m.Protocol, "records:protocol", 0.9),
-    "evaluations": RecordSitemap(m.Evaluation, "records:evaluation", 0.5),
-    "configurations": RecordSitemap(m.Configuration, "records:configuration", 0.5),
-    "datasets": RecordSitemap(m.Dataset, "records:dataset", 0.4),
-    "sources": RecordSitemap(m.Source, "records:source", 0.4),
-    "decisions": RecordSitemap(m.Decision, "records:decision", 0.4),
+    "protocols": RecordSitemap(m.Protocol, 0.9),
+    "evaluations": RecordSitemap(m.Evaluation, 0.5),
+    "configurations": RecordSitemap(m.Configuration, 0.5),
+    "datasets": RecordSitemap(m.Dataset, 0.4),
+    "sources": RecordSitemap(m.Source, 0.4),
+    "decisions": RecordSitemap(m.Decision, 0.4),
 }

@@ -7,10 +7,12 @@ database constraint (and, where one table cannot see another, a trigger: see mig
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 
 from django.db import models
 from django.db.models import F, Q
+from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
 from reviews.models import Reviewable
@@ -64,7 +66,17 @@ def _non_empty(field: str, model: str) -> models.CheckConstraint:
     return _check(~Q(**{field: ""}), name=f"{model}_{field}_not_empty", field=field, message="This field cannot be empty.")
 
 
+@functools.cache
+def _url_parts(url_name: str) -> tuple[str, str]:
+    """The address of a record page around its stable id, reversed once per process (pages link hundreds)."""
+    placeholder = "stable-id-placeholder"
+    return tuple(reverse(url_name, args=[placeholder]).split(placeholder, 1))
+
+
 class CuratedModel(models.Model):
+    # The record's public page (a URL name taking the stable id), or "" when it has none.
+    page_url_name = ""
+
     stable_id = models.SlugField(
         max_length=150,
         unique=True,
@@ -79,8 +91,13 @@ class CuratedModel(models.Model):
     def __str__(self) -> str:
         return getattr(self, "title", None) or getattr(self, "name", None) or self.stable_id
 
+    def get_absolute_url(self) -> str:
+        prefix, suffix = _url_parts(self.page_url_name)
+        return f"{prefix}{self.stable_id}{suffix}"
+
 
 class Source(CuratedModel):
+    page_url_name = "records:source"
     title = models.CharField(max_length=500)
     venue = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.PAPER)
@@ -137,6 +154,7 @@ class Context(CuratedModel):
 class Dataset(CuratedModel):
     """A dataset; a suite ("NT benchmark, all 18 tasks") has its tasks as child datasets."""
 
+    page_url_name = "records:dataset"
     name = models.CharField(max_length=300)
     description = models.TextField(blank=True)
     suite = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="tasks")
@@ -166,6 +184,7 @@ class Dataset(CuratedModel):
 class Configuration(CuratedModel):
     """A tested model or method."""
 
+    page_url_name = "records:configuration"
     name = models.CharField(max_length=300)
     short_name = models.CharField(max_length=200, blank=True)
     family = models.CharField(max_length=200, blank=True)
@@ -185,6 +204,7 @@ class Configuration(CuratedModel):
 
 
 class Protocol(CuratedModel, Reviewable):
+    page_url_name = "records:protocol"
     title = models.CharField(max_length=500)
     summary = models.TextField()
     procedure = models.TextField(blank=True)
@@ -238,6 +258,7 @@ class Limitation(models.Model):
 
 
 class Evaluation(CuratedModel, Reviewable):
+    page_url_name = "records:evaluation"
     title = models.CharField(max_length=500)
     protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evaluations")
     configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="evaluations")
@@ -365,6 +386,7 @@ class BaselineRole(CuratedModel, Reviewable):
 class Decision(CuratedModel):
     """A choice a reader faces ("Select an execution workflow ..."), assessed by protocols."""
 
+    page_url_name = "records:decision"
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     protocols = models.ManyToManyField(Protocol, blank=True, related_name="decisions")
