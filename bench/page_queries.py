@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+os.environ.setdefault("PORTAL_LOG_LEVEL", "WARNING")
 if not os.environ.get("DATABASE_URL"):
     os.environ["PORTAL_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-page-")
 
