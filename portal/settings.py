@@ -240,6 +240,7 @@ LOGGING = {
     "loggers": {
         "django.server": {"level": "WARNING"},  # requests are logged once, by portal.request
         "bagit": {"level": "WARNING"},  # one line per hashed file otherwise
+        "kombu.connection": {"level": "ERROR"},  # "no hostname supplied" for every filesystem-transport connection
     },
 }
 
