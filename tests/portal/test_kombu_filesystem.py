@@ -13,12 +13,17 @@ MESSAGES = 300
 
 
 def connection(folder) -> Connection:
-    options = {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"), "processed_folder": str(folder / "processing")}
+    options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processing"),
+        "control_folder": str(folder / "control"),  # kombu's default is ./control in the working directory
+    }
     return Connection(transport=Transport, transport_options=options)
 
 
 def test_it_delivers_each_message_once_while_producers_and_consumers_race(tmp_path):
-    for name in ("queue", "processing"):
+    for name in ("queue", "processing", "control"):
         (tmp_path / name).mkdir()
     queue = Queue("race", Exchange("race", type="direct"), routing_key="race")
     received: list[int] = []
