@@ -28,7 +28,9 @@ class PresetLimits:
 
     The soft limit raises inside the run (the job fails with the reason); the hard limit kills the
     worker's child process (the sweeper fails the job once its start is older than the hard limit).
-    Sized for the recipe defaults (10,000 steps, batch 8) on one data-centre GPU, with room to spare.
+    Sized for the recipe defaults (10,000 steps, batch 8) on one data-centre GPU, with room to spare:
+    one H200 ran nt-v1-500m at 15 steps/s (a run about 11 min) and nt-v1-2.5b at 11 steps/s (about
+    15 min); slower GPUs and local data with longer sequences take several times that.
     """
 
     label: str
