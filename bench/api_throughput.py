@@ -19,6 +19,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.serving import gunicorn_serving  # noqa: E402
+
 PORT = 8765
 LIST_PATH = "/api/v1/evaluations/?page_size=100"
 
@@ -91,23 +95,10 @@ def main() -> None:
         **os.environ, "PORTAL_VAR_DIR": var_dir, "DJANGO_SETTINGS_MODULE": "portal.settings", "BENCH_BODY_FILE": str(body),
         "PORTAL_API_ANON_RATE": "100000000/minute", "PORTAL_LOG_LEVEL": "WARNING",
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "bench.api_bench_wsgi:application", "--workers", "2", "--bind", f"127.0.0.1:{PORT}", "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )
-    try:
-        for _ in range(100):
-            try:
-                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/healthz")
-                break
-            except OSError:
-                time.sleep(0.1)
+    with gunicorn_serving("bench.api_bench_wsgi:application", port=PORT, env=env, options=["--workers", "2"]):
         hammer(LIST_PATH, 2, args.clients)  # warm both workers up
         api, api_errors = hammer(LIST_PATH, args.seconds, args.clients)
         bare, bare_errors = hammer("/bench/bare/", args.seconds, args.clients)
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
     print(f"gunicorn 2 workers, {args.clients} keep-alive clients, {args.seconds:.0f} s each")
     print(f"{'endpoint':<40} {'req/s':>8} {'errors':>7}")
     print(f"{'GET ' + LIST_PATH:<40} {api:>8.1f} {api_errors:>7}")

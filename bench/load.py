@@ -27,6 +27,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.serving import gunicorn_serving  # noqa: E402
 PORT = 8766
 PROTOCOL = "gfm-guide-20261014-protocol-nt-ia3-finetune-runtime"
 
@@ -139,22 +142,9 @@ def main() -> int:
     if not env.get("DATABASE_URL"):
         env["PORTAL_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-load-")
     data = setup(env)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "portal.wsgi", "--workers", str(args.workers), "--threads", str(args.threads),
-         "--bind", f"127.0.0.1:{PORT}", "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )
-    try:
-        for _ in range(100):
-            try:
-                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/healthz")
-                break
-            except OSError:
-                time.sleep(0.1)
+    options = ["--workers", str(args.workers), "--threads", str(args.threads)]
+    with gunicorn_serving("portal.wsgi", port=PORT, env=env, options=options):
         results, elapsed = drive(requests_for(data), args.seconds, args.clients)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     by_kind: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for name, status, ms in results:
         by_kind[name].append((status, ms))

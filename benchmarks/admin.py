@@ -19,6 +19,7 @@ from benchmarks.services import (
     benchmark_job_rerun,
     recipe_save,
 )
+from portal.admin import ReadOnlyAdminMixin
 from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
@@ -102,22 +103,16 @@ class RecipeAdmin(QueuePermissionMixin, ReviewableAdminMixin, SimpleHistoryAdmin
         return super().history_form_view(request, object_id, version_id, extra_context)
 
 
-class JobEventInline(admin.TabularInline):
+class JobEventInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = JobEvent
     extra = 0
     can_delete = False
     fields = ("created_at", "from_status", "to_status", "attempt", "actor", "actor_role", "reason")
     readonly_fields = fields
 
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(BenchmarkJob)
-class BenchmarkJobAdmin(QueuePermissionMixin, admin.ModelAdmin):
+class BenchmarkJobAdmin(QueuePermissionMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: a job's row changes only through its services (the actions here, the worker, the sweeper)."""
 
     list_display = ("id", "recipe", "status", "progress", "attempts", "worker_host", "queued_at", "finished_at", "requested_by", "page")
@@ -142,30 +137,12 @@ class BenchmarkJobAdmin(QueuePermissionMixin, admin.ModelAdmin):
     def page(self, job: BenchmarkJob) -> str:
         return format_html('<a href="{}">public job page</a>', reverse("benchmarks:job", args=[job.pk]))
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(JobEvent)
-class JobEventAdmin(admin.ModelAdmin):
+class JobEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """The audit log of job status changes: never added to, edited or deleted through the admin."""
 
     list_display = ("created_at", "job", "from_status", "to_status", "attempt", "actor_role", "actor", "reason")
     list_filter = ("to_status", "actor_role")
     search_fields = ("=job__id", "reason")
     list_select_related = ("job__recipe", "actor")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -12,25 +12,17 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from portal.admin import ReadOnlyAdminMixin
 from releases.models import Release, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
 from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cut
 
 REFRESH_SECONDS = 3
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyInline(ReadOnlyAdminMixin, admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class ReleaseFileInline(ReadOnlyInline):
@@ -49,7 +41,7 @@ class ReleaseFixityCheckInline(ReadOnlyInline):
 
 
 @admin.register(Release)
-class ReleaseAdmin(admin.ModelAdmin):
+class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("__str__", "status", "progress_display", "release_date", "rows_display", "changes_display", "cut_by", "published_at")
     list_filter = ("status", "is_external")
     search_fields = ("release_id", "note")
@@ -74,16 +66,11 @@ class ReleaseAdmin(admin.ModelAdmin):
 
     # -- permissions: nothing is edited by hand, a published release is never deleted
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
     def has_delete_permission(self, request, obj=None) -> bool:
+        """Only a failed build may go, and only for whom the model permission allows it."""
         if obj is None or obj.status != ReleaseStatus.FAILED:
             return False
-        return super().has_delete_permission(request, obj)
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
 
     # -- display
 
@@ -159,17 +146,8 @@ class ReleaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(ReleaseFixityCheck)
-class ReleaseFixityCheckAdmin(admin.ModelAdmin):
+class ReleaseFixityCheckAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("release", "checked_at", "intact", "files_checked")
     list_filter = ("intact",)
     readonly_fields = ("release", "checked_at", "intact", "files_checked", "problems")
     actions = None
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -16,6 +16,7 @@ from django.urls import path, reverse
 
 from simple_history.admin import SimpleHistoryAdmin
 
+from portal.admin import ReadOnlyAdminMixin
 from reviews.corrections import CorrectionError, correction_decide, targets
 from reviews.models import Correction, CorrectionStatus, Reviewable, ReviewEvent, ReviewState
 from reviews.services import ReviewError, available_transitions, review_transition_apply
@@ -122,7 +123,7 @@ class ReviewableAdminMixin:
 
 
 @admin.register(ReviewEvent)
-class ReviewEventAdmin(admin.ModelAdmin):
+class ReviewEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """The audit log: readable by curators, never added to, edited or deleted through the admin."""
 
     list_display = ("created_at", "record_stable_id", "content_type", "transition", "from_state", "to_state", "actor_role", "actor")
@@ -130,15 +131,6 @@ class ReviewEventAdmin(admin.ModelAdmin):
     search_fields = ("record_stable_id", "reason")
     date_hierarchy = "created_at"
     list_select_related = ("content_type", "actor")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 def reviewable_models() -> list[type[Reviewable]]:
@@ -213,8 +205,9 @@ class ProtocolFilter(admin.SimpleListFilter):
 
 
 @admin.register(Correction)
-class CorrectionAdmin(SimpleHistoryAdmin):
-    """The moderation queue: suggestions oldest first, each beside its field's current value."""
+class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
+    """The moderation queue: suggestions oldest first, each beside its field's current value.
+    Read-only here: decisions go through the moderation panel and its service only."""
 
     list_display = ("id", "created_at", "status", "record_type", "target_stable_id", "field_label", "value_now", "proposed_value_short", "folded")
     list_filter = ("status", ("content_type", admin.RelatedOnlyFieldListFilter), ProtocolFilter)
@@ -247,14 +240,6 @@ class CorrectionAdmin(SimpleHistoryAdmin):
     def folded(self, obj):
         return obj.folded_count
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False  # decisions go through the moderation panel and its service only
 
     def get_urls(self):
         custom = [path("<path:object_id>/decide/", self.admin_site.admin_view(self.decide_view), name="reviews_correction_decide")]
