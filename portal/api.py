@@ -15,12 +15,15 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 
 class StableCursorPagination(CursorPagination):
-    """Cursor pagination: stable under inserts, constant cost per page (no COUNT, no OFFSET)."""
+    """Cursor pagination: constant cost per page (no COUNT, no OFFSET), newest records first.
+
+    The position is the creation time, which never changes, so a record edited during a crawl
+    keeps its place instead of jumping ahead of the cursor and being missed."""
 
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
-    ordering = ("-updated_at", "-id")
+    ordering = ("-created_at", "-id")
 
     def decode_cursor(self, request):
         try:
@@ -32,8 +35,9 @@ class StableCursorPagination(CursorPagination):
 class ConditionalGetMixin:
     """ETag (a hash of the body) and Last-Modified on GET responses; 304 when the client's copy is current.
 
-    Views set `self.last_modified` (a datetime) while building the response: the newest update of
-    what it shows, including nested rows.
+    Views set `self.last_modified` (a datetime) while building the response: for a record, the
+    newest update of it and its nested rows; for a list, the newest update of any row the list
+    could show, since a row that left the filter changes the list without being on it.
     """
 
     last_modified: datetime | None = None

@@ -12,7 +12,7 @@ from django.db import models
 from simple_history.admin import SimpleHistoryAdmin
 
 from records import models as m
-from records.services import record_save
+from records.services import record_delete, record_save
 from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
@@ -27,8 +27,7 @@ class ServiceSaveMixin:
     def save_formset(self, request, form, formset, change):
         instances = formset.save(commit=False)
         for deleted in formset.deleted_objects:
-            deleted._history_user = request.user
-            deleted.delete()
+            record_delete(record=deleted, actor=request.user)
         changed_by_instance = {id(f.instance): list(f.changed_data) for f in formset.forms}
         for instance in instances:
             changed = None if instance.pk is None else changed_by_instance.get(id(instance), [])
@@ -102,6 +101,7 @@ class DatasetAdmin(CatalogueAdmin):
     list_display = ("name", "suite", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric", "stable_id")
     list_filter = (("suite", admin.RelatedOnlyFieldListFilter), "metric", "num_classes")
     search_fields = ("name", "stable_id", "task_key", "description")
+    list_select_related = ("suite",)  # nullable: Django's automatic select_related leaves it out
     autocomplete_fields = ["suite", "source"]
     inlines = [TaskInline]
 

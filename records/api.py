@@ -7,7 +7,8 @@ Writes go through records.services, so history and automatic reopening are the a
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import Prefetch, Q
+from django.db import transaction
+from django.db.models import Max, Prefetch, Q
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
@@ -19,7 +20,7 @@ from rest_framework.views import APIView
 
 from portal.api import ConditionalGetMixin, newest
 from records import models as m
-from records.imports import ImportInvalid, records_import
+from records.imports import SECTIONS, ImportInvalid, records_import
 from records.seed import seed_document
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from reviews.api import ReviewActionsMixin
@@ -79,9 +80,10 @@ class CatalogueSerializer(serializers.ModelSerializer):
         many = {name: validated_data.pop(name) for name in list(validated_data) if name in many_names}
         request = self.context["request"]
         try:
-            record_upsert(record=record, values=validated_data, many=many, actor=request.user, reason="API")
-            if limitations is not None:
-                protocol_limitations_set(protocol=record, texts=limitations, actor=request.user, reason="API")
+            with transaction.atomic():  # the record and its limitations, or neither
+                record_upsert(record=record, values=validated_data, many=many, actor=request.user, reason="API")
+                if limitations is not None:
+                    protocol_limitations_set(protocol=record, texts=limitations, actor=request.user, reason="API")
         except DjangoValidationError as exc:
             raise serializers.ValidationError({self._api_name(k): v for k, v in errors_by_field(exc, self.Meta.model).items()}) from None
         return record
@@ -207,14 +209,6 @@ class ResultSerializer(CatalogueSerializer):
         model = m.Result
         fields = ("result_id", "evaluation_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs", "created_at", "updated_at")
         read_only_fields = ("created_at", "updated_at")
-
-    def validate(self, attrs):
-        attrs = super().validate(attrs)
-        evaluation = attrs.get("evaluation") or getattr(self.instance, "evaluation", None)
-        unit = attrs.get("unit", getattr(self.instance, "unit", None))
-        if evaluation is not None and unit != evaluation.protocol.metric_unit:
-            raise serializers.ValidationError({"unit": f"must be {evaluation.protocol.metric_unit!r}, the metric unit of the evaluation's protocol"})
-        return attrs
 
 
 class NestedResultSerializer(ResultSerializer):
@@ -379,7 +373,9 @@ class CatalogueViewSet(
 
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
-        self.last_modified = newest(*(self._modified(record) for record in (page or [])))
+        model = queryset.model
+        tables = [model, *(model._meta.get_field(name).related_model for name in self.nested_children)]
+        self.last_modified = newest(*(table._default_manager.aggregate(latest=Max("updated_at"))["latest"] for table in tables))
         return page
 
     def get_object(self):
@@ -461,7 +457,12 @@ class DecisionViewSet(CatalogueViewSet):
 
 # -- bulk import ------------------------------------------------------------------------------
 
-IMPORT_PERMISSIONS = tuple(f"records.{action}_{model}" for model in ("source", "dataset", "protocol", "configuration", "evaluation", "result") for action in ("add", "change"))
+#: Adding and changing every kind of record an import document can hold (limitations come with protocols).
+IMPORT_PERMISSIONS = tuple(
+    f"records.{action}_{model._meta.model_name}"
+    for model in (*(section.model for section in SECTIONS), m.Limitation)
+    for action in ("add", "change")
+)
 
 
 class CanImport(permissions.BasePermission):

@@ -11,8 +11,7 @@ from django.db import models, transaction
 
 from records import models as m
 from records.services import record_save, reviewed_owner
-from reviews.models import ReviewState
-from reviews.services import review_transition_apply
+from reviews.services import review_reopen_if_reviewed
 
 # model name -> (field, label) pairs a suggestion may concern; the order is the form's order.
 CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -127,7 +126,5 @@ def apply_value(*, record: models.Model, field_name: str, value_text: str, actor
     reason = f"correction #{correction_id} accepted: {field_name}"
     record_save(record=record, actor=actor, changed_fields=[field_name], reason=reason)
     owner = reviewed_owner(record)
-    if owner is not None:
-        owner.refresh_from_db(fields=["review_state"])
-        if owner.review_state != ReviewState.PROPOSED:
-            review_transition_apply(record=owner, transition="reopen", actor=actor, reason=reason, automatic=True)
+    if owner is not None:  # any accepted value, sourced or not, is news to the record's review
+        review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)

@@ -232,9 +232,22 @@ def _collect(*, section: Section, item: Any, path: str, parent: dict[str, str], 
 
 
 def _ordered(raw: list) -> list:
-    """Entries in dependency order: the sections' order, suites before their tasks."""
+    """Entries in dependency order: the sections' order, and within datasets every suite before its
+    tasks, whether a task is nested in its suite or names it with `suite` at the top level."""
     position = {section.key: index for index, section in enumerate(SECTIONS)}
-    return sorted(raw, key=lambda r: (position[r[0].key], bool(r[3].get("suite"))))
+    suite_of = {
+        str(item.get("stable_id", "")): str(parent.get("suite") or item.get("suite") or "")
+        for section, _path, item, parent in raw
+        if section.key == "datasets"
+    }
+
+    def depth(stable_id: str) -> int:
+        seen = {stable_id}
+        while (stable_id := suite_of.get(stable_id, "")) and stable_id not in seen:  # a cycle stops the walk
+            seen.add(stable_id)
+        return len(seen) - 1
+
+    return sorted(raw, key=lambda r: (position[r[0].key], depth(str(r[2].get("stable_id", ""))) if r[0].key == "datasets" else 0))
 
 
 def _clean(section: Section, path: str, item: dict, parent: dict[str, str], errors: list) -> Entry:
@@ -265,6 +278,8 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
                 entry.values[key] = model_field.clean(_blank_to_default(model_field, value), None)
             except ValidationError as exc:
                 errors.append({"path": key_path, "message": " ".join(exc.messages)})
+            except (TypeError, ValueError):  # a JSON type the field's parser does not take (a number for a date)
+                errors.append({"path": key_path, "message": f"must be {_expected(model_field)}, not {type(value).__name__}"})
         elif key in section.references:
             if value not in (None, "") and not isinstance(value, str):
                 errors.append({"path": key_path, "message": "must be a stable id (a string)"})
@@ -285,6 +300,14 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
     for key, (model_field, _target) in section.many.items():
         entry.many.setdefault(model_field, [])
     return entry
+
+
+def _expected(model_field: models.Field) -> str:
+    if isinstance(model_field, models.DateField):
+        return "a date written as YYYY-MM-DD"
+    if isinstance(model_field, (models.DecimalField, models.IntegerField)):
+        return "a number"
+    return "a string"
 
 
 def _blank_to_default(model_field: models.Field, value: Any) -> Any:
@@ -364,7 +387,7 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
         if not stable_id:
             return None
         if (target, stable_id) not in saved:
-            saved[(target, stable_id)] = SECTION_BY_KEY[target].model.objects.get(stable_id=stable_id)
+            saved[(target, stable_id)] = SECTION_BY_KEY[target].model.objects.filter(stable_id=stable_id).first()
         return saved[(target, stable_id)]
 
     failed: set[tuple[str, str]] = set()
@@ -377,6 +400,14 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
         values = dict(entry.values)
         for key, (model_field, target) in entry.section.references.items():
             values[model_field] = resolve(target, entry.references.get(model_field, ""))
+        unresolved = [
+            key for key, (model_field, _target) in entry.section.references.items()
+            if entry.references.get(model_field) and values[model_field] is None
+        ]
+        if unresolved:  # only a cycle (a suite inside its own task) gets here: the rest was checked first
+            errors.extend({"path": f"{entry.path}.{key}", "message": "refers to a record that depends on this one"} for key in unresolved)
+            failed.add((entry.section.key, entry.stable_id))
+            continue
         record = model.objects.filter(stable_id=entry.stable_id).first()
         created = record is None
         if created:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
@@ -232,6 +233,14 @@ class Protocol(CuratedModel, Reviewable):
             _check(Q(metric_direction__in=Direction.values), name="protocol_direction_valid", field="metric_direction", message="Use lower or higher."),
         ]
 
+    def clean(self) -> None:
+        """The unit rule (see records.db_triggers) as a form error rather than the trigger's refusal."""
+        super().clean()
+        if self.pk is not None:
+            others = Result.objects.filter(evaluation__protocol=self).exclude(unit=self.metric_unit).count()
+            if others:
+                raise ValidationError({"metric_unit": f"{others} result(s) of this protocol are in another unit; change them first"})
+
     @property
     def metric_label(self) -> str:
         """'Runtime (Mean wall time per IA3 fine-tuning run)', as the seed page heads its column."""
@@ -298,6 +307,16 @@ class Evaluation(CuratedModel, Reviewable):
         ]
 
 
+    def clean(self) -> None:
+        """Moving an evaluation to another protocol must keep its results in that protocol's unit."""
+        super().clean()
+        protocol = getattr(self, "protocol", None)
+        if self.pk is not None and protocol is not None:
+            others = self.results.exclude(unit=protocol.metric_unit).count()
+            if others:
+                raise ValidationError({"protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"})
+
+
 class Result(CuratedModel):
     """One metric row of an evaluation, in its protocol's unit (a trigger keeps them equal)."""
 
@@ -319,6 +338,13 @@ class Result(CuratedModel):
             _check(Q(lower_bound__isnull=True) | Q(lower_bound__lte=F("value")), name="result_lower_bound_le_value", field="lower_bound", message="The lower bound cannot exceed the value."),
             _check(Q(upper_bound__isnull=True) | Q(upper_bound__gte=F("value")), name="result_upper_bound_ge_value", field="upper_bound", message="The upper bound cannot be below the value."),
         ]
+
+    def clean(self) -> None:
+        """A result is in its protocol's unit (see records.db_triggers), said as a form error."""
+        super().clean()
+        protocol = getattr(getattr(self, "evaluation", None), "protocol", None)
+        if protocol is not None and self.unit != protocol.metric_unit:
+            raise ValidationError({"unit": f"must be {protocol.metric_unit!r}, the metric unit of the evaluation's protocol"})
 
     def __str__(self) -> str:
         return f"{self.display_value} {self.unit}"

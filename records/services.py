@@ -1,18 +1,22 @@
-"""Writes to the catalogue. Every create and edit of a curated record goes through `record_save`."""
+"""Writes to the catalogue. Every create, edit and delete of a curated record goes through
+`record_save` or `record_delete`."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import IntegrityError, models, transaction
 
-from reviews.models import Reviewable, ReviewState
-from reviews.services import review_transition_apply
+from reviews.models import REVIEW_STATE_FIELDS, Reviewable
+from reviews.services import review_reopen_if_reviewed
 
 # Fields whose value a source vouches for: editing one of a reviewed record sends it back to review.
 SOURCED_FIELDS: dict[str, frozenset[str]] = {
     "protocol": frozenset({"source", "source_locator", "metric_unit", "metric_direction"}),
-    "evaluation": frozenset({"source", "source_locator", "quote", "concern_source", "concern_locator"}),
-    "result": frozenset({"value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs"}),
+    "evaluation": frozenset({
+        "protocol", "configuration", "dataset", "origin", "aggregation", "uncertainty",
+        "coverage_scored", "coverage_eligible", "source", "source_locator", "quote", "concern_source", "concern_locator",
+    }),
+    "result": frozenset({"evaluation", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs"}),
     "evidencerow": frozenset({"source", "locator", "quote", "statement"}),
     "baselinerole": frozenset({"configuration"}),
 }
@@ -42,35 +46,71 @@ def changed_field_names(*, record: models.Model, values: dict) -> list[str]:
 def record_save(*, record: models.Model, actor, changed_fields: list[str] | None = None, reason: str = "") -> bool:
     """Create or update one curated record, with history under `actor` and `reason`.
 
-    `changed_fields` (None for a new record) names the fields the caller changed. When a sourced
-    field of a source-checked or excluded record changes, the record goes back to proposed through
-    the review service, with the reason "edited: <fields>". Returns whether anything was written.
+    `changed_fields` (None for a new record) names the fields the caller changed. The review
+    fields are taken from the locked row, so an edit never undoes a transition made meanwhile.
+    When a sourced field of a source-checked or excluded record changes, or a result is added to
+    or moved between reviewed evaluations, the record that carries the review goes back to
+    proposed through the review service ("edited: <fields>"), and the editor becomes its last
+    editor (the four-eyes rule). A database rule the validation did not foresee (a stable id
+    taken by a concurrent write) is a ValidationError too. Returns whether anything was written.
     """
     created = record.pk is None
     if not created and not changed_fields:
         return False
     record.full_clean(validate_unique=created, validate_constraints=True)
+    model = type(record)
+    previous_owner_id = None
+    if not created and isinstance(record, Reviewable):
+        locked = model._default_manager.select_for_update().only(*REVIEW_STATE_FIELDS).get(pk=record.pk)
+        for name in REVIEW_STATE_FIELDS:
+            setattr(record, name, getattr(locked, name))
+    elif not created and "evaluation" in (changed_fields or []):
+        previous_owner_id = model._default_manager.filter(pk=record.pk).values_list("evaluation_id", flat=True).first()
     if isinstance(record, Reviewable) and actor is not None:
         record.last_edited_by = actor
     record._history_user = actor
     record._change_reason = reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}")
-    record.save()
-    if not created:
-        _reopen_if_sourced_field_changed(record=record, changed_fields=changed_fields or [], actor=actor, why=reason)
+    try:
+        with transaction.atomic():
+            record.save()
+    except IntegrityError as exc:
+        raise ValidationError({NON_FIELD_ERRORS: [f"the database refused the change: {exc}".strip()]}) from None
+    if created:
+        if reviewed_owner(record) is not record:  # a new result changes what its evaluation's review saw
+            _owner_changed(record=record, owner=reviewed_owner(record), what=["added"], actor=actor, why=reason)
+        return True
+    sourced = sorted(set(changed_fields or []) & SOURCED_FIELDS.get(record._meta.model_name, frozenset()))
+    if sourced:
+        _owner_changed(record=record, owner=reviewed_owner(record), what=sourced, actor=actor, why=reason)
+        if previous_owner_id is not None and previous_owner_id != getattr(record, "evaluation_id", None):
+            previous = record._meta.get_field("evaluation").related_model._default_manager.get(pk=previous_owner_id)
+            _owner_changed(record=record, owner=previous, what=["moved away"], actor=actor, why=reason)
     return True
 
 
-def _reopen_if_sourced_field_changed(*, record: models.Model, changed_fields: list[str], actor, why: str) -> None:
-    sourced = sorted(set(changed_fields) & SOURCED_FIELDS.get(record._meta.model_name, frozenset()))
+@transaction.atomic
+def record_delete(*, record: models.Model, actor, reason: str = "") -> None:
+    """Delete one curated record (an inline row in practice) with history under `actor`; removing a
+    result reopens its reviewed evaluation as an edit would."""
     owner = reviewed_owner(record)
-    if not sourced or owner is None:
+    record._history_user = actor
+    record._change_reason = reason or "deleted"
+    record.delete()
+    if owner is not None and owner is not record:
+        _owner_changed(record=record, owner=owner, what=["deleted"], actor=actor, why=reason)
+
+
+def _owner_changed(*, record: models.Model, owner: Reviewable | None, what: list[str], actor, why: str) -> None:
+    """`record` changed in ways its owner's review vouched for: the actor becomes the owner's last
+    editor and a reviewed owner goes back to proposed."""
+    if owner is None:
         return
-    owner.refresh_from_db(fields=["review_state"])
-    if owner.review_state == ReviewState.PROPOSED:
-        return
+    if actor is not None and owner is not record:
+        type(owner)._default_manager.filter(pk=owner.pk).update(last_edited_by=actor)
+        owner.last_edited_by = actor
     prefix = "" if owner is record else f"{record._meta.model_name} {getattr(record, 'stable_id', record.pk)} "
-    reason = f"edited: {prefix}{', '.join(sourced)}" + (f" ({why})" if why else "")
-    review_transition_apply(record=owner, transition="reopen", actor=actor, reason=reason, automatic=True)
+    reason = f"edited: {prefix}{', '.join(what)}" + (f" ({why})" if why else "")
+    review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)
 
 
 @transaction.atomic
@@ -105,9 +145,7 @@ def protocol_limitations_set(*, protocol, texts: list[str], actor, reason: str =
         return False
     for position, limitation in current.items():
         if position > len(texts):
-            limitation._history_user = actor
-            limitation._change_reason = reason or "limitation removed"
-            limitation.delete()
+            record_delete(record=limitation, actor=actor, reason=reason or "limitation removed")
     for position, text in enumerate(texts, start=1):
         limitation = current.get(position) or Limitation(protocol=protocol, position=position)
         if limitation.pk is None or limitation.text != text:

@@ -66,7 +66,8 @@ def correction_submit(
     """Store a suggestion on `target` (already validated), after the per-IP and per-record limits.
 
     Raises reviews.ratelimit.RateLimited. An identical suggestion on the same record within a day is
-    folded into the first one (stored, marked duplicate of it, and decided with it).
+    folded into the first one while that is undecided (stored, marked duplicate of it, and decided
+    with it); once the first is decided, the same text starts a new suggestion that a curator sees.
     """
     module = targets()
     target_type = target._meta.model_name
@@ -81,7 +82,10 @@ def correction_submit(
     with transaction.atomic():
         original = (
             Correction.objects.select_for_update()
-            .filter(fingerprint=fingerprint, duplicate_of__isnull=True, created_at__gte=timezone.now() - FOLD_WINDOW)
+            .filter(
+                fingerprint=fingerprint, duplicate_of__isnull=True, status=CorrectionStatus.NEW,
+                created_at__gte=timezone.now() - FOLD_WINDOW,
+            )
             .order_by("created_at", "id")
             .first()
         )

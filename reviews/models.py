@@ -15,6 +15,10 @@ class ReviewState(models.TextChoices):
     EXCLUDED = "excluded", "Excluded from comparison"
 
 
+#: The fields only `reviews.services.review_transition_apply` writes (attribute names).
+REVIEW_STATE_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_id", "review_state_changed_by_role", "concern")
+
+
 class Reviewable(models.Model):
     """Mixin for every curated record that carries a review state.
 

@@ -10,7 +10,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
-from reviews.models import Reviewable, ReviewEvent, ReviewState
+from reviews.models import REVIEW_STATE_FIELDS, Reviewable, ReviewEvent, ReviewState
 from reviews.roles import ROLES, role_label_for
 from reviews.transitions import TRANSITIONS, Transition
 
@@ -111,7 +111,7 @@ def review_transition_apply(
             locked.concern = ""
         locked._change_reason = f"{spec.label}: {reason}" if reason else spec.label
         locked._history_user = actor
-        fields = ["review_state", "review_state_changed_at", "review_state_changed_by", "review_state_changed_by_role", "concern"]
+        fields = list(REVIEW_STATE_FIELDS)
         if hasattr(locked, "updated_at"):
             fields.append("updated_at")  # a new state is a change of the record: ETags and Last-Modified move on
         locked.save(update_fields=fields)
@@ -126,9 +126,20 @@ def review_transition_apply(
             actor=actor,
             actor_role=role,
         )
-    for field in ("review_state", "review_state_changed_at", "review_state_changed_by_id", "review_state_changed_by_role", "concern"):
+    for field in REVIEW_STATE_FIELDS:
         setattr(record, field, getattr(locked, field))
     return event
+
+
+def review_reopen_if_reviewed(*, record: Reviewable, actor, reason: str) -> ReviewEvent | None:
+    """Send `record` back to proposed after an edit its review did not see, unless it is proposed
+    already. The state is read under the row lock, so a transition racing the edit cannot slip
+    between the check and the reopen. The caller has authorised the edit (hence `automatic`)."""
+    with transaction.atomic():
+        state = type(record)._default_manager.select_for_update().values_list("review_state", flat=True).get(pk=record.pk)
+        if state == ReviewState.PROPOSED:
+            return None
+        return review_transition_apply(record=record, transition="reopen", actor=actor, reason=reason, automatic=True)
 
 
 def roles_ensure() -> list[str]:

@@ -104,6 +104,37 @@ def test_a_document_with_one_bad_row_writes_nothing_and_names_the_row(token_clie
     assert sum(counts().values()) == 0
 
 
+def test_a_value_of_the_wrong_json_type_is_named_not_a_server_error(token_client):
+    document = copy.deepcopy(seed_document())
+    document["sources"][0]["published_date"] = 20241128
+    response = token_client("curator").post("/api/v1/imports/", document, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"path": "sources[0].published_date", "message": "must be a date written as YYYY-MM-DD, not int"}]
+    assert sum(counts().values()) == 0
+
+
+def test_a_task_listed_at_the_top_level_before_its_suite_is_written_after_it(token_client):
+    document = copy.deepcopy(seed_document())
+    suite = document["datasets"][0]
+    task = suite["tasks"].pop()
+    document["datasets"].insert(0, {**task, "suite": suite["stable_id"]})
+    response = token_client("curator").post("/api/v1/imports/", document, format="json")
+    assert response.status_code == 201, response.json()
+    assert m.Dataset.objects.get(stable_id=task["stable_id"]).suite.stable_id == suite["stable_id"]
+
+
+def test_a_suite_inside_its_own_task_is_refused_by_name(token_client):
+    document = copy.deepcopy(seed_document())
+    suite = document["datasets"][0]
+    task = suite["tasks"][0]
+    document["datasets"].append({k: v for k, v in suite.items() if k != "tasks"} | {"stable_id": "loop-a", "suite": "loop-b"})
+    document["datasets"].append({k: v for k, v in task.items()} | {"stable_id": "loop-b", "suite": "loop-a"})
+    response = token_client("curator").post("/api/v1/imports/", document, format="json")
+    assert response.status_code == 400
+    assert {"refers to a record that depends on this one"} == {e["message"] for e in response.json()["errors"]}
+    assert sum(counts().values()) == 0
+
+
 def test_a_database_rule_found_while_writing_rolls_everything_back(token_client):
     document = copy.deepcopy(seed_document())
     document["evaluations"][0]["coverage_scored"] = 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -10,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from records import models as m
 from records.seed import PROTOCOL_ID, SUITE_ID
+from records.services import record_save
 from reviews.services import review_transition_apply
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
 from tests.helpers import apply_transitions
@@ -127,6 +129,28 @@ def test_it_answers_304_when_the_etag_still_matches_and_200_after_a_change(api, 
     changed = api.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
     assert changed.status_code == 200 and changed.json()["review_state"] == "source_checked"
     assert api.get("/api/v1/evaluations/", HTTP_IF_NONE_MATCH=listing["ETag"]).status_code == 200
+
+
+def test_a_list_moves_its_last_modified_on_when_a_row_leaves_its_filter(api, curator):
+    kept, leaving = EvaluationFactory(), EvaluationFactory()
+    m.Evaluation.objects.update(updated_at=datetime(2026, 1, 1, tzinfo=UTC))  # HTTP dates count whole seconds
+    url = "/api/v1/evaluations/?review_state=proposed"
+    first = api.get(url)
+    review_transition_apply(record=leaving, transition="check_source", actor=curator)
+    later = api.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
+    assert later.status_code == 200, "a stale 304 would keep the departed row in the client's copy"
+    assert [row["evaluation_id"] for row in later.json()["results"]] == [kept.stable_id]
+
+
+def test_a_record_edited_during_a_crawl_keeps_its_place_in_the_pages(api, curator):
+    made = [EvaluationFactory() for _ in range(4)]
+    first = api.get("/api/v1/evaluations/", {"page_size": 2}).json()
+    last = made[0]  # the oldest, on the second page
+    last.title = "Edited while the client was on page one"
+    record_save(record=last, actor=curator, changed_fields=["title"])
+    second = api.get(first["next"]).json()
+    seen = [row["evaluation_id"] for page in (first, second) for row in page["results"]]
+    assert sorted(seen) == sorted(e.stable_id for e in made)
 
 
 def test_it_names_the_latest_published_release_in_a_header(api, seeded):

@@ -9,6 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from records import models as m
+from records.seed import PROTOCOL_ID
 from reviews.models import ReviewEvent
 from tests.factories import EvaluationFactory, ProtocolFactory, SourceFactory
 
@@ -34,6 +35,13 @@ def test_it_lets_only_curators_and_superusers_create_and_update(token_client, ro
         assert created.status_code == (401 if role == "anonymous" else 403)
         assert "detail" in created.json()
         assert not m.Configuration.objects.exists()
+
+
+def test_it_answers_a_unit_its_results_do_not_use_with_400_naming_the_field(token_client, seeded):
+    response = token_client("curator").patch(f"/api/v1/protocols/{PROTOCOL_ID}/", {"metric_unit": "hour"}, format="json")
+    assert response.status_code == 400
+    assert "metric_unit" in response.json()
+    assert m.Protocol.objects.get(stable_id=PROTOCOL_ID).metric_unit == "minute"
 
 
 def test_it_writes_history_under_the_token_user(token_client):

@@ -59,3 +59,22 @@ def test_it_saves_an_admin_edit_with_history_under_the_editing_user(admin_client
     assert latest.description == "Edited in the admin."
     assert latest.history_user == admin_user
     assert latest.history_change_reason == "edited: description"
+
+
+@pytest.mark.parametrize("model", CATALOGUE, ids=lambda model: model.__name__)
+def test_every_changelist_runs_the_same_queries_for_few_and_many_rows(admin_client, seeded, model):
+    """The seed holds 1 suite and 18 tasks, 2 evaluations, ...: a query per row would show as a difference."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(per_page: int) -> int:
+        site_admin = admin.site._registry[model]
+        site_admin.list_per_page, saved = per_page, site_admin.list_per_page
+        try:
+            with CaptureQueriesContext(connection) as captured:
+                assert admin_client.get(url(model, "changelist")).status_code == 200
+        finally:
+            site_admin.list_per_page = saved
+        return len(captured)
+
+    assert queries(1) == queries(100)

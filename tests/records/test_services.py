@@ -6,10 +6,13 @@ from decimal import Decimal
 
 import pytest
 
+from django.core.exceptions import ValidationError
+
 from records import models as m
-from records.services import record_save
+from records.services import record_delete, record_save
 from reviews.models import ReviewEvent, ReviewState
-from tests.factories import EvaluationFactory, ResultFactory
+from reviews.services import TransitionForbidden, review_transition_apply
+from tests.factories import EvaluationFactory, ProtocolFactory, ResultFactory
 from tests.helpers import apply_transitions
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +88,87 @@ def test_it_reopens_through_the_admin_too(client, curator):
     evaluation.refresh_from_db()
     assert evaluation.review_state == ReviewState.PROPOSED
     assert last_event(evaluation).reason == "edited: source_locator"
+
+
+def test_it_reopens_a_checked_evaluation_when_a_result_is_added(curator):
+    evaluation = EvaluationFactory()
+    apply_transitions(evaluation, "check_source")
+    result = m.Result(stable_id="late-result", evaluation=evaluation, value=Decimal("3"), unit=evaluation.protocol.metric_unit, printed_value="3")
+    record_save(record=result, actor=curator)
+    evaluation.refresh_from_db()
+    assert evaluation.review_state == ReviewState.PROPOSED
+    assert last_event(evaluation).reason == "edited: result late-result added"
+
+
+def test_it_reopens_the_evaluation_when_a_result_is_deleted(curator):
+    result = ResultFactory()
+    evaluation = result.evaluation
+    apply_transitions(evaluation, "check_source", "exclude")
+    record_delete(record=result, actor=curator)
+    evaluation.refresh_from_db()
+    assert evaluation.review_state == ReviewState.PROPOSED
+    assert last_event(evaluation).reason == f"edited: result {result.stable_id} deleted"
+    assert m.Result.history.filter(stable_id=result.stable_id).first().history_user == curator
+
+
+def test_it_reopens_both_evaluations_when_a_result_moves(curator):
+    result = ResultFactory()
+    old, new = result.evaluation, EvaluationFactory(protocol=result.evaluation.protocol)
+    apply_transitions(old, "check_source")
+    apply_transitions(new, "check_source")
+    result.evaluation = new
+    record_save(record=result, actor=curator, changed_fields=["evaluation"])
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert (old.review_state, new.review_state) == (ReviewState.PROPOSED, ReviewState.PROPOSED)
+    assert last_event(old).reason == f"edited: result {result.stable_id} moved away"
+
+
+def test_it_makes_the_editor_of_a_result_its_evaluations_last_editor(curator, other_curator):
+    """The four-eyes rule cannot be dodged by editing the number instead of the evaluation."""
+    result = ResultFactory(evaluation=EvaluationFactory(last_edited_by=other_curator))
+    result.value = Decimal("2")
+    record_save(record=result, actor=curator, changed_fields=["value"])
+    with pytest.raises(TransitionForbidden, match="four-eyes"):
+        review_transition_apply(record=result.evaluation, transition="check_source", actor=curator, reason="")
+    assert review_transition_apply(record=result.evaluation, transition="check_source", actor=other_curator, reason="")
+
+
+def test_it_keeps_a_transition_made_while_an_edit_was_open(curator, other_curator):
+    """An edit saved from a copy loaded before another curator's exclusion does not undo it."""
+    evaluation = EvaluationFactory()
+    apply_transitions(evaluation, "check_source")
+    stale = m.Evaluation.objects.get(pk=evaluation.pk)
+    apply_transitions(evaluation, "exclude", reason="runs on different hardware")
+    stale.title = "A clearer title"
+    record_save(record=stale, actor=curator, changed_fields=["title"])
+    evaluation.refresh_from_db()
+    assert (evaluation.title, evaluation.review_state, evaluation.concern) == (
+        "A clearer title", ReviewState.EXCLUDED, "runs on different hardware",
+    )
+
+
+def test_it_refuses_a_result_in_another_unit_as_a_field_error(curator):
+    evaluation = EvaluationFactory()
+    result = m.Result(stable_id="wrong-unit", evaluation=evaluation, value=Decimal("1"), unit="hour", printed_value="1 h")
+    with pytest.raises(ValidationError) as error:
+        record_save(record=result, actor=curator)
+    assert "unit" in error.value.message_dict
+    assert not m.Result.objects.filter(stable_id="wrong-unit").exists()
+
+
+def test_it_refuses_a_metric_unit_its_results_do_not_use_as_a_field_error(curator):
+    protocol = ResultFactory().evaluation.protocol
+    protocol.metric_unit = "hour"
+    with pytest.raises(ValidationError) as error:
+        record_save(record=protocol, actor=curator, changed_fields=["metric_unit"])
+    assert "1 result(s)" in error.value.message_dict["metric_unit"][0]
+
+
+def test_it_refuses_moving_an_evaluation_to_a_protocol_of_another_unit(curator):
+    result = ResultFactory()
+    evaluation = result.evaluation
+    evaluation.protocol = ProtocolFactory(metric_unit="hour")
+    with pytest.raises(ValidationError) as error:
+        record_save(record=evaluation, actor=curator, changed_fields=["protocol"])
+    assert "protocol" in error.value.message_dict

@@ -247,6 +247,18 @@ def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seed
     assert m.Result.objects.get(stable_id=RESULT_500M).display_value == "20"
 
 
+def test_it_refuses_to_apply_a_unit_its_protocol_does_not_use_and_changes_nothing(seeded, curator):
+    correction = correction_submit(
+        target=m.Result.objects.get(stable_id=RESULT_500M), field_name="unit", proposed_value="hour",
+        explanation="the table says hours", supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+    )
+    with pytest.raises(CorrectionError, match="cannot be applied: must be 'minute'"):
+        correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
+    correction.refresh_from_db()
+    assert correction.status == CorrectionStatus.NEW
+    assert m.Result.objects.get(stable_id=RESULT_500M).unit == "minute"
+
+
 def test_a_curator_cannot_accept_a_suggestion_they_submitted_while_logged_in(client, seeded, curator, other_curator):
     client.force_login(curator)
     client.post("/corrections/new/", form_data())
@@ -278,6 +290,15 @@ def test_it_folds_identical_suggestions_on_the_same_record_within_a_day(client, 
     assert body.count(RESULT_500M) == 1 and '<td class="field-folded">1</td>' in body
     correction_decide(correction=first, actor=curator, decision="reject", response="The Methods figure stands.")
     assert "The Methods figure stands." in client.get(f"/corrections/{second.token}/").content.decode()
+
+
+def test_it_does_not_fold_a_suggestion_into_one_already_decided(client, seeded, curator):
+    client.post("/corrections/new/", form_data())
+    first = Correction.objects.get()
+    correction_decide(correction=first, actor=curator, decision="reject", response="The Methods figure stands.")
+    client.post("/corrections/new/", form_data())
+    again = Correction.objects.exclude(pk=first.pk).get()
+    assert (again.status, again.duplicate_of) == ("new", None)
 
 
 @pytest.fixture
