@@ -1,7 +1,8 @@
 """The release managers' admin: releases with their build's progress, files and log; a cut button.
 
 Nothing here edits a release: every field is read-only, a published release can be neither
-changed nor deleted (a failed one may be deleted), and "Cut a new release" calls the one service.
+changed nor deleted (a failed one may be deleted), "Cut a new release" calls the one service, and
+"Cancel this build" (on a requested or building release) calls `release_cancel`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.utils.html import format_html
 
 from portal.admin import ReadOnlyAdminMixin
 from releases.models import Release, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
-from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cut
+from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cancel, release_cut
 
 REFRESH_SECONDS = 3
 
@@ -108,7 +109,10 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     # -- the cut button
 
     def get_urls(self):
-        custom = [path("cut/", self.admin_site.admin_view(self.cut_view), name="releases_release_cut")]
+        custom = [
+            path("cut/", self.admin_site.admin_view(self.cut_view), name="releases_release_cut"),
+            path("<int:pk>/cancel/", self.admin_site.admin_view(self.cancel_view), name="releases_release_cancel"),
+        ]
         return custom + super().get_urls()
 
     def cut_view(self, request):
@@ -128,6 +132,19 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Release #{release.pk} was cut; a worker is building it.", messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:releases_release_change", args=[release.pk]))
 
+    def cancel_view(self, request, pk: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not may_cut_release(request.user):
+            raise PermissionDenied
+        try:
+            release = release_cancel(actor=request.user, release_pk=pk)
+        except ReleaseError as exc:
+            self.message_user(request, f"Nothing was cancelled: {exc.message}.", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:releases_release_changelist"))
+        self.message_user(request, f"Release #{release.pk} was cancelled; a new one can be cut.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:releases_release_change", args=[release.pk]))
+
     def changelist_view(self, request, extra_context=None):
         extra_context = {
             **(extra_context or {}),
@@ -137,10 +154,12 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return super().changelist_view(request, extra_context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        release = Release.objects.filter(pk=object_id).only("status").first() if str(object_id).isdigit() else None
+        key = str(object_id)
+        release = Release.objects.filter(pk=key).only("status").first() if key.isascii() and key.isdigit() else None
         extra_context = {
             **(extra_context or {}),
             "refresh_seconds": REFRESH_SECONDS if release is not None and release.is_unfinished else None,
+            "may_cancel_release": release is not None and release.is_unfinished and may_cut_release(request.user),
         }
         return super().change_view(request, object_id, form_url, extra_context)
 

@@ -174,7 +174,7 @@ class ReleaseDetailView(ReleaseAPIView):
         responses={200: ReleaseSerializer},
     )
     def get(self, request, key: str):
-        if key.isdigit():
+        if key.isascii() and key.isdigit():  # str.isdigit() also accepts "²", which int() refuses
             release = Release.objects.select_related("previous").prefetch_related(queries.files_prefetch()).filter(pk=int(key)).first()
         else:
             release = (

@@ -9,7 +9,8 @@ The row is the truth, the Celery message only a nudge (DESIGN.md, "Benchmark job
   (read-only) and publishes the release with its files and memberships in one transaction. A
   second message for the same release does nothing; a build whose worker was lost is claimed
   again when its heartbeat is stale, up to RELEASE_MAX_ATTEMPTS claims, then marked failed.
-- `release_builds_sweep` (beat, every minute) re-sends lost builds and fails stale ones.
+- `release_builds_sweep` (beat, every minute) re-sends lost builds and fails stale ones, and those
+  no worker took for RELEASE_GIVE_UP_AFTER_SECONDS; `release_cancel` lets a release manager stop one.
 - `release_verify` / `release_fixity_audit` re-hash every file of published releases.
 """
 
@@ -19,6 +20,7 @@ import datetime
 import hashlib
 import logging
 import os
+import re
 import shutil
 import socket
 import stat
@@ -29,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Value
 from django.db.models.functions import Concat
@@ -59,6 +62,7 @@ TAG_FILES = (
 MEMBERSHIP_BATCH = 5_000
 EXPORT_PASSES = 3  # the catalogue changed during each of this many exports: give up
 HEARTBEAT_EVERY_SECONDS = 1.0
+RELEASE_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}-[0-9a-f]{12}")  # RELEASES_DIR/<release id>
 
 
 # ------------------------------------------------------------------ errors
@@ -157,6 +161,27 @@ def release_cut(*, actor, note: str = "") -> Release:
     return release
 
 
+def release_cancel(*, actor, release_pk: int) -> Release:
+    """Cancel a requested or building release (marked failed, its folders removed) so that a new one can be cut.
+
+    A worker still building it stops at its next progress report: its claim is gone. Raises
+    ReleaseForbidden (not a release manager) or ReleaseError (no such release, or already finished).
+    """
+    if not may_cut_release(actor):
+        raise ReleaseForbidden("only release managers may cancel a release (permission releases.cut_release)")
+    with transaction.atomic():
+        release = Release.objects.select_for_update().filter(pk=release_pk).first()
+        if release is None:
+            raise ReleaseError(f"no release #{release_pk}")
+        if release.status not in UNFINISHED:
+            raise ReleaseError(
+                f"{release} is {release.get_status_display().lower()}: only a requested or building release can be cancelled",
+                release=release,
+            )
+        _mark_failed_locked(release, f"cancelled by {actor.get_username()}")
+    return release
+
+
 def _log_line(text: str, at=None) -> str:
     return f"{(at or timezone.now()).strftime('%Y-%m-%dT%H:%M:%SZ')} {text}\n"
 
@@ -173,13 +198,16 @@ def _send_build(release: Release) -> None:
     task_id = uuid.uuid4().hex
     Release.objects.filter(pk=release.pk).update(celery_task_id=task_id, sent_at=timezone.now())
     pk = release.pk
+    soft, hard = conf.build_time_limits()
 
     def send() -> None:
         from releases.tasks import release_build as release_build_task
 
-        release_build_task.apply_async(args=[pk], task_id=task_id)
+        release_build_task.apply_async(args=[pk], task_id=task_id, soft_time_limit=soft, time_limit=hard)
 
-    transaction.on_commit(send)
+    # Robust: the row is committed either way, and a message lost to a broker outage is sent again
+    # by the sweeper; the cut must not answer 500 for it.
+    transaction.on_commit(send, robust=True)
 
 
 # ------------------------------------------------------------------- build
@@ -243,6 +271,25 @@ def _mark_failed_locked(release: Release, error: str) -> None:
     release.build_log += _log_line(f"failed: {error}", now)
     release.save(update_fields=["status", "error", "finished_at", "build_token", "build_log"])
     _remove_staging(release.pk)
+    _remove_unpublished_folders(release)
+
+
+def _remove_unpublished_folders(release: Release) -> None:
+    """Remove the `<id>` folders a claim of this failed (locked) release renamed into place but never published.
+
+    Its ids all start with its release date, and cuts are serialised (one release is built at a
+    time), so a folder of that date that no published release names is one of its own.
+    """
+    root = conf.releases_dir()
+    prefix = f"{release.release_date.isoformat()}-"
+    others = Release.objects.filter(status__in=UNFINISHED, release_date=release.release_date).exclude(pk=release.pk)
+    if not root.is_dir() or others.exists():
+        return  # not the only build of its date: its folders cannot be told apart
+    published = set(Release.objects.published().filter(release_id__startswith=prefix).values_list("release_id", flat=True))
+    for path in root.glob(f"{prefix}*"):
+        if path.name not in published and RELEASE_FOLDER.fullmatch(path.name):
+            logger.warning("release %s failed: removing its unpublished folder %s", release.pk, path)
+            _remove_tree(path)
 
 
 def _fail(release_pk: int, token: str, error: str, detail: str = "") -> None:
@@ -397,6 +444,9 @@ def release_build(*, release_pk: int) -> Release | None:
         logger.warning("release build %s: the claim was taken over by another worker; stopping", pk)
     except _BuildFailed as exc:
         _fail(pk, token, str(exc))
+    except SoftTimeLimitExceeded:
+        soft, _hard = conf.build_time_limits()
+        _fail(pk, token, f"the build ran past its time limit of {datetime.timedelta(seconds=soft)} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)")
     except Exception as exc:  # the error is recorded on the release; the worker stays up
         logger.exception("release build %s failed", pk)
         _fail(pk, token, f"{type(exc).__name__}: {exc}", traceback.format_exc())
@@ -423,15 +473,27 @@ def _build(claim: _Claim) -> None:
     _refuse_unchanged(result.release_id, payload_sha256)
 
     progress.report("installing the files", 95, force=True)
-    final = _install(staging / "release", result)
+    final, renamed = _install(staging / "release", result)
     try:
         progress.report("publishing", 97, force=True)
         _publish(release.pk, token, result, payload_sha256, watermark, memberships)
     except BaseException:
-        with transaction.atomic():
-            if not Release.objects.filter(release_id=result.release_id, status=ReleaseStatus.PUBLISHED).exists():
-                _remove_tree(final)
+        if renamed:
+            _remove_installed(release.pk, token, final)
         raise
+
+
+def _remove_installed(release_pk: int, token: str, final: Path) -> None:
+    """Remove the folder this claim renamed into place, unless the claim is gone.
+
+    Decided under the row lock: a claim that took over may have found this folder, verified it and
+    be publishing it (a folder this claim only verified is never its to remove; failing the
+    release removes what is left).
+    """
+    with transaction.atomic():
+        release = Release.objects.select_for_update().filter(pk=release_pk).first()
+        if release is not None and release.status == ReleaseStatus.BUILDING and release.build_token == token:
+            _remove_tree(final)
 
 
 def _export(release: Release, staging: Path, progress: _Progress) -> tuple[BundleResult, str, _MembershipFile]:
@@ -470,16 +532,19 @@ def _refuse_unchanged(release_id: str, payload_sha256: str) -> None:
         raise _BuildFailed(f"release {release_id} already holds exactly this content; nothing was published")
 
 
-def _install(staged: Path, result: BundleResult) -> Path:
+def _install(staged: Path, result: BundleResult) -> tuple[Path, bool]:
     """Rename the staged release folder to RELEASES_DIR/<id> in one step and make it read-only.
 
     A folder already there (a lost worker renamed it, then died before publishing) is kept when
-    it holds the same files, verified; anything else there is an error.
+    it holds the same files, verified; anything else there is an error. Returns the folder and
+    whether this call renamed it into place.
     """
     final = release_directory(result.release_id)
+    renamed = True
     try:
         os.rename(staged, final)
     except OSError:
+        renamed = False
         if not final.is_dir():
             raise
         existing = final / result.release_id
@@ -493,7 +558,7 @@ def _install(staged: Path, result: BundleResult) -> Path:
             raise _BuildFailed(f"{final} already exists with other content") from None
         _remove_tree(staged)
     os.chmod(final, 0o555)
-    return final
+    return final, renamed
 
 
 def _publish(
@@ -603,14 +668,18 @@ class SweepReport:
 
 
 def release_builds_sweep() -> SweepReport:
-    """Re-send builds whose message was lost or whose worker died; fail those out of attempts.
+    """Re-send builds whose message was lost or whose worker died; fail those out of attempts or time.
 
     A build is stale when its heartbeat (or, for a requested one, its last message) is older than
-    RELEASE_STALE_AFTER_SECONDS. Re-sending is safe: the build claims its row under a lock.
+    RELEASE_STALE_AFTER_SECONDS. Re-sending is safe: the build claims its row under a lock. Only a
+    claim counts an attempt, so a build no worker takes (workers down or hung) would be re-sent
+    forever and block every later cut: it is failed once no worker has shown life for
+    RELEASE_GIVE_UP_AFTER_SECONDS (since its cut, or its last heartbeat).
     """
     report = SweepReport()
     now = timezone.now()
     cutoff = now - datetime.timedelta(seconds=conf.stale_after_seconds())
+    give_up = datetime.timedelta(seconds=int(conf.give_up_after_seconds()))
     candidates = list(Release.objects.filter(status__in=UNFINISHED).values_list("pk", flat=True))
     for pk in candidates:
         with transaction.atomic():
@@ -627,13 +696,21 @@ def release_builds_sweep() -> SweepReport:
                     )
                     report.failed.append(pk)
                     continue
-                if sent_recently:
-                    continue
+            last_life = release.heartbeat or release.started_at or release.created_at
+            if now - last_life > give_up:
+                if release.status == ReleaseStatus.BUILDING:
+                    error = f"no heartbeat for over {give_up} after attempt {release.attempts}, and no worker took the build again: gave up"
+                else:
+                    error = f"no worker took the build within {give_up} of its cut (are the releases workers running?): gave up"
+                _mark_failed_locked(release, error)
+                report.failed.append(pk)
+                continue
+            if sent_recently:
+                continue
+            if release.status == ReleaseStatus.BUILDING:
                 beat = release.heartbeat or release.started_at
                 release.build_log += _log_line(f"no heartbeat since {beat:%H:%M:%S}; build sent again" if beat else "build sent again")
             else:
-                if sent_recently:
-                    continue
                 release.build_log += _log_line("still requested; build sent again")
             release.save(update_fields=["build_log"])
             _send_build(release)

@@ -1,7 +1,9 @@
 """Release tasks: thin, take ids, idempotent. Routed to the `releases` queue (CELERY_TASK_ROUTES).
 
 The beat schedule (portal/settings.py) runs the sweeper every minute on the default queue and
-the fixity audit weekly.
+the fixity audit weekly. A build is sent with soft and hard time limits (`releases.conf.build_time_limits`):
+past the soft one it fails with the reason, past the hard one its process is killed and the sweeper
+re-sends or fails it.
 """
 
 from __future__ import annotations

@@ -191,6 +191,17 @@ def test_the_api_shows_one_release_by_id_and_a_build_by_number(published_release
     assert api.get("/api/v1/releases/2020-01-01-000000000000/").status_code == 404
 
 
+# "²" and "12³" are digits to str.isdigit() but not to int(); an Arabic-Indic "٣" is one to both, yet
+# row numbers are ASCII.
+@pytest.mark.parametrize("key", ["%C2%B2", "12%C2%B3", "%D9%A3"])
+def test_the_api_and_the_admin_answer_a_non_ascii_digit_key_with_not_found(published_release, release_manager, client, key):
+    response = APIClient().get(f"/api/v1/releases/{key}/")
+    assert response.status_code == 404 and "No release" in response.json()["detail"]
+    client.force_login(release_manager)
+    response = client.get(f"/admin/releases/release/{key}/change/")
+    assert response.status_code == 302 and response["Location"] == "/admin/"  # the admin's "does not exist" redirect
+
+
 def test_record_pages_say_which_release_they_were_derived_from(published_release, client):
     page = client.get("/coverage/")
     assert f"Coverage is derived from release {published_release.release_id}." in page.content.decode()
@@ -219,3 +230,19 @@ def test_the_admin_shows_a_builds_progress_and_refreshes_while_it_runs(release_m
         assert '<meta http-equiv="refresh" content="3">' in content, url
         assert '<progress max="100" value="55">' in content, url
     assert "write source_table" in content and "cut by release-manager-one" in content
+
+
+def test_the_admin_cancels_a_build_in_progress_for_release_managers_only(release_manager, curator, client):
+    release = release_cut(actor=release_manager)
+    url = f"/admin/releases/release/{release.pk}/cancel/"
+    client.force_login(curator)
+    assert b"Cancel this build" not in client.get(f"/admin/releases/release/{release.pk}/change/").content
+    assert client.post(url).status_code == 403
+    client.force_login(release_manager)
+    assert b"Cancel this build" in client.get(f"/admin/releases/release/{release.pk}/change/").content
+    assert client.get(url).status_code == 405
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == f"/admin/releases/release/{release.pk}/change/"
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.FAILED and release.error == "cancelled by release-manager-one"
+    assert b"Cancel this build" not in client.get(response["Location"]).content

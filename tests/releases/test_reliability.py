@@ -82,30 +82,131 @@ def test_a_build_out_of_attempts_is_marked_failed(seeded, releases_dir, release_
     assert not failed.files.exists() and visible_entries(releases_dir) == []
 
 
-def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(seeded, release_manager, settings, django_capture_on_commit_callbacks):
+def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(
+    seeded, releases_dir, release_manager, settings, django_capture_on_commit_callbacks
+):
     settings.RELEASE_MAX_ATTEMPTS = 3
     settings.RELEASE_STALE_AFTER_SECONDS = 60
+    settings.RELEASE_GIVE_UP_AFTER_SECONDS = 1800
+    settings.RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS = 600
+    settings.RELEASE_BUILD_TIME_LIMIT_SECONDS = 660
     today = timezone.localdate()
+    minutes_ago = timezone.now() - datetime.timedelta(minutes=10)
     lost_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=long_ago())
     fresh_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=timezone.now())
-    stale = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=long_ago(), sent_at=long_ago())
+    stale = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=minutes_ago, sent_at=long_ago())
     alive = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=timezone.now(), sent_at=long_ago())
     exhausted = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=3, heartbeat=long_ago(), sent_at=long_ago())
+    abandoned = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=long_ago(), sent_at=long_ago())
 
     with mock.patch("releases.tasks.release_build.apply_async") as send:
         with django_capture_on_commit_callbacks(execute=True):
             report = release_builds_sweep()
     assert sorted(report.resent) == sorted([lost_message.pk, stale.pk])
-    assert report.failed == [exhausted.pk]
+    assert sorted(report.failed) == sorted([exhausted.pk, abandoned.pk])
     assert sorted(call.kwargs["args"][0] for call in send.call_args_list) == sorted([lost_message.pk, stale.pk])
+    assert all(call.kwargs["soft_time_limit"] == 600 and call.kwargs["time_limit"] == 660 for call in send.call_args_list)
     statuses = dict(Release.objects.values_list("pk", "status"))
-    assert statuses[exhausted.pk] == ReleaseStatus.FAILED
+    assert statuses[exhausted.pk] == statuses[abandoned.pk] == ReleaseStatus.FAILED
+    abandoned.refresh_from_db()
+    assert abandoned.error == "no heartbeat for over 0:30:00 after attempt 1, and no worker took the build again: gave up"
     assert statuses[fresh_message.pk] == statuses[lost_message.pk] == ReleaseStatus.REQUESTED
     assert statuses[alive.pk] == statuses[stale.pk] == ReleaseStatus.BUILDING
     with mock.patch("releases.tasks.release_build.apply_async") as send:
         with django_capture_on_commit_callbacks(execute=True):
             assert release_builds_sweep().resent == []  # just re-sent: not again until stale once more
     assert not send.called
+
+
+def test_the_sweeper_fails_a_build_no_worker_takes_after_a_bounded_number_of_resends(
+    releases_dir, release_manager, settings, django_capture_on_commit_callbacks
+):
+    settings.RELEASE_STALE_AFTER_SECONDS = 60
+    settings.RELEASE_GIVE_UP_AFTER_SECONDS = 300
+    clock = [timezone.now()]
+    with mock.patch("django.utils.timezone.now", side_effect=lambda: clock[0]):
+        stuck = release_cut(actor=release_manager)  # the workers are down: nobody ever claims it
+        with mock.patch("releases.tasks.release_build.apply_async") as send:
+            for _ in range(20):
+                clock[0] += datetime.timedelta(seconds=61)  # beat runs the sweeper every minute
+                with django_capture_on_commit_callbacks(execute=True):
+                    report = release_builds_sweep()
+                if report.failed:
+                    break
+    assert report.failed == [stuck.pk] and send.call_count == 4  # re-sent at 1, 2, 3 and 4 minutes; failed at 5
+    stuck.refresh_from_db()
+    assert stuck.status == ReleaseStatus.FAILED and stuck.attempts == 0
+    reason = "no worker took the build within 0:05:00 of its cut (are the releases workers running?): gave up"
+    assert stuck.error == reason and stuck.build_log.endswith(f"failed: {reason}\n")
+    assert stuck.build_log.count("still requested; build sent again") == 4
+    assert release_cut(actor=release_manager).status == ReleaseStatus.REQUESTED  # no longer blocks the next cut
+
+
+def test_a_release_manager_may_cancel_a_stuck_build_and_cut_again(releases_dir, release_manager, curator):
+    stuck = release_cut(actor=release_manager)
+    with pytest.raises(services.ReleaseForbidden):
+        services.release_cancel(actor=curator, release_pk=stuck.pk)
+    cancelled = services.release_cancel(actor=release_manager, release_pk=stuck.pk)
+    assert cancelled.status == ReleaseStatus.FAILED and cancelled.error == "cancelled by release-manager-one"
+    with pytest.raises(services.ReleaseError, match="only a requested or building release can be cancelled"):
+        services.release_cancel(actor=release_manager, release_pk=stuck.pk)
+    assert release_cut(actor=release_manager).status == ReleaseStatus.REQUESTED
+
+
+def test_a_build_past_its_soft_time_limit_fails_with_the_reason(seeded, releases_dir, release_manager, settings):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    settings.RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS = 5400
+    release = release_cut(actor=release_manager)
+    with mock.patch("releases.exporter.bundle_write", side_effect=SoftTimeLimitExceeded()):
+        failed = release_build(release_pk=release.pk)
+    assert failed.status == ReleaseStatus.FAILED
+    assert failed.error == "the build ran past its time limit of 1:30:00 (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)"
+    assert visible_entries(releases_dir) == []
+
+
+def release_folders(directory) -> list[str]:
+    return [name for name in visible_entries(directory) if not name.startswith(services.STAGING_PREFIX)]
+
+
+def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_its_own(seeded, releases_dir, release_manager):
+    release = release_cut(actor=release_manager)
+    claims = [services._claim(release.pk)]
+
+    def taken_over_while_publishing(*args, **kwargs):
+        Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+        claims.append(services._claim(release.pk))  # another worker takes the build over meanwhile
+        raise services._BuildSuperseded()
+
+    with mock.patch.object(services, "_publish", side_effect=taken_over_while_publishing):
+        with pytest.raises(services._BuildSuperseded):
+            services._build(claims[0])  # installs the folder (renames it into place), then loses the build
+        [folder] = release_folders(releases_dir)  # kept: the claim that took over may be publishing it
+        with pytest.raises(services._BuildSuperseded):
+            services._build(claims[1])  # finds that folder, verifies it, then loses the build too
+        assert release_folders(releases_dir) == [folder]  # not its own to remove
+
+    services._build(claims[2])
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 3 and release.release_id == folder
+    assert release_verify(release=release).intact
+
+
+def test_a_failed_release_leaves_no_unpublished_folder_and_keeps_published_ones(published_release, release_manager, curator):
+    from records import models as m
+    from records.services import record_save
+
+    result = m.Result.objects.first()
+    result.printed_value = "20 minutes"
+    record_save(record=result, actor=curator, changed_fields=["printed_value"])
+    release = release_cut(actor=release_manager)
+    releases_dir = services.conf.releases_dir()
+    leftover = releases_dir / f"{release.release_date.isoformat()}-0123456789ab"  # a lost claim renamed it into place
+    (leftover / "data").mkdir(parents=True)
+    leftover.chmod(0o555)
+    services.release_cancel(actor=release_manager, release_pk=release.pk)
+    assert release_folders(releases_dir) == [published_release.release_id]
+    assert release_verify(release=published_release).intact
 
 
 def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_no_files(seeded, releases_dir, release_manager):
