@@ -18,7 +18,7 @@ def stale_after() -> timedelta:
 
 
 def resend_after() -> timedelta:
-    """A queued job not started this long after its message was sent gets a new message (doubling each time)."""
+    """A queued job not started this long after its message was sent gets its message again, same id (doubling each time)."""
     return timedelta(seconds=getattr(settings, "BENCHMARK_RESEND_AFTER_SECONDS", 600))
 
 

@@ -52,6 +52,11 @@ PRESETS: dict[str, PresetLimits] = {
     "nt-v1-2.5b": PresetLimits("NT v1 2.5B-shaped model", 5 * HOUR, 5 * HOUR + 30 * MINUTE),
 }
 LONGEST_HARD_LIMIT = max(limits.hard for limits in PRESETS.values())
+#: The limits of a job whose preset this version does not know (a row written before a preset was
+#: renamed or removed): the longest of any preset, so that the job is neither cut short nor kept forever.
+UNKNOWN_PRESET_LIMITS = PresetLimits(
+    "Unknown preset", max(limits.soft for limits in PRESETS.values()), LONGEST_HARD_LIMIT
+)
 
 #: Bounds on what a job may ask for: far above any recipe, low enough that a typo cannot hold a GPU for days.
 MAX_STEPS = 1_000_000
@@ -88,5 +93,6 @@ def canonical_task(name: str) -> str | None:
     return canonical if canonical in task_shapes() else None
 
 
-def time_limits(preset: str) -> PresetLimits:
-    return PRESETS[preset]
+def time_limits(preset: str | None) -> PresetLimits:
+    """The preset's time limits; `UNKNOWN_PRESET_LIMITS` for a preset this version does not know."""
+    return PRESETS.get(preset or "", UNKNOWN_PRESET_LIMITS)

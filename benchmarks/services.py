@@ -9,17 +9,19 @@ together with one `JobEvent`. Messages are sent and revocations broadcast only a
 from __future__ import annotations
 
 import logging
+import math
 import platform
 import traceback
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmarks import conf
@@ -35,6 +37,13 @@ from reviews.models import ReviewState
 from reviews.roles import role_label_for
 from reviews.services import review_transition_apply
 
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
+
+    #: Who asks: a user, the anonymous user of a request (refused where a permission is needed), or None (the portal).
+    Actor = AbstractBaseUser | AnonymousUser | None
+
 logger = logging.getLogger(__name__)
 
 QUEUE_PERMISSION = "benchmarks.queue_job"
@@ -46,7 +55,7 @@ QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = (
 #: The legal status changes, as data: (from, to) -> what it is. "" is a job being created.
 STATUS_CHANGES: dict[tuple[str, str], str] = {
     ("", QUEUED): "queue",
-    (QUEUED, QUEUED): "re-send",  # not a change of status, but a new message: audited all the same
+    (QUEUED, QUEUED): "re-send",  # not a change of status, but the message sent again: audited all the same
     (QUEUED, RUNNING): "claim",
     (RUNNING, SUCCEEDED): "succeed",
     (RUNNING, FAILED): "fail",
@@ -92,12 +101,12 @@ class JobConflict(JobError):
     status = 409
 
 
-def _require(actor, permission: str, doing: str) -> None:
+def _require(actor: Actor, permission: str, doing: str) -> None:
     if actor is None or not actor.is_authenticated or not actor.is_active or not actor.has_perm(permission):
         raise JobForbidden(f"you do not have permission to {doing}", field="permission")
 
 
-def _change_status(*, job: BenchmarkJob, to: str, actor=None, reason: str = "", **fields: Any) -> JobEvent:
+def _change_status(*, job: BenchmarkJob, to: str, actor: Actor = None, reason: str = "", **fields: Any) -> JobEvent:
     """Apply one status change to a job the caller has locked, inside the caller's transaction."""
     assert transaction.get_connection().in_atomic_block, "status changes run inside transaction.atomic()"
     from_status = job.status if job.pk else ""
@@ -127,7 +136,7 @@ def _send_after_commit(*, job: BenchmarkJob) -> None:
 
     A broker that cannot be reached leaves the job queued: the sweeper sends it again later.
     """
-    job_id, task_id, limits = job.pk, job.celery_task_id, time_limits(job.parameters["preset"])
+    job_id, task_id, limits = job.pk, job.celery_task_id, time_limits(job.parameters.get("preset"))
 
     def send() -> None:
         from benchmarks.tasks import benchmark_job_run
@@ -157,7 +166,7 @@ def _revoke_after_commit(*, task_id: str, terminate: bool) -> None:
 
 
 @transaction.atomic
-def recipe_save(*, recipe: Recipe, actor, changed_fields: list[str] | None = None) -> bool:
+def recipe_save(*, recipe: Recipe, actor: Actor, changed_fields: list[str] | None = None) -> bool:
     """Create or edit a recipe, with history. Editing a run field of a reviewed recipe reopens its review."""
     written = record_save(record=recipe, actor=actor, changed_fields=changed_fields)
     run_fields = sorted(set(changed_fields or []) & set(Recipe.RUN_FIELDS))
@@ -168,7 +177,7 @@ def recipe_save(*, recipe: Recipe, actor, changed_fields: list[str] | None = Non
     return written
 
 
-def recipe_ensure(*, stable_id: str, actor=None, **values: Any) -> tuple[Recipe, bool]:
+def recipe_ensure(*, stable_id: str, actor: Actor = None, **values: Any) -> tuple[Recipe, bool]:
     """The recipe with this stable id, created with `values` when missing (an idempotent import step).
 
     An existing recipe is left as it is: curators may have edited or reviewed it since.
@@ -198,7 +207,7 @@ def _check_measurable(*, recipe: Recipe, parameters: dict[str, Any]) -> None:
         )
 
 
-def _enqueue(*, recipe: Recipe, requested_by, parameters: dict[str, Any], reason: str, rerun_of: BenchmarkJob | None) -> BenchmarkJob:
+def _enqueue(*, recipe: Recipe, requested_by: Actor, parameters: dict[str, Any], reason: str, rerun_of: BenchmarkJob | None) -> BenchmarkJob:
     _check_measurable(recipe=recipe, parameters=parameters)
     with transaction.atomic():
         now = timezone.now()
@@ -219,7 +228,7 @@ def _enqueue(*, recipe: Recipe, requested_by, parameters: dict[str, Any], reason
     return job
 
 
-def benchmark_job_enqueue(*, recipe: Recipe, requested_by, overrides: dict[str, Any] | None = None) -> BenchmarkJob:
+def benchmark_job_enqueue(*, recipe: Recipe, requested_by: Actor, overrides: dict[str, Any] | None = None) -> BenchmarkJob:
     """Queue one run of `recipe` (with `overrides`): the row first, the message after the commit."""
     _require(requested_by, QUEUE_PERMISSION, "queue benchmark jobs")
     try:
@@ -231,7 +240,7 @@ def benchmark_job_enqueue(*, recipe: Recipe, requested_by, overrides: dict[str, 
     return _enqueue(recipe=recipe, requested_by=requested_by, parameters=parameters, reason=reason, rerun_of=None)
 
 
-def benchmark_job_rerun(*, job: BenchmarkJob, actor) -> BenchmarkJob:
+def benchmark_job_rerun(*, job: BenchmarkJob, actor: Actor) -> BenchmarkJob:
     """Queue a new job with a finished job's recipe and parameters."""
     _require(actor, QUEUE_PERMISSION, "rerun benchmark jobs")
     job.refresh_from_db()
@@ -243,7 +252,7 @@ def benchmark_job_rerun(*, job: BenchmarkJob, actor) -> BenchmarkJob:
     return _enqueue(recipe=job.recipe, requested_by=actor, parameters=dict(job.parameters), reason=f"rerun of job {job.pk}", rerun_of=job)
 
 
-def benchmark_job_cancel(*, job: BenchmarkJob, actor, reason: str = "") -> BenchmarkJob:
+def benchmark_job_cancel(*, job: BenchmarkJob, actor: Actor, reason: str = "") -> BenchmarkJob:
     """Cancel a queued or running job; its message is revoked (and its process terminated) after the commit."""
     _require(actor, CANCEL_PERMISSION, "cancel benchmark jobs")
     with transaction.atomic():
@@ -263,7 +272,8 @@ def benchmark_job_cancel(*, job: BenchmarkJob, actor, reason: str = "") -> Bench
 def benchmark_job_claim(*, job_id: int, task_id: str, worker_host: str) -> BenchmarkJob | None:
     """Take a queued job for the message the row names. Anything else leaves the row alone and
     returns None: a second delivery, a job already running, finished or cancelled, or a message the
-    row no longer names (superseded by a re-send, or left in the broker from another database)."""
+    row no longer names (that of an attempt whose worker was lost, or one left in the broker from
+    another database). A queued job's re-sends carry the same id: whichever copy arrives first claims."""
     with transaction.atomic():
         job = _locked(job_id)
         if job is None or job.status != QUEUED:
@@ -315,8 +325,13 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
 
 
-def _configuration_for(*, preset: str, precision: str, device: str, actor) -> rm.Configuration:
-    """The tested configuration: the preset's shape, IA3, at this precision on this kind of device."""
+def _configuration_for(*, preset: str, precision: str, device: str, actor: Actor) -> rm.Configuration:
+    """The tested configuration: the preset's shape, IA3, at this precision on this kind of device.
+
+    Created on first use. Two jobs of one configuration may finish at once: the loser's insert fails
+    inside its own savepoint (`record_save` reports the taken stable id as a ValidationError), and it
+    takes the winner's row instead of failing its successful run.
+    """
     stable_id = f"portal-ia3-{_slug(preset)}-{precision}-{device}"
     configuration = rm.Configuration.objects.filter(stable_id=stable_id).first()
     if configuration is None:
@@ -332,7 +347,14 @@ def _configuration_for(*, preset: str, precision: str, device: str, actor) -> rm
                 "a run's time depends on the architecture, not on the weights. Measured by this portal."
             ),
         )
-        record_save(record=configuration, actor=actor, reason="created for a measurement by this portal")
+        try:
+            with transaction.atomic():
+                record_save(record=configuration, actor=actor, reason="created for a measurement by this portal")
+        except (IntegrityError, ValidationError):
+            existing = rm.Configuration.objects.filter(stable_id=stable_id).first()
+            if existing is None:  # not a concurrent create: a real error
+                raise
+            return existing
     return configuration
 
 
@@ -387,6 +409,18 @@ def _record_measurement(*, job: BenchmarkJob, report: dict[str, Any]) -> rm.Eval
     return evaluation
 
 
+def _json_safe(value: Any) -> Any:
+    """`value` with every NaN and infinity, however deep, replaced by None: JSON has no such numbers
+    (PostgreSQL's jsonb refuses them), and a diverged loss must not fail a run whose time was measured."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
+
+
 def _environment(report: dict[str, Any] | None, worker_host: str) -> dict[str, Any]:
     environment: dict[str, Any] = {"worker_host": worker_host, "platform": platform.platform(), "python": platform.python_version()}
     if report:
@@ -405,6 +439,7 @@ def benchmark_job_succeed(*, job_id: int, attempt: int, report: dict[str, Any], 
         if job is None or job.status != RUNNING or job.attempts != attempt:
             logger.info("benchmark job %s is no longer attempt %s's: its report is discarded", job_id, attempt)
             return None
+        report = _json_safe(report)
         evaluation = _record_measurement(job=job, report=report)
         result = evaluation.results.get()
         _change_status(
@@ -465,8 +500,8 @@ def benchmark_job_execute(*, job_id: int, task_id: str, worker_host: str) -> str
             logger.info("benchmark job %s attempt %s stopped: %s", job_id, attempt, stop)
             return "stopped"
         except SoftTimeLimitExceeded:
-            limit = time_limits(job.parameters["preset"]).soft
-            error = f"soft time limit exceeded: preset {job.parameters['preset']} may run {timedelta(seconds=limit)}"
+            limit = time_limits(job.parameters.get("preset")).soft
+            error = f"soft time limit exceeded: preset {job.parameters.get('preset')} may run {timedelta(seconds=limit)}"
             logger.error("benchmark job %s: %s", job_id, error)
             outcome = benchmark_job_fail(job_id=job_id, attempt=attempt, error=error, log_tail=log.text())
             return "failed" if outcome else "stopped"
@@ -499,10 +534,66 @@ class SweepReport:
         return {"resent": self.resent, "requeued": self.requeued, "failed": self.failed}
 
 
-def _resend(*, job: BenchmarkJob, now, reason: str, **fields: Any) -> None:
-    """Inside the caller's transaction, with the job locked: a new message id on the row, sent after commit."""
-    _change_status(job=job, to=QUEUED, reason=reason, celery_task_id=str(uuid.uuid4()), sends=job.sends + 1, sent_at=now, **fields)
+def _resend(*, job: BenchmarkJob, now, reason: str, new_message_id: bool, **fields: Any) -> None:
+    """Inside the caller's transaction, with the job locked: the job queued, its message sent after commit.
+
+    A queued job's re-send keeps the message id (`new_message_id=False`): the copy already waiting
+    keeps the job's place in the queue, and whichever copy a worker takes first claims the job, the
+    other doing nothing. A new id is only for a message that must no longer claim the job: a running
+    job whose worker was lost goes back to the queue, and its old message is revoked.
+    """
+    task_id = str(uuid.uuid4()) if new_message_id else job.celery_task_id
+    _change_status(job=job, to=QUEUED, reason=reason, celery_task_id=task_id, sends=job.sends + 1, sent_at=now, **fields)
     _send_after_commit(job=job)
+
+
+def _sweep_running(*, job_id: int, now, stale_after: timedelta) -> str | None:
+    """One running job: failed past its hard time limit, queued again (or failed) when its worker was lost."""
+    with transaction.atomic():
+        job = _locked(job_id)
+        if job is None or job.status != RUNNING:
+            return None
+        preset = job.parameters.get("preset")
+        hard = timedelta(seconds=time_limits(preset).hard)
+        old_task = job.celery_task_id
+        if job.started_at + hard < now:
+            error = (
+                f"hard time limit exceeded: preset {preset} may run {hard}; "
+                f"attempt {job.attempts} started {job.started_at:%Y-%m-%d %H:%M:%S} UTC on {job.worker_host}"
+            )
+            _change_status(job=job, to=FAILED, reason=f"hard time limit of {hard} exceeded", finished_at=now, error=error)
+            _revoke_after_commit(task_id=old_task, terminate=True)
+            return "failed"
+        if job.heartbeat_at >= now - stale_after:
+            return None
+        lost = f"worker {job.worker_host} lost: no heartbeat since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC"
+        if job.attempts < job.max_attempts:
+            reason = f"{lost}; attempt {job.attempts} of {job.max_attempts}, queued again"
+            _resend(job=job, now=now, reason=reason, new_message_id=True, progress_step=0)
+            outcome = "requeued"
+        else:
+            _change_status(
+                job=job, to=FAILED, reason=f"{lost}; no attempts left", finished_at=now,
+                error=f"{lost} on attempt {job.attempts} of {job.max_attempts}: no attempts left",
+            )
+            outcome = "failed"
+        # A worker that is alive after all must not go on with an attempt that is not its own.
+        _revoke_after_commit(task_id=old_task, terminate=True)
+        return outcome
+
+
+def _sweep_queued(*, job_id: int, now, resend_after: timedelta) -> str | None:
+    """One queued job no worker started: its message sent again (same id) once its back-off is over."""
+    with transaction.atomic():
+        job = _locked(job_id)
+        if job is None or job.status != QUEUED:
+            return None
+        backoff = resend_after * 2 ** (min(job.sends, 7) - 1)
+        if job.sent_at >= now - backoff:
+            return None
+        reason = f"re-sent: no worker started message {job.celery_task_id} within {now - job.sent_at}"
+        _resend(job=job, now=now, reason=reason, new_message_id=False)
+        return "resent"
 
 
 def benchmark_jobs_sweep(
@@ -511,56 +602,35 @@ def benchmark_jobs_sweep(
     """The reaper (beat, every minute).
 
     * A queued job whose last message went out `resend_after` ago (doubling with each re-send) and
-      that no worker started gets a new message: the first may have been lost with a broker restart,
-      and a duplicate is harmless because claiming is idempotent.
+      that no worker started gets its message again, under the same id: the first may have been lost
+      with a broker restart, a duplicate is harmless because claiming is idempotent, and a copy that
+      is only waiting behind a long run keeps the job's place in the queue.
     * A running job whose heartbeat is older than `stale_after` lost its worker: it is queued again
-      while it has attempts left, and fails after the last. A running job past its preset's hard time
-      limit fails at once (its worker's child was killed, or the pool enforces no limits).
+      (with a new message id, the old message revoked) while it has attempts left, and fails after
+      the last. A running job past its preset's hard time limit fails at once (its worker's child was
+      killed, or the pool enforces no limits).
+
+    Each job is swept in its own transaction; one that raises is logged and skipped, and the others
+    are still swept.
     """
     now = now or timezone.now()
     resend_after = conf.resend_after() if resend_after is None else resend_after  # zero means "now"
     stale_after = conf.stale_after() if stale_after is None else stale_after
     report = SweepReport()
+    outcomes = {"resent": report.resent, "requeued": report.requeued, "failed": report.failed}
 
-    for job_id in BenchmarkJob.objects.filter(status=RUNNING).order_by("pk").values_list("pk", flat=True):
-        with transaction.atomic():
-            job = _locked(job_id)
-            if job is None or job.status != RUNNING:
+    running = BenchmarkJob.objects.filter(status=RUNNING).order_by("pk").values_list("pk", flat=True)
+    queued = BenchmarkJob.objects.filter(status=QUEUED, sent_at__lt=now - resend_after).order_by("pk").values_list("pk", flat=True)
+    for sweep, job_ids, options in (
+        (_sweep_running, running, {"stale_after": stale_after}),
+        (_sweep_queued, queued, {"resend_after": resend_after}),
+    ):
+        for job_id in list(job_ids):
+            try:
+                outcome = sweep(job_id=job_id, now=now, **options)
+            except Exception:  # one bad row must not stop the sweep of the others
+                logger.exception("benchmark job %s could not be swept", job_id)
                 continue
-            hard = timedelta(seconds=time_limits(job.parameters["preset"]).hard)
-            old_task = job.celery_task_id
-            if job.started_at + hard < now:
-                error = (
-                    f"hard time limit exceeded: preset {job.parameters['preset']} may run {hard}; "
-                    f"attempt {job.attempts} started {job.started_at:%Y-%m-%d %H:%M:%S} UTC on {job.worker_host}"
-                )
-                _change_status(job=job, to=FAILED, reason=f"hard time limit of {hard} exceeded", finished_at=now, error=error)
-                _revoke_after_commit(task_id=old_task, terminate=True)
-                report.failed.append(job.pk)
-            elif job.heartbeat_at < now - stale_after:
-                lost = f"worker {job.worker_host} lost: no heartbeat since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC"
-                if job.attempts < job.max_attempts:
-                    reason = f"{lost}; attempt {job.attempts} of {job.max_attempts}, queued again"
-                    _resend(job=job, now=now, reason=reason, progress_step=0)
-                    report.requeued.append(job.pk)
-                else:
-                    _change_status(
-                        job=job, to=FAILED, reason=f"{lost}; no attempts left", finished_at=now,
-                        error=f"{lost} on attempt {job.attempts} of {job.max_attempts}: no attempts left",
-                    )
-                    report.failed.append(job.pk)
-                # A worker that is alive after all must not go on with an attempt that is not its own.
-                _revoke_after_commit(task_id=old_task, terminate=True)
-
-    candidates = BenchmarkJob.objects.filter(status=QUEUED, sent_at__lt=now - resend_after).order_by("pk").values_list("pk", flat=True)
-    for job_id in candidates:
-        with transaction.atomic():
-            job = _locked(job_id)
-            if job is None or job.status != QUEUED:
-                continue
-            backoff = resend_after * 2 ** (min(job.sends, 7) - 1)
-            if job.sent_at >= now - backoff:
-                continue
-            _resend(job=job, now=now, reason=f"re-sent: no worker started message {job.celery_task_id} within {now - job.sent_at}")
-            report.resent.append(job.pk)
+            if outcome:
+                outcomes[outcome].append(job_id)
     return report

@@ -26,6 +26,14 @@ def test_its_time_limits_grow_with_the_model_and_stay_below_the_visibility_timeo
     assert presets.LONGEST_HARD_LIMIT < 6 * 3600  # settings' default CELERY_VISIBILITY_TIMEOUT
 
 
+def test_it_gives_an_unknown_preset_the_longest_time_limits():
+    assert presets.time_limits("tiny") == presets.PRESETS["tiny"]
+    for unknown in ("a-retired-preset", "", None):
+        limits = presets.time_limits(unknown)
+        assert limits.hard == presets.LONGEST_HARD_LIMIT
+        assert limits.soft == max(preset.soft for preset in presets.PRESETS.values())
+
+
 def test_it_refuses_to_start_with_a_visibility_timeout_shorter_than_a_job(settings):
     from benchmarks.checks import visibility_timeout_outlasts_jobs
 

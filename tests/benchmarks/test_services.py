@@ -174,6 +174,48 @@ def test_it_reuses_the_configuration_of_the_same_preset_precision_and_device(tin
     assert rm.Evaluation.objects.filter(origin=rm.Origin.MEASURED_HERE).count() == 2
 
 
+def test_it_takes_the_configuration_another_job_created_meanwhile(tiny_recipe, operator, broker, monkeypatch):
+    # Two jobs of one configuration finish at once: the other one creates the configuration after
+    # this one looked it up and found nothing. This run still succeeds, with the other's configuration.
+    job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
+    others = rm.Configuration.objects.create(stable_id="portal-ia3-tiny-bf16-cuda", name="created by the other job")
+    configurations = rm.Configuration.objects
+    lookups: list[dict] = []
+
+    class FirstLookupTooEarly:
+        def filter(self, **conditions):
+            lookups.append(conditions)
+            return configurations.none() if len(lookups) == 1 else configurations.filter(**conditions)
+
+    monkeypatch.setattr(rm.Configuration, "objects", FirstLookupTooEarly())
+    done = benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report(device="cuda", precision="bf16"))
+    monkeypatch.undo()
+    assert done is not None and len(lookups) == 2  # missed, insert refused, found
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and job.evaluation.configuration == others
+    assert rm.Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
+    # Called again, the helper finds the row at once.
+    assert services._configuration_for(preset="tiny", precision="bf16", device="cuda", actor=operator) == others
+
+
+def test_it_records_a_run_whose_loss_is_not_a_number_replacing_it_with_null(tiny_recipe, operator, broker):
+    job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
+    report = {
+        **fake_report(seconds=120.0), "loss_start": float("nan"), "loss_end": float("inf"),
+        "evaluations": [{"step": 40, "loss": float("-inf"), "accuracy": 0.5, "mcc": 0.0}],
+        "losses": (0.7, float("nan")),
+    }
+    done = benchmark_job_succeed(job_id=job.pk, attempt=1, report=report)
+    assert done is not None
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.figures["loss_start"] is None and job.figures["loss_end"] is None
+    assert job.figures["total_wall_time_s"] == 120.0 and job.report["total_wall_time_s"] == 120.0
+    assert job.report["evaluations"] == [{"step": 40, "loss": None, "accuracy": 0.5, "mcc": 0.0}]
+    assert job.report["losses"] == [0.7, None]
+    assert job.evaluation.results.get().value == Decimal("2.000000")
+
+
 def test_it_discards_the_report_of_a_job_cancelled_while_it_finished(tiny_recipe, operator, broker):
     job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
     benchmark_job_cancel(job=job, actor=operator, reason="wrong task")
@@ -261,13 +303,46 @@ def test_it_sends_again_a_queued_job_no_worker_started_with_backoff(tiny_recipe,
     with django_capture_on_commit_callbacks(execute=True):
         assert benchmark_jobs_sweep(now=sent + timedelta(minutes=11)).resent == [job.pk]
     job.refresh_from_db()
-    assert job.status == JobStatus.QUEUED and job.sends == 2 and job.celery_task_id != first_task
-    assert broker.sent[-1]["task_id"] == job.celery_task_id
-    # The next re-send waits twice as long; the superseded message no longer claims the job.
+    assert job.status == JobStatus.QUEUED and job.sends == 2 and job.celery_task_id == first_task
+    assert broker.sent[-1]["task_id"] == first_task
+    # The next re-send waits twice as long.
     assert benchmark_jobs_sweep(now=job.sent_at + timedelta(minutes=15)).resent == []
     assert benchmark_jobs_sweep(now=job.sent_at + timedelta(minutes=21)).resent == [job.pk]
-    assert benchmark_job_claim(job_id=job.pk, task_id=first_task, worker_host="gpu") is None
     assert statuses(job) == [("", "queued"), ("queued", "queued"), ("queued", "queued")]
+
+
+def test_it_keeps_a_resent_queued_jobs_place_the_first_copy_to_arrive_runs_it(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+    # Two jobs wait behind a long run; the sweeper re-sends both. The copies sent first still claim
+    # them, in their order: re-sending does not push a job to the back of the queue.
+    with django_capture_on_commit_callbacks(execute=True):
+        older = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+        newer = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+        assert benchmark_jobs_sweep(now=timezone.now() + timedelta(minutes=11)).resent == [older.pk, newer.pk]
+    assert [message["task_id"] for message in broker.sent] == [older.celery_task_id, newer.celery_task_id] * 2
+    first_copies, second_copies = broker.sent[:2], broker.sent[2:]
+    for message in first_copies:
+        [job_id] = message["args"]
+        assert benchmark_job_claim(job_id=job_id, task_id=message["task_id"], worker_host="gpu-1") is not None
+    for message in second_copies:  # the duplicates do nothing
+        [job_id] = message["args"]
+        assert services.benchmark_job_execute(job_id=job_id, task_id=message["task_id"], worker_host="gpu-2") == "skipped"
+    for job in (older, newer):
+        job.refresh_from_db()
+        assert (job.status, job.attempts, job.worker_host, job.sends) == (JobStatus.RUNNING, 1, "gpu-1", 2)
+
+
+def test_it_gives_a_job_taken_from_a_lost_worker_a_new_message_and_revokes_the_old_one(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+    job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator), host="gpu-1")
+    lost_task = job.celery_task_id
+    with django_capture_on_commit_callbacks(execute=True):
+        assert benchmark_jobs_sweep(now=timezone.now() + timedelta(minutes=6)).requeued == [job.pk]
+    job.refresh_from_db()
+    assert job.status == JobStatus.QUEUED and job.celery_task_id != lost_task
+    assert broker.revoked == [{"task_id": lost_task, "terminate": True, "signal": "SIGTERM"}]
+    assert broker.sent[-1]["task_id"] == job.celery_task_id
+    # The lost attempt's message (redelivered after its worker died) no longer claims the job; the new one does.
+    assert benchmark_job_claim(job_id=job.pk, task_id=lost_task, worker_host="gpu-1") is None
+    assert benchmark_job_claim(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-2") is not None
 
 
 def test_it_requeues_a_job_whose_worker_was_lost_then_fails_it_after_the_last_attempt(tiny_recipe, operator, broker, settings):
@@ -285,6 +360,45 @@ def test_it_requeues_a_job_whose_worker_was_lost_then_fails_it_after_the_last_at
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and "no attempts left" in job.error and "gpu-2" in job.error
     assert statuses(job) == [("", "queued"), ("queued", "running"), ("running", "queued"), ("queued", "running"), ("running", "failed")]
+
+
+def test_it_sweeps_a_running_job_of_an_unknown_preset_with_the_longest_time_limit(tiny_recipe, operator, broker):
+    from benchmarks.presets import LONGEST_HARD_LIMIT
+
+    retired = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
+    BenchmarkJob.objects.filter(pk=retired.pk).update(parameters={**retired.parameters, "preset": "a-retired-preset"})
+    ordinary = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
+    past_tiny_limit = timezone.now() + timedelta(minutes=16)
+    report = benchmark_jobs_sweep(now=past_tiny_limit, stale_after=timedelta(hours=1))
+    assert report.failed == [ordinary.pk]  # the job after the one of an unknown preset is still swept
+    retired.refresh_from_db()
+    assert retired.status == JobStatus.RUNNING  # within the longest hard limit of any preset
+    past_longest = retired.started_at + timedelta(seconds=LONGEST_HARD_LIMIT + 60)
+    assert benchmark_jobs_sweep(now=past_longest, stale_after=timedelta(days=1)).failed == [retired.pk]
+    retired.refresh_from_db()
+    assert retired.status == JobStatus.FAILED and "preset a-retired-preset" in retired.error
+
+
+def test_it_sweeps_the_other_jobs_when_one_raises(tiny_recipe, operator, broker, monkeypatch, caplog):
+    broken_running = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
+    lost = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
+    broken_queued = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+    waiting = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+    locked = services._locked
+
+    def locked_or_broken(job_id):
+        if job_id in (broken_running.pk, broken_queued.pk):
+            raise RuntimeError(f"a row the sweeper cannot read: {job_id}")
+        return locked(job_id)
+
+    monkeypatch.setattr(services, "_locked", locked_or_broken)
+    report = benchmark_jobs_sweep(now=timezone.now() + timedelta(minutes=11))
+    assert report.as_dict() == {"resent": [waiting.pk], "requeued": [lost.pk], "failed": []}
+    assert f"benchmark job {broken_running.pk} could not be swept" in caplog.text
+    assert f"benchmark job {broken_queued.pk} could not be swept" in caplog.text
+    for job, status in ((broken_running, JobStatus.RUNNING), (broken_queued, JobStatus.QUEUED)):
+        job.refresh_from_db()
+        assert job.status == status and job.sends == 1
 
 
 def test_it_fails_a_job_past_its_hard_time_limit_without_another_attempt(tiny_recipe, operator, broker):
