@@ -24,6 +24,13 @@ class ServiceSaveMixin:
     def save_model(self, request, obj, form, change):
         record_save(record=obj, actor=request.user, changed_fields=list(form.changed_data) if change else None)
 
+    def delete_model(self, request, obj):
+        record_delete(record=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for record in queryset:
+            record_delete(record=record, actor=request.user)
+
     def save_formset(self, request, form, formset, change):
         instances = formset.save(commit=False)
         for deleted in formset.deleted_objects:

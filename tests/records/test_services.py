@@ -172,3 +172,13 @@ def test_it_refuses_moving_an_evaluation_to_a_protocol_of_another_unit(curator):
     with pytest.raises(ValidationError) as error:
         record_save(record=evaluation, actor=curator, changed_fields=["protocol"])
     assert "protocol" in error.value.message_dict
+
+
+def test_it_reopens_the_evaluation_when_a_result_is_deleted_in_the_admin(admin_client):
+    result = ResultFactory()
+    apply_transitions(result.evaluation, "check_source")
+    response = admin_client.post(f"/admin/records/result/{result.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    result.evaluation.refresh_from_db()
+    assert result.evaluation.review_state == ReviewState.PROPOSED
+    assert last_event(result.evaluation).reason == f"edited: result {result.stable_id} deleted"
