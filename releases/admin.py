@@ -14,7 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from portal.admin import ReadOnlyAdminMixin
-from releases.models import Release, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
+from releases.models import Release, ReleaseEvent, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
 from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cancel, release_cut
 
 REFRESH_SECONDS = 3
@@ -33,6 +33,14 @@ class ReleaseFileInline(ReadOnlyInline):
     ordering = ("kind", "name")
 
 
+class ReleaseEventInline(ReadOnlyInline):
+    model = ReleaseEvent
+    fields = ("created_at", "from_status", "to_status", "attempt", "actor", "reason")
+    readonly_fields = fields
+    verbose_name = "status change"
+    verbose_name_plural = "status changes (the audit log)"
+
+
 class ReleaseFixityCheckInline(ReadOnlyInline):
     model = ReleaseFixityCheck
     fields = ("checked_at", "intact", "files_checked", "problems")
@@ -47,7 +55,7 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ("status", "is_external")
     search_fields = ("release_id", "note")
     date_hierarchy = "release_date"
-    inlines = [ReleaseFileInline, ReleaseFixityCheckInline]
+    inlines = [ReleaseFileInline, ReleaseEventInline, ReleaseFixityCheckInline]
     change_list_template = "admin/releases/release/change_list.html"
     change_form_template = "admin/releases/release/change_form.html"
     actions = None

@@ -181,6 +181,28 @@ class ReleaseRecord(models.Model):
         indexes = [models.Index(fields=["record_type", "stable_id"])]
 
 
+class ReleaseEvent(models.Model):
+    """The audit log of a release's status: one row per change (cut, claim, re-send, publish, fail,
+    cancel), written by `releases.services` in the same locked transaction as the change.
+
+    A failed release, the only kind the admin may delete, takes its events with it; a published one
+    is never deleted (migration 0003's triggers)."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="events")
+    from_status = models.CharField(max_length=20, blank=True, help_text="Blank for the cut that created the release.")
+    to_status = models.CharField(max_length=20, choices=ReleaseStatus.choices)
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="The build attempt the change belongs to.")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.release}: {self.from_status or 'cut'} -> {self.to_status}"
+
+
 class ReleaseFixityCheck(models.Model):
     """One re-hash of a published release's files (`verify_release`, the weekly audit)."""
 

@@ -43,6 +43,7 @@ from releases.models import (
     UNFINISHED,
     FileKind,
     Release,
+    ReleaseEvent,
     ReleaseFile,
     ReleaseFixityCheck,
     ReleaseRecord,
@@ -157,6 +158,7 @@ def release_cut(*, actor, note: str = "") -> Release:
             cut_by=actor,
             build_log=_log_line(f"cut by {actor.get_username()}", now),
         )
+        _audit(release, from_status="", actor=actor, reason=f"cut{': ' + release.note if release.note else ''}")
         _send_build(release)
     return release
 
@@ -178,12 +180,19 @@ def release_cancel(*, actor, release_pk: int) -> Release:
                 f"{release} is {release.get_status_display().lower()}: only a requested or building release can be cancelled",
                 release=release,
             )
-        _mark_failed_locked(release, f"cancelled by {actor.get_username()}")
+        _mark_failed_locked(release, f"cancelled by {actor.get_username()}", actor=actor)
     return release
 
 
 def _log_line(text: str, at=None) -> str:
     return f"{(at or timezone.now()).strftime('%Y-%m-%dT%H:%M:%SZ')} {text}\n"
+
+
+def _audit(release: Release, *, from_status: str, reason: str, actor=None) -> ReleaseEvent:
+    """The audit row of a status change just made to `release` (locked or new) in this transaction."""
+    return ReleaseEvent.objects.create(
+        release=release, from_status=from_status, to_status=release.status, attempt=release.attempts, actor=actor, reason=reason,
+    )
 
 
 def _append_log(release_pk: int, text: str, **fields) -> int:
@@ -245,6 +254,7 @@ def _claim(release_pk: int) -> _Claim | None:
             return None
         token = uuid.uuid4().hex
         lost = release.status == ReleaseStatus.BUILDING
+        from_status = release.status
         release.status = ReleaseStatus.BUILDING
         release.attempts += 1
         release.build_token = token
@@ -253,23 +263,25 @@ def _claim(release_pk: int) -> _Claim | None:
         release.progress = 0
         release.stage = "starting"
         release.error = ""
-        release.build_log += _log_line(
-            f"{'previous worker lost; ' if lost else ''}attempt {release.attempts} claimed by {socket.gethostname()} pid {os.getpid()}", now
-        )
+        claimed = f"{'previous worker lost; ' if lost else ''}attempt {release.attempts} claimed by {socket.gethostname()} pid {os.getpid()}"
+        release.build_log += _log_line(claimed, now)
         release.save(
             update_fields=["status", "attempts", "build_token", "started_at", "heartbeat", "progress", "stage", "error", "build_log"]
         )
+        _audit(release, from_status=from_status, reason=claimed)
     return _Claim(release=release, token=token)
 
 
-def _mark_failed_locked(release: Release, error: str) -> None:
+def _mark_failed_locked(release: Release, error: str, actor=None) -> None:
     now = timezone.now()
+    from_status = release.status
     release.status = ReleaseStatus.FAILED
     release.error = error
     release.finished_at = now
     release.build_token = ""
     release.build_log += _log_line(f"failed: {error}", now)
     release.save(update_fields=["status", "error", "finished_at", "build_token", "build_log"])
+    _audit(release, from_status=from_status, actor=actor, reason=error)
     _remove_staging(release.pk)
     _remove_unpublished_folders(release)
 
@@ -600,6 +612,7 @@ def _publish(
             release.save()
         except IntegrityError as exc:
             raise _BuildFailed(f"could not publish {result.release_id}: {exc}") from exc
+        _audit(release, from_status=ReleaseStatus.BUILDING, reason=f"published as {result.release_id}")
 
 
 def _final_result(result: BundleResult) -> BundleResult:
@@ -709,10 +722,12 @@ def release_builds_sweep() -> SweepReport:
                 continue
             if release.status == ReleaseStatus.BUILDING:
                 beat = release.heartbeat or release.started_at
-                release.build_log += _log_line(f"no heartbeat since {beat:%H:%M:%S}; build sent again" if beat else "build sent again")
+                why = f"no heartbeat since {beat:%H:%M:%S}; build sent again" if beat else "build sent again"
             else:
-                release.build_log += _log_line("still requested; build sent again")
+                why = "still requested; build sent again"
+            release.build_log += _log_line(why)
             release.save(update_fields=["build_log"])
+            _audit(release, from_status=release.status, reason=why)  # not a new status, but a new message: audited all the same
             _send_build(release)
             report.resent.append(pk)
     return report
@@ -816,4 +831,5 @@ def release_record_external(
         counts={"records": _count_by_type(ReleaseRecord.objects.filter(release=release))},
     )
     release.refresh_from_db()
+    _audit(release, from_status="", reason="recorded from a published page")
     return release, True

@@ -55,6 +55,7 @@ RELEASE_MANAGERS = Role(
     permissions=_catalogue("view") + (
         "releases.view_release",
         "releases.view_releasefile",
+        "releases.view_releaseevent",
         "releases.view_releasefixitycheck",
         "releases.cut_release",
     ),

@@ -148,6 +148,19 @@ def test_a_cut_succeeds_when_the_broker_is_down_and_the_sweeper_sends_the_build_
     assert response.json()["status"] == "requested" and release.status == ReleaseStatus.REQUESTED and release.sent_at is not None
 
 
+def test_every_status_change_of_a_release_writes_one_audit_row(published_release, release_manager, client):
+    events = list(published_release.events.values_list("from_status", "to_status", "attempt", "actor__username"))
+    assert events == [
+        ("", "requested", 0, "release-manager-one"),
+        ("requested", "building", 1, None),
+        ("building", "published", 1, None),
+    ]
+    assert published_release.events.last().reason == f"published as {published_release.release_id}"
+    client.force_login(release_manager)
+    page = client.get(f"/admin/releases/release/{published_release.pk}/change/").content.decode()
+    assert "status changes (the audit log)" in page.lower() and f"published as {published_release.release_id}" in page
+
+
 def test_cutting_again_with_nothing_changed_says_so_and_creates_nothing(published_release, release_manager, client):
     with pytest.raises(NothingChanged) as refused:
         release_cut(actor=release_manager)

@@ -139,6 +139,11 @@ def test_the_sweeper_fails_a_build_no_worker_takes_after_a_bounded_number_of_res
     reason = "no worker took the build within 0:05:00 of its cut (are the releases workers running?): gave up"
     assert stuck.error == reason and stuck.build_log.endswith(f"failed: {reason}\n")
     assert stuck.build_log.count("still requested; build sent again") == 4
+    assert list(stuck.events.values_list("from_status", "to_status", "reason")) == [
+        ("", "requested", "cut"),
+        *[("requested", "requested", "still requested; build sent again")] * 4,
+        ("requested", "failed", reason),
+    ]
     assert release_cut(actor=release_manager).status == ReleaseStatus.REQUESTED  # no longer blocks the next cut
 
 
@@ -148,6 +153,10 @@ def test_a_release_manager_may_cancel_a_stuck_build_and_cut_again(releases_dir, 
         services.release_cancel(actor=curator, release_pk=stuck.pk)
     cancelled = services.release_cancel(actor=release_manager, release_pk=stuck.pk)
     assert cancelled.status == ReleaseStatus.FAILED and cancelled.error == "cancelled by release-manager-one"
+    event = cancelled.events.last()
+    assert (event.from_status, event.to_status, event.actor, event.reason) == (
+        "requested", "failed", release_manager, "cancelled by release-manager-one",
+    )
     with pytest.raises(services.ReleaseError, match="only a requested or building release can be cancelled"):
         services.release_cancel(actor=release_manager, release_pk=stuck.pk)
     assert release_cut(actor=release_manager).status == ReleaseStatus.REQUESTED
