@@ -6,11 +6,21 @@ read nothing, and crash the worker with a JSON error (or lose the message). Here
 under a name no consumer looks at and renamed into place when complete (rename is atomic on one file
 system), and a consumer claims a file by renaming it into the processing folder (on the same file
 system: exactly one consumer wins), reads it, then deletes it.
+
+The exchange tables (which queues an exchange routes to, one JSON file each in the control folder)
+had the same flaw: kombu creates the file and then writes it, so a producer reading it meanwhile got
+an empty file and a JSON error, and two processes declaring one exchange at once could each write
+their own table and lose the other's binding. Here binders of one exchange take turns on a lock file
+and replace the table in one rename, so a reader always sees a whole table. Within one process kombu
+keeps the bindings in state shared by every connection, and records a binding before writing its
+table: a second thread then skipped the bind and published into a table not yet written, and the
+message was dropped without a word. Binding and reading a table therefore also take turns per process.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from queue import Empty
 from time import monotonic
@@ -20,7 +30,19 @@ from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 
 
+#: Kombu's virtual transport shares its binding state between all connections of a process.
+_BINDINGS = threading.RLock()
+
+
 class Channel(filesystem.Channel):
+    def queue_bind(self, *args, **kwargs):
+        with _BINDINGS:
+            return super().queue_bind(*args, **kwargs)
+
+    def get_table(self, exchange):
+        with _BINDINGS:
+            return super().get_table(exchange)
+
     def _put(self, queue, payload, **kwargs):
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
         partial = os.path.join(self.data_folder_out, f".{uuid.uuid4()}.partial")
@@ -45,6 +67,27 @@ class Channel(filesystem.Channel):
             os.remove(claimed)
             return loads(bytes_to_str(payload))
         raise Empty()
+
+
+    def _queue_bind(self, exchange, routing_key, pattern, queue):
+        table = self._exchange_file(exchange)
+        self.control_folder.mkdir(exist_ok=True)
+        entry = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with open(self.control_folder / f".{exchange}.lock", "a") as guard:
+            filesystem.lock(guard, filesystem.LOCK_EX)
+            try:
+                queues = self.get_table(exchange)
+                if entry in queues:
+                    return
+                queues.insert(0, entry)
+                partial = self.control_folder / f".{uuid.uuid4()}.partial"
+                with open(partial, "wb") as handle:
+                    handle.write(str_to_bytes(dumps(queues)))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(partial, table)
+            finally:
+                filesystem.unlock(guard)
 
 
 class Transport(filesystem.Transport):

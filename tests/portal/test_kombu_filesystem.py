@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import threading
 import time
 
@@ -64,3 +66,26 @@ def test_it_delivers_each_message_once_while_producers_and_consumers_race(tmp_pa
         thread.join(timeout=60)
     assert errors == []
     assert sorted(received) == list(range(MESSAGES))
+
+
+def bind(folder, name: str, start) -> None:
+    with connection(folder) as conn:
+        channel = conn.channel()
+        start.wait(timeout=30)  # all at once
+        Queue(name, Exchange("shared", type="direct"), routing_key=name)(channel).declare()
+
+
+def test_it_keeps_every_binding_when_processes_declare_one_exchange_at_once(tmp_path):
+    for name in ("queue", "processing", "control"):
+        (tmp_path / name).mkdir()
+    names = [f"queue-{i}" for i in range(8)]
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(len(names))
+    processes = [context.Process(target=bind, args=(tmp_path, name, start)) for name in names]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=60)
+    assert [process.exitcode for process in processes] == [0] * len(names)
+    table = json.loads((tmp_path / "control" / "shared.exchange").read_text())
+    assert sorted(queue for _key, _pattern, queue in table) == names
