@@ -617,8 +617,6 @@ def benchmark_jobs_sweep(
     resend_after = conf.resend_after() if resend_after is None else resend_after  # zero means "now"
     stale_after = conf.stale_after() if stale_after is None else stale_after
     report = SweepReport()
-    outcomes = {"resent": report.resent, "requeued": report.requeued, "failed": report.failed}
-
     running = BenchmarkJob.objects.filter(status=RUNNING).order_by("pk").values_list("pk", flat=True)
     queued = BenchmarkJob.objects.filter(status=QUEUED, sent_at__lt=now - resend_after).order_by("pk").values_list("pk", flat=True)
     for sweep, job_ids, options in (
@@ -632,5 +630,5 @@ def benchmark_jobs_sweep(
                 logger.exception("benchmark job %s could not be swept", job_id)
                 continue
             if outcome:
-                outcomes[outcome].append(job_id)
+                getattr(report, outcome).append(job_id)
     return report
