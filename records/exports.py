@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+
+from django.db.models import QuerySet
 
 from records import models as m
 from reviews.models import ReviewState
@@ -40,10 +42,34 @@ MATRIX_COLUMNS: dict[str, str] = {
 MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:16], "comparable", *list(MATRIX_COLUMNS)[16:]]
 
 
-def matrix_rows(results, *, chunk_size: int = 2000) -> Iterator[dict[str, object]]:
+def chunks_by_pk(queryset: QuerySet, *, chunk_size: int) -> Iterator[list]:
+    """Keyset pagination on pk over a `values()` (with "pk") or `values_list()` (pk first) queryset.
+
+    Each chunk is one finished query, so no cursor stays open while the caller works. On SQLite an
+    open cursor (`.iterator()`) holds a read snapshot: once another connection commits, a write on
+    this connection fails at once with "database is locked", whatever the busy timeout.
+    """
+    queryset = queryset.order_by("pk")
+    last = None
+    while True:
+        chunk = list((queryset if last is None else queryset.filter(pk__gt=last))[:chunk_size])
+        if not chunk:
+            return
+        yield chunk
+        last = chunk[-1]["pk"] if isinstance(chunk[-1], dict) else chunk[-1][0]
+
+
+def values_by_pk(queryset: QuerySet, fields: Iterable[str], *, chunk_size: int) -> Iterator[tuple]:
+    """`queryset.values_list(*fields)`, read in chunks by `chunks_by_pk`."""
+    for chunk in chunks_by_pk(queryset.values_list("pk", *fields), chunk_size=chunk_size):
+        for values in chunk:
+            yield values[1:]
+
+
+def matrix_rows(results: QuerySet, *, chunk_size: int = 2000) -> Iterator[dict[str, object]]:
     """The matrix rows of a Result queryset, read in chunks (never the whole table in memory)."""
     names = list(MATRIX_COLUMNS)
-    for values in results.order_by().values_list(*MATRIX_COLUMNS.values()).iterator(chunk_size=chunk_size):
+    for values in values_by_pk(results, MATRIX_COLUMNS.values(), chunk_size=chunk_size):
         row = dict(zip(names, values))
         row["comparable"] = row["review_state"] == ReviewState.SOURCE_CHECKED
         yield {name: row[name] for name in MATRIX_FIELDNAMES}

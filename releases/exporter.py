@@ -1,8 +1,9 @@
 """The rows of a release: the catalogue read in chunks and shaped into the bundle's four tables.
 
 `releases.bundle` (no ORM) turns the rows into files; this module is the ORM side. Every query
-runs through `.iterator(chunk_size=...)` or in keyset-paginated chunks, so no table is ever held
-in memory whole: the writer's external sort keeps at most one chunk of rows.
+runs in keyset-paginated chunks (`records.exports.chunks_by_pk`: no cursor stays open while the
+build writes its progress), so no table is ever held in memory whole: the writer's external sort
+keeps at most one chunk of rows.
 
 What goes in: every record, whatever its review state, with its state and a `comparable` column
 (true only when the source was checked and the record is not excluded) so consumers can filter;
@@ -225,24 +226,13 @@ def _tracked(
 # --------------------------------------------------------------------- rows
 
 
-def _chunks_by_pk(queryset, chunk_size: int) -> Iterator[list]:
-    """Keyset pagination on pk: each chunk is one query, whatever the table's size."""
-    last = 0
-    while True:
-        chunk = list(queryset.filter(pk__gt=last).order_by("pk")[:chunk_size])
-        if not chunk:
-            return
-        yield chunk
-        last = chunk[-1]["pk"]
-
-
 def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     protocols = m.Protocol.objects.values(
         "pk", "stable_id", "title", "metric_name", "metric_unit", "metric_direction", "review_state", "concern",
         "source__stable_id", "source_locator",
     )
     lookup = recipe_lookup()
-    for chunk in _chunks_by_pk(protocols, chunk_size):
+    for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
         by_state_origin: dict[int, dict[str, int]] = {pk: {} for pk in pks}
         for item in (
@@ -324,7 +314,7 @@ _SOURCE_COLUMNS = {
 
 def source_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     names = list(_SOURCE_COLUMNS)
-    for values in m.Source.objects.order_by().values_list(*_SOURCE_COLUMNS.values()).iterator(chunk_size=chunk_size):
+    for values in exports.values_by_pk(m.Source.objects.all(), _SOURCE_COLUMNS.values(), chunk_size=chunk_size):
         yield dict(zip(names, values))
 
 
@@ -345,7 +335,7 @@ _EVIDENCE_COLUMNS = {
 
 def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     names = list(_EVIDENCE_COLUMNS)
-    for values in m.EvidenceRow.objects.order_by().values_list(*_EVIDENCE_COLUMNS.values()).iterator(chunk_size=chunk_size):
+    for values in exports.values_by_pk(m.EvidenceRow.objects.all(), _EVIDENCE_COLUMNS.values(), chunk_size=chunk_size):
         row = dict(zip(names, values))
         row["comparable"] = row["review_state"] == ReviewState.SOURCE_CHECKED
         yield row
@@ -371,19 +361,18 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
         "stable_id", "protocol__stable_id", "configuration__stable_id", "dataset__stable_id", "origin", "review_state",
         "concern", "source__stable_id", "source_locator", "quote",
     ]
-    for values in m.Evaluation.objects.order_by().values_list(*evaluation_columns).iterator(chunk_size=chunk_size):
+    for values in exports.values_by_pk(m.Evaluation.objects.all(), evaluation_columns, chunk_size=chunk_size):
         yield "evaluation", values[0], content_digest(values)
     used = m.Evaluation.objects.filter(configuration_id=OuterRef("pk"))
-    for values in (
-        m.Configuration.objects.order_by().filter(Exists(used)).values_list("stable_id", "name").iterator(chunk_size=chunk_size)
-    ):
+    for values in exports.values_by_pk(m.Configuration.objects.filter(Exists(used)), ["stable_id", "name"], chunk_size=chunk_size):
         yield "configuration", values[0], content_digest(values)
     used = m.Evaluation.objects.filter(dataset_id=OuterRef("pk"))
-    for values in m.Dataset.objects.order_by().filter(Exists(used)).values_list("stable_id", "name").iterator(chunk_size=chunk_size):
+    for values in exports.values_by_pk(m.Dataset.objects.filter(Exists(used)), ["stable_id", "name"], chunk_size=chunk_size):
         yield "dataset", values[0], content_digest(values)
-    for role in _baseline_roles().iterator(chunk_size=chunk_size):
-        values = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
-        yield "baselinerole", role["stable_id"], content_digest(values)
+    for chunk in exports.chunks_by_pk(_baseline_roles(), chunk_size=chunk_size):
+        for role in chunk:
+            values = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
+            yield "baselinerole", role["stable_id"], content_digest(values)
 
 
 # ------------------------------------------------------------------ recipes
@@ -426,7 +415,7 @@ def catalogue_watermark() -> str:
     lookup = recipe_lookup()
     with_recipe: set[str] = set()
     protocols = m.Protocol.objects.values("pk", "stable_id")
-    for chunk in _chunks_by_pk(protocols, WATERMARK_RECIPE_CHUNK):
+    for chunk in exports.chunks_by_pk(protocols, chunk_size=WATERMARK_RECIPE_CHUNK):
         with_recipe |= lookup([p["stable_id"] for p in chunk])
     state["reviewed_recipes"] = sorted(with_recipe)
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode("utf-8")).hexdigest()

@@ -793,7 +793,9 @@ def release_fixity_check(*, release: Release) -> ReleaseFixityCheck:
 def release_fixity_audit() -> list[ReleaseFixityCheck]:
     """The weekly audit: every published release whose files this portal holds, re-hashed."""
     releases = Release.objects.published().filter(is_external=False).order_by("release_date", "id")
-    return [release_fixity_check(release=release) for release in releases.iterator(chunk_size=100)]
+    # Read first: each check writes a row, and on SQLite a write beside an open cursor fails once
+    # another connection has committed (see records.exports.chunks_by_pk). Releases are few.
+    return [release_fixity_check(release=release) for release in list(releases)]
 
 
 # ---------------------------------------------------------------- external

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import signal
+import threading
 import time
 from unittest import mock
 
@@ -252,6 +253,63 @@ def test_a_catalogue_changing_during_the_export_is_exported_again(seeded, releas
     assert published.status == ReleaseStatus.PUBLISHED
     assert "the catalogue changed during export pass 1; exporting again" in published.build_log
     assert published.catalogue_watermark == "moved"
+
+
+def _commit_from_another_connection() -> None:
+    """What a curator's edit looks like to the build: a write another connection commits."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    def write() -> None:
+        try:
+            get_user_model().objects.create(username=f"someone-else-{time.monotonic_ns()}")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    thread.join()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(seeded, releases_dir, release_manager, settings):
+    """On SQLite a cursor left open across the build's own writes held a read snapshot; once another
+    connection had committed, the next progress write failed at once with "database is locked"."""
+    from tests.factories import EvaluationFactory, ResultFactory
+
+    for _ in range(6):
+        ResultFactory(evaluation=EvaluationFactory())
+    settings.RELEASE_BUILD_CHUNK_ROWS = 2
+    release = release_cut(actor=release_manager)
+    report = services._Progress.report
+
+    def report_after_a_commit_elsewhere(self, stage, percent, *, force=False):
+        _commit_from_another_connection()
+        return report(self, stage, percent, force=True)
+
+    with mock.patch.object(services._Progress, "report", report_after_a_commit_elsewhere):
+        published = release_build(release_pk=release.pk)
+    assert published.status == ReleaseStatus.PUBLISHED, published.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_fixity_audit_records_every_release_while_other_connections_write(
+    seeded, releases_dir, release_manager, build_now, monkeypatch
+):
+    from tests.factories import ResultFactory
+
+    build_now(release_cut(actor=release_manager))
+    ResultFactory()
+    build_now(release_cut(actor=release_manager))
+    check = services.release_fixity_check
+
+    def check_after_a_commit_elsewhere(*, release):
+        _commit_from_another_connection()
+        return check(release=release)
+
+    monkeypatch.setattr(services, "release_fixity_check", check_after_a_commit_elsewhere)
+    checks = services.release_fixity_audit()
+    assert [c.intact for c in checks] == [True, True]
 
 
 def test_the_fixity_audit_records_a_check_per_release(published_release):
