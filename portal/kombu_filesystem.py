@@ -68,7 +68,6 @@ class Channel(filesystem.Channel):
             return loads(bytes_to_str(payload))
         raise Empty()
 
-
     def _queue_bind(self, exchange, routing_key, pattern, queue):
         table = self._exchange_file(exchange)
         self.control_folder.mkdir(exist_ok=True)

@@ -306,7 +306,6 @@ class Evaluation(CuratedModel, Reviewable):
             ),
         ]
 
-
     def clean(self) -> None:
         """Moving an evaluation to another protocol must keep its results in that protocol's unit."""
         super().clean()

@@ -75,13 +75,14 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
             record.save()
     except IntegrityError as exc:
         raise ValidationError({NON_FIELD_ERRORS: [f"the database refused the change: {exc}".strip()]}) from None
+    owner = reviewed_owner(record)
     if created:
-        if reviewed_owner(record) is not record:  # a new result changes what its evaluation's review saw
-            _owner_changed(record=record, owner=reviewed_owner(record), what=["added"], actor=actor, why=reason)
+        if owner is not record:  # a new result changes what its evaluation's review saw
+            _owner_changed(record=record, owner=owner, what=["added"], actor=actor, why=reason)
         return True
     sourced = sorted(set(changed_fields or []) & SOURCED_FIELDS.get(record._meta.model_name, frozenset()))
     if sourced:
-        _owner_changed(record=record, owner=reviewed_owner(record), what=sourced, actor=actor, why=reason)
+        _owner_changed(record=record, owner=owner, what=sourced, actor=actor, why=reason)
         if previous_owner_id is not None and previous_owner_id != getattr(record, "evaluation_id", None):
             previous = record._meta.get_field("evaluation").related_model._default_manager.get(pk=previous_owner_id)
             _owner_changed(record=record, owner=previous, what=["moved away"], actor=actor, why=reason)
