@@ -1,5 +1,7 @@
 from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from portal.sitemaps import SITEMAPS
@@ -8,6 +10,9 @@ from reviews.admin import review_queue_view
 urlpatterns = [
     path("admin/review-queue/", admin.site.admin_view(review_queue_view), name="review-queue"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico on pages that name no icon (the admin's): the same icon as the public pages'.
+    # (resolved per request: with the manifest storage the hashed name is known only after collectstatic)
+    path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
     path("", include("django_prometheus.urls")),
     path("api/v1/", include("portal.api_urls")),

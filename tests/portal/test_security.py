@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,8 @@ def test_production_adds_hsts_secure_cookies_and_no_debug_page(tmp_path):
         "r = c.get('/no-such-page/');"
         "print(json.dumps({'status': r.status_code, 'hsts': r.get('Strict-Transport-Security'), 'body': r.content.decode()[:2000]}));"
         "from django.conf import settings;"
-        "print(json.dumps([settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, settings.DEBUG, settings.SECURE_SSL_REDIRECT]))"
+        "print(json.dumps([settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, settings.DEBUG, settings.SECURE_SSL_REDIRECT]));"
+        "print(json.dumps({'icon': c.get('/favicon.ico')['Location']}))"
     )
     env = {k: v for k, v in os.environ.items()}
     env.update({
@@ -73,6 +75,7 @@ def test_production_adds_hsts_secure_cookies_and_no_debug_page(tmp_path):
     assert page["status"] == 404 and "Traceback" not in page["body"] and "DEBUG" not in page["body"]
     assert page["hsts"] == "max-age=31536000; includeSubDomains; preload"
     assert flags == [True, True, False, True]
+    assert re.fullmatch(r"/static/favicon\.[0-9a-f]{12}\.svg", json.loads(lines[2])["icon"])  # the manifest's hashed name
 
 
 def test_it_refuses_debug_in_production():
