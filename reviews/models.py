@@ -13,6 +13,13 @@ class ReviewState(models.TextChoices):
     PROPOSED = "proposed", "Proposed"
     SOURCE_CHECKED = "source_checked", "Source checked"
     EXCLUDED = "excluded", "Excluded from comparison"
+    # Edited while excluded: still out of every comparison, its concern still public, until a curator
+    # re-checks it (it stays excluded) or reinstates it (the only way back into comparisons).
+    EXCLUDED_RECHECK = "excluded_recheck", "Excluded from comparison, edited since: re-check pending"
+
+
+#: The states that keep a record out of comparisons with a public concern.
+EXCLUDED_STATES = frozenset({ReviewState.EXCLUDED, ReviewState.EXCLUDED_RECHECK})
 
 
 #: The fields only `reviews.services.review_transition_apply` writes (attribute names).
@@ -54,12 +61,16 @@ class Reviewable(models.Model):
 
     @property
     def is_excluded(self) -> bool:
-        return self.review_state == ReviewState.EXCLUDED
+        return self.review_state in EXCLUDED_STATES
+
+    @property
+    def needs_recheck(self) -> bool:
+        return self.review_state == ReviewState.EXCLUDED_RECHECK
 
     @property
     def source_was_checked(self) -> bool:
         """Excluded records were source checked first: exclusion is only reachable from that state."""
-        return self.review_state in (ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED)
+        return self.review_state in (ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES)
 
 
 class ReviewEvent(models.Model):

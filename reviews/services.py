@@ -10,9 +10,9 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
-from reviews.models import REVIEW_STATE_FIELDS, Reviewable, ReviewEvent, ReviewState
+from reviews.models import EXCLUDED_STATES, REVIEW_STATE_FIELDS, Reviewable, ReviewEvent, ReviewState
 from reviews.roles import ROLES, role_label_for
-from reviews.transitions import TRANSITIONS, Transition
+from reviews.transitions import REOPEN_ON_EDIT, TRANSITIONS, Transition
 
 
 class ReviewError(Exception):
@@ -52,7 +52,7 @@ def _refusal(*, spec: Transition, record: Reviewable, actor, automatic: bool) ->
         return TransitionForbidden(f"you do not have permission to '{spec.label.lower()}'", field="transition")
     if spec.four_eyes and settings.REVIEW_FOUR_EYES and record.last_edited_by_id == actor.pk:
         return TransitionForbidden(
-            "four-eyes rule: you edited this record last, so another curator must check its source", field="transition"
+            f"four-eyes rule: you edited this record last, so another curator must '{spec.label.lower()}'", field="transition"
         )
     return None
 
@@ -105,10 +105,11 @@ def review_transition_apply(
         locked.review_state_changed_at = now
         locked.review_state_changed_by = actor
         locked.review_state_changed_by_role = role
-        if spec.target == ReviewState.EXCLUDED:
-            locked.concern = reason
-        elif from_state == ReviewState.EXCLUDED:
-            locked.concern = ""
+        if spec.target in (ReviewState.SOURCE_CHECKED, ReviewState.PROPOSED):
+            locked.concern = ""  # back in comparisons (reinstate), or never excluded
+        elif from_state not in EXCLUDED_STATES:
+            locked.concern = reason  # newly excluded: the reason is the public concern
+        # between the two excluded states the concern stays as the exclusion set it
         locked._change_reason = f"{spec.label}: {reason}" if reason else spec.label
         locked._history_user = actor
         fields = list(REVIEW_STATE_FIELDS)
@@ -132,14 +133,17 @@ def review_transition_apply(
 
 
 def review_reopen_if_reviewed(*, record: Reviewable, actor, reason: str) -> ReviewEvent | None:
-    """Send `record` back to proposed after an edit its review did not see, unless it is proposed
-    already. The state is read under the row lock, so a transition racing the edit cannot slip
-    between the check and the reopen. The caller has authorised the edit (hence `automatic`)."""
+    """Apply what an edit its review did not see means for `record` (REOPEN_ON_EDIT): a
+    source-checked record goes back to proposed, an excluded one stays excluded with a re-check
+    pending; a proposed record, or one already pending its re-check, is left as it is. The state is
+    read under the row lock, so a transition racing the edit cannot slip between the check and the
+    reopen. The caller has authorised the edit (hence `automatic`)."""
     with transaction.atomic():
         state = type(record)._default_manager.select_for_update().values_list("review_state", flat=True).get(pk=record.pk)
-        if state == ReviewState.PROPOSED:
+        transition = REOPEN_ON_EDIT.get(state)
+        if transition is None:
             return None
-        return review_transition_apply(record=record, transition="reopen", actor=actor, reason=reason, automatic=True)
+        return review_transition_apply(record=record, transition=transition, actor=actor, reason=reason, automatic=True)
 
 
 def roles_ensure() -> list[str]:

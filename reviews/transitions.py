@@ -19,6 +19,10 @@ class Transition:
     four_eyes: bool = False
 
 
+# Exclusion is sticky: from either excluded state the only way back into comparisons is
+# `reinstate`, with a reason, by a curator other than the record's last editor. An edit of an
+# excluded record (automatic, or a curator's `reopen`) leads to "excluded, re-check pending", never
+# to proposed, so no later `check_source` can make it comparable; its concern stays public.
 TRANSITIONS: dict[str, Transition] = {
     t.name: t
     for t in (
@@ -42,18 +46,43 @@ TRANSITIONS: dict[str, Transition] = {
         Transition(
             name="reinstate",
             label="Reinstate",
-            sources=frozenset({ReviewState.EXCLUDED}),
+            sources=frozenset({ReviewState.EXCLUDED, ReviewState.EXCLUDED_RECHECK}),
             target=ReviewState.SOURCE_CHECKED,
             permission="reviews.reinstate_record",
             needs_reason=True,
+            four_eyes=True,
         ),
         Transition(
             name="reopen",
             label="Reopen",
-            sources=frozenset({ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED}),
+            sources=frozenset({ReviewState.SOURCE_CHECKED}),
             target=ReviewState.PROPOSED,
             permission="reviews.reopen_record",
             needs_reason=True,
         ),
+        Transition(
+            name="reopen_excluded",
+            label="Reopen (stays excluded)",
+            sources=frozenset({ReviewState.EXCLUDED}),
+            target=ReviewState.EXCLUDED_RECHECK,
+            permission="reviews.reopen_record",
+            needs_reason=True,
+        ),
+        Transition(
+            name="recheck",
+            label="Check source (stays excluded)",
+            sources=frozenset({ReviewState.EXCLUDED_RECHECK}),
+            target=ReviewState.EXCLUDED,
+            permission="reviews.check_source",
+            needs_reason=False,
+            four_eyes=True,
+        ),
     )
+}
+
+#: The transition an edit applies to a reviewed record, by its state (a proposed record, or one
+#: already waiting for its re-check, stays as it is).
+REOPEN_ON_EDIT: dict[str, str] = {
+    ReviewState.SOURCE_CHECKED: "reopen",
+    ReviewState.EXCLUDED: "reopen_excluded",
 }

@@ -28,7 +28,7 @@ def test_it_offers_buttons_for_the_legal_transitions_only(client, curator):
     apply_transitions(evaluation, "check_source")
     assert buttons(client.get(change)) == ["exclude", "reopen"]
     apply_transitions(evaluation, "exclude")
-    assert buttons(client.get(change)) == ["reinstate", "reopen"]
+    assert buttons(client.get(change)) == ["reinstate", "reopen_excluded"]
 
 
 def test_it_applies_a_transition_from_the_panel_and_shows_it_in_the_review_log(client, curator):

@@ -17,7 +17,10 @@ pytestmark = pytest.mark.django_db
 ROLES = ["anonymous", "curator", "release_manager", "benchmark_operator", "superuser"]
 MAY_REVIEW_AND_EDIT = {"curator", "superuser"}
 MAY_DELETE = {"superuser"}
-PATHS = {"check_source": (), "exclude": ("check_source",), "reinstate": ("check_source", "exclude"), "reopen": ("check_source",)}
+PATHS = {
+    "check_source": (), "exclude": ("check_source",), "reinstate": ("check_source", "exclude"), "reopen": ("check_source",),
+    "reopen_excluded": ("check_source", "exclude"), "recheck": ("check_source", "exclude", "reopen_excluded"),
+}
 
 
 def client_for(make_user, role: str) -> tuple[Client, object]:

@@ -20,9 +20,16 @@ LEGAL = [
     (("check_source",), "exclude", ReviewState.EXCLUDED),
     (("check_source", "exclude"), "reinstate", ReviewState.SOURCE_CHECKED),
     (("check_source",), "reopen", ReviewState.PROPOSED),
-    (("check_source", "exclude"), "reopen", ReviewState.PROPOSED),
+    (("check_source", "exclude"), "reopen_excluded", ReviewState.EXCLUDED_RECHECK),
+    (("check_source", "exclude", "reopen_excluded"), "recheck", ReviewState.EXCLUDED),
+    (("check_source", "exclude", "reopen_excluded"), "reinstate", ReviewState.SOURCE_CHECKED),
 ]
-START = {ReviewState.PROPOSED: (), ReviewState.SOURCE_CHECKED: ("check_source",), ReviewState.EXCLUDED: ("check_source", "exclude")}
+START = {
+    ReviewState.PROPOSED: (),
+    ReviewState.SOURCE_CHECKED: ("check_source",),
+    ReviewState.EXCLUDED: ("check_source", "exclude"),
+    ReviewState.EXCLUDED_RECHECK: ("check_source", "exclude", "reopen_excluded"),
+}
 ILLEGAL = [
     (state, name)
     for state, path in START.items()
@@ -124,4 +131,6 @@ def test_it_offers_only_the_legal_transitions(curator):
     evaluation = evaluation_in(("check_source",))
     assert [t.name for t in available_transitions(record=evaluation, user=curator)] == ["exclude", "reopen"]
     evaluation = evaluation_in(("check_source", "exclude"))
-    assert [t.name for t in available_transitions(record=evaluation, user=curator)] == ["reinstate", "reopen"]
+    assert [t.name for t in available_transitions(record=evaluation, user=curator)] == ["reinstate", "reopen_excluded"]
+    evaluation = evaluation_in(("check_source", "exclude", "reopen_excluded"))
+    assert [t.name for t in available_transitions(record=evaluation, user=curator)] == ["reinstate", "recheck"]
