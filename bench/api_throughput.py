@@ -45,7 +45,7 @@ for i in range(98):
     c = m.Configuration(stable_id=f"bench-config-{{i}}", name=f"Bench model {{i:03d}}")
     record_save(record=c, actor=None)
     e = m.Evaluation(stable_id=f"bench-eval-{{i}}", title=f"Bench evaluation {{i}}", protocol=protocol, configuration=c, dataset=dataset,
-                     origin="author_reported", source=source, source_locator="Table 1", quote="A sentence.")
+                     measured_by="authors", reading_method="table", source=source, source_locator="Table 1", quote="A sentence.")
     record_save(record=e, actor=None)
     record_save(record=m.Result(stable_id=f"bench-result-{{i}}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{{i}} min"), actor=None)
 body = Client(HTTP_HOST="127.0.0.1").get("{LIST_PATH}").content

@@ -52,7 +52,7 @@ for i in range(200):
     c = m.Configuration(stable_id=f"load-config-{i}", name=f"Load model {i:03d}")
     record_save(record=c, actor=None)
     e = m.Evaluation(stable_id=f"load-eval-{i}", title=f"Load evaluation {i}", protocol=protocol, configuration=c, dataset=dataset,
-                     origin="author_reported", source=protocol.source, source_locator="Table 1", quote="A sentence.")
+                     measured_by="authors", reading_method="table", source=protocol.source, source_locator="Table 1", quote="A sentence.")
     record_save(record=e, actor=None)
     record_save(record=m.Result(stable_id=f"load-result-{i}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{i} min"), actor=None)
 manager = get_user_model().objects.create_user("load-release-manager", password="load-test-password-123")

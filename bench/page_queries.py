@@ -51,7 +51,7 @@ def seed(size: int) -> m.Protocol:
         record_save(record=configuration, actor=None)
         evaluation = m.Evaluation(
             stable_id=f"bench-{size}-evaluation-{index}", title=f"Evaluation {index}", protocol=protocol,
-            configuration=configuration, dataset=dataset, origin="author_reported", source=source,
+            configuration=configuration, dataset=dataset, measured_by="authors", reading_method="table", source=source,
             source_locator="Table 1", quote="A quoted sentence.",
         )
         record_save(record=evaluation, actor=None)

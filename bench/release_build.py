@@ -108,7 +108,7 @@ def grow_catalogue(results: int) -> None:
                     stable_id=f"bench-evaluation-{i}", title=f"Bench evaluation {i}",
                     protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
                     configuration_id=configuration_ids[i % len(configuration_ids)], dataset_id=dataset_ids[i % len(dataset_ids)],
-                    origin=m.Origin.values[i % 2], source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    measured_by=("authors", "third_party")[i % 2], measured_by_name="" if i % 2 == 0 else "Bench et al.", reading_method="table", source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
                     source_locator=f"Table {i % 7 + 1}, row {i % 40 + 1}",
                     quote=f'The model reached {i % 97}.5 minutes, "as reported", in run {i}.',
                 )

@@ -30,7 +30,7 @@ from benchmarks.models import ACTIVE, BenchmarkJob, JobEvent, JobStatus, Recipe
 from benchmarks.parameters import OVERRIDABLE, ParameterError, job_parameters, parameter_errors
 from benchmarks.presets import PRESETS, time_limits
 from records import models as rm
-from records.models import VALUE_PLACES, format_decimal
+from records.models import format_decimal
 from records.seed import task_stable_id
 from records.services import record_save
 from reviews.models import ReviewState
@@ -358,6 +358,10 @@ def _configuration_for(*, preset: str, precision: str, device: str, actor: Actor
     return configuration
 
 
+# The measured time is stored to the microminute: the runner's clock is no finer.
+VALUE_PLACES = 6
+
+
 def _value_in_unit(*, seconds: float, unit: str) -> Decimal:
     exact = Decimal(repr(seconds)) / TIME_UNITS[unit]
     return exact.quantize(Decimal(1).scaleb(-VALUE_PLACES), rounding=ROUND_HALF_UP)
@@ -386,7 +390,8 @@ def _record_measurement(*, job: BenchmarkJob, report: dict[str, Any]) -> rm.Eval
         protocol=protocol,
         configuration=configuration,
         dataset=dataset,
-        origin=rm.Origin.MEASURED_HERE,
+        measured_by=rm.MeasuredBy.PORTAL,
+        reading_method=rm.ReadingMethod.JOB_REPORT,
         setup=setup[:300],
         aggregation=(
             f"One run: the runner's total wall time (set-up, {p['warmup_steps']} warm-up steps and the timed loop) "

@@ -362,7 +362,12 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api_schema.add_error_responses"],
     "ENUM_NAME_OVERRIDES": {
         "ReviewStateEnum": "reviews.models.ReviewState",
-        "OriginEnum": "records.models.Origin",
+        "MeasuredByEnum": "records.models.MeasuredBy",
+        "ReadingMethodEnum": "records.models.ReadingMethod",
+        "RelationEnum": "records.models.Relation",
+        "UncertaintyKindEnum": "records.models.UncertaintyKind",
+        "SourceKindEnum": "records.models.SourceKind",
+        "DirectionEnum": "records.models.Direction",
     },
 }
 

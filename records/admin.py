@@ -78,7 +78,11 @@ class BaselineRoleInline(admin.StackedInline):
 class ResultInline(admin.TabularInline):
     model = m.Result
     extra = 0
-    fields = ("stable_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs")
+    fields = (
+        "stable_id", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound", "upper_bound",
+        "uncertainty_level", "num_runs", "relation", "reference_configuration",
+    )
+    autocomplete_fields = ["reference_configuration"]
 
 
 class TaskInline(admin.TabularInline):
@@ -94,7 +98,7 @@ class TaskInline(admin.TabularInline):
 class SourceAdmin(CatalogueAdmin):
     list_display = ("title", "venue", "kind", "published_date", "stable_id")
     list_filter = ("kind", "venue")
-    search_fields = ("title", "stable_id", "doi", "pmcid", "citation", "authors_short")
+    search_fields = ("title", "stable_id", "doi", "pmcid", "arxiv_id", "url", "citation", "authors_short")
 
 
 @admin.register(m.Area, m.Context)
@@ -133,20 +137,23 @@ class ProtocolAdmin(ReviewableAdminMixin, CatalogueAdmin):
 
 @admin.register(m.Evaluation)
 class EvaluationAdmin(ReviewableAdminMixin, CatalogueAdmin):
-    list_display = ("title", "protocol", "configuration", "origin", "review_state", "stable_id")
-    list_filter = ("review_state", "origin", ("protocol", admin.RelatedOnlyFieldListFilter), ("configuration", admin.RelatedOnlyFieldListFilter))
-    search_fields = ("title", "stable_id", "quote", "source_locator", "configuration__name", "protocol__title")
-    autocomplete_fields = ["protocol", "configuration", "dataset", "source", "concern_source"]
-    list_select_related = ("protocol", "configuration")
+    list_display = ("title", "protocol", "configuration", "dataset", "measured_by", "review_state", "stable_id")
+    list_filter = (
+        "review_state", "measured_by", "reading_method",
+        ("protocol", admin.RelatedOnlyFieldListFilter), ("configuration", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = ("title", "stable_id", "quote", "source_locator", "configuration__name", "protocol__title", "measured_by_name")
+    autocomplete_fields = ["protocol", "configuration", "dataset", "source", "concern_source", "repeats"]
+    list_select_related = ("protocol", "configuration", "dataset")
     inlines = [ResultInline]
 
 
 @admin.register(m.Result)
 class ResultAdmin(CatalogueAdmin):
-    list_display = ("stable_id", "evaluation", "value", "unit", "printed_value")
-    list_filter = ("unit",)
-    search_fields = ("stable_id", "evaluation__title", "printed_value")
-    autocomplete_fields = ["evaluation"]
+    list_display = ("stable_id", "evaluation", "value", "unit", "printed_value", "relation")
+    list_filter = ("unit", "relation", "uncertainty_kind")
+    search_fields = ("stable_id", "evaluation__title", "printed_value", "value")
+    autocomplete_fields = ["evaluation", "reference_configuration"]
     list_select_related = ("evaluation",)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from django.db.models import Max, Prefetch, Q
+from django.db.models import FloatField, Max, Prefetch, Q
+from django.db.models.functions import Cast
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
@@ -20,7 +21,8 @@ from rest_framework.views import APIView
 
 from portal.api import ConditionalGetMixin, newest
 from records import models as m
-from records.imports import SECTIONS, ImportInvalid, records_import
+from records.values import ValueInvalid, exact_text, parse_exact
+from records.imports import SECTIONS, ImportConflict, ImportInvalid, records_import
 from records.seed import seed_document
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from reviews.api import ReviewActionsMixin
@@ -30,14 +32,23 @@ from reviews.models import ReviewState
 # -- fields ------------------------------------------------------------------------------------
 
 
-class ExactDecimalField(serializers.DecimalField):
-    """A decimal as a string in plain notation without trailing zeros ("20", "0.734")."""
+@extend_schema_field({"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", "example": "0.410"})
+class ExactDecimalField(serializers.Field):
+    """An exact decimal with its printed precision, as a string ("0.410", "66.47", "3.00E+11").
 
-    def __init__(self, **kwargs):
-        super().__init__(max_digits=m.VALUE_DIGITS, decimal_places=m.VALUE_PLACES, coerce_to_string=True, **kwargs)
+    Written as a string or a JSON number (the API's JSON parser reads numbers as decimals, so 0.410
+    keeps its trailing zero)."""
+
+    default_error_messages = {"invalid": "{message}"}
 
     def to_representation(self, value):
-        return m.format_decimal(value)
+        return exact_text(value)
+
+    def to_internal_value(self, data):
+        try:
+            return parse_exact(data)
+        except ValueInvalid as exc:
+            self.fail("invalid", message=str(exc))
 
 
 def stable_id_field() -> serializers.SlugField:
@@ -115,7 +126,10 @@ class SourceSerializer(CatalogueSerializer):
 
     class Meta:
         model = m.Source
-        fields = ("source_id", "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "url", "copy_consulted", "created_at", "updated_at")
+        fields = (
+            "source_id", "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "arxiv_id",
+            "arxiv_version", "url", "commit", "copy_consulted", "created_at", "updated_at",
+        )
         read_only_fields = ("created_at", "updated_at")
 
 
@@ -201,19 +215,31 @@ class ResultSerializer(CatalogueSerializer):
     id_field = "result_id"
     result_id = stable_id_field()
     evaluation_id = ref(m.Evaluation, "evaluation")
-    value = ExactDecimalField()
+    value = ExactDecimalField(help_text="The exact value with its printed precision, e.g. \"0.410\" or \"3.00E+11\".")
+    uncertainty_kind = serializers.ChoiceField(
+        choices=m.UncertaintyKind.choices, allow_blank=True, required=False, help_text="Blank when the source reports none."
+    )
+    uncertainty_value = ExactDecimalField(required=False, allow_null=True, help_text="The printed ± figure.")
     lower_bound = ExactDecimalField(required=False, allow_null=True)
     upper_bound = ExactDecimalField(required=False, allow_null=True)
+    uncertainty_level = ExactDecimalField(required=False, allow_null=True, help_text="A confidence interval's level in percent.")
+    reference_configuration_id = ref(
+        m.Configuration, "reference_configuration", required=False, allow_null=True,
+        help_text="For a ratio or difference: the configuration it is relative to.",
+    )
 
     class Meta:
         model = m.Result
-        fields = ("result_id", "evaluation_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs", "created_at", "updated_at")
+        fields = (
+            "result_id", "evaluation_id", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound",
+            "upper_bound", "uncertainty_level", "num_runs", "relation", "reference_configuration_id", "created_at", "updated_at",
+        )
         read_only_fields = ("created_at", "updated_at")
 
 
 class NestedResultSerializer(ResultSerializer):
     class Meta(ResultSerializer.Meta):
-        fields = ("result_id", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs")
+        fields = tuple(name for name in ResultSerializer.Meta.fields if name not in ("evaluation_id", "created_at", "updated_at"))
         read_only_fields = fields
 
 
@@ -223,16 +249,25 @@ class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
     protocol_id = ref(m.Protocol, "protocol")
     configuration_id = ref(m.Configuration, "configuration")
     dataset_id = ref(m.Dataset, "dataset")
-    source_id = ref(m.Source, "source", required=False, allow_null=True)
+    source_id = ref(m.Source, "source", required=False, allow_null=True, help_text="The source that reports it.")
+    repeats_id = ref(
+        m.Evaluation, "repeats", required=False, allow_null=True,
+        help_text="The evaluation whose measurement this one reports again (a copy, not a replication).",
+    )
     concern_source_id = ref(m.Source, "concern_source", required=False, allow_null=True)
     results = NestedResultSerializer(many=True, read_only=True)
+    comparable = serializers.BooleanField(
+        source="is_comparable", read_only=True,
+        help_text="Source checked, not excluded, and not a repeat of an evaluation that is compared itself.",
+    )
 
     class Meta:
         model = m.Evaluation
         fields = (
-            "evaluation_id", "title", "protocol_id", "configuration_id", "dataset_id", "origin", "setup", "aggregation",
-            "uncertainty", "coverage_scored", "coverage_eligible", "source_id", "source_locator", "quote",
-            "concern_source_id", "concern_locator", "results", *REVIEW_FIELDS, "created_at", "updated_at",
+            "evaluation_id", "title", "protocol_id", "configuration_id", "dataset_id", "measured_by", "measured_by_name",
+            "repeats_id", "reading_method", "setup", "aggregation", "uncertainty", "coverage_scored", "coverage_eligible",
+            "source_id", "source_locator", "quote", "concern_source_id", "concern_locator", "results", *REVIEW_FIELDS,
+            "created_at", "updated_at",
         )
         read_only_fields = ("created_at", "updated_at")
 
@@ -264,14 +299,17 @@ class DecisionSerializer(CatalogueSerializer):
 # -- filters ----------------------------------------------------------------------------------------
 
 
-def comparable_filter(prefix: str = "") -> filters.BooleanFilter:
-    """`comparable=true`: rows whose (evaluation's) source was checked and that are not excluded."""
-    checked = Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
+def comparable_filter(prefix: str = "", *, repeats: bool = False) -> filters.BooleanFilter:
+    """`comparable=true`: rows whose (evaluation's) source was checked and that are not excluded;
+    for evaluations and results, not a repeat of a compared evaluation either (counted once)."""
+    comparable = Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
+    if repeats:
+        comparable &= ~Q(**{f"{prefix}repeats__review_state": ReviewState.SOURCE_CHECKED})
 
     def apply(queryset, name, value):
-        return queryset.filter(checked) if value else queryset.exclude(checked)
+        return queryset.filter(comparable) if value else queryset.exclude(comparable)
 
-    return filters.BooleanFilter(method=apply, help_text="Source checked and not excluded from comparison.")
+    return filters.BooleanFilter(method=apply, help_text="Enters comparisons: source checked, not excluded, not a repeat of a compared evaluation.")
 
 
 class ProtocolFilter(filters.FilterSet):
@@ -290,14 +328,17 @@ class EvaluationFilter(filters.FilterSet):
     protocol_id = filters.CharFilter(field_name="protocol__stable_id")
     dataset_id = filters.CharFilter(field_name="dataset__stable_id")
     configuration_id = filters.CharFilter(field_name="configuration__stable_id")
-    origin = filters.ChoiceFilter(choices=m.Origin.choices)
+    measured_by = filters.ChoiceFilter(choices=m.MeasuredBy.choices)
+    reading_method = filters.ChoiceFilter(choices=m.ReadingMethod.choices)
+    source_id = filters.CharFilter(field_name="source__stable_id", help_text="The source that reports it.")
+    repeats_id = filters.CharFilter(field_name="repeats__stable_id", help_text="Evaluations that report this evaluation's measurement again.")
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
     area = filters.CharFilter(field_name="protocol__areas__stable_id", help_text="Area of the evaluation's protocol.")
-    comparable = comparable_filter()
+    comparable = comparable_filter(repeats=True)
 
     class Meta:
         model = m.Evaluation
-        fields = ["protocol_id", "dataset_id", "configuration_id", "origin", "review_state", "area", "comparable"]
+        fields = ["protocol_id", "dataset_id", "configuration_id", "measured_by", "reading_method", "source_id", "repeats_id", "review_state", "area", "comparable"]
 
 
 class ResultFilter(filters.FilterSet):
@@ -305,14 +346,16 @@ class ResultFilter(filters.FilterSet):
     protocol_id = filters.CharFilter(field_name="evaluation__protocol__stable_id")
     dataset_id = filters.CharFilter(field_name="evaluation__dataset__stable_id")
     configuration_id = filters.CharFilter(field_name="evaluation__configuration__stable_id")
-    origin = filters.ChoiceFilter(field_name="evaluation__origin", choices=m.Origin.choices)
+    measured_by = filters.ChoiceFilter(field_name="evaluation__measured_by", choices=m.MeasuredBy.choices)
+    relation = filters.ChoiceFilter(choices=m.Relation.choices)
+    reference_configuration_id = filters.CharFilter(field_name="reference_configuration__stable_id")
     review_state = filters.ChoiceFilter(field_name="evaluation__review_state", choices=ReviewState.choices)
     area = filters.CharFilter(field_name="evaluation__protocol__areas__stable_id")
-    comparable = comparable_filter("evaluation__")
+    comparable = comparable_filter("evaluation__", repeats=True)
 
     class Meta:
         model = m.Result
-        fields = ["evaluation_id", "protocol_id", "dataset_id", "configuration_id", "origin", "review_state", "area", "comparable"]
+        fields = ["evaluation_id", "protocol_id", "dataset_id", "configuration_id", "measured_by", "relation", "reference_configuration_id", "review_state", "area", "comparable"]
 
 
 class DatasetFilter(filters.FilterSet):
@@ -421,19 +464,30 @@ class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
-    queryset = m.Evaluation.objects.select_related("protocol", "configuration", "dataset", "source", "concern_source").prefetch_related(
-        Prefetch("results", queryset=m.Result.objects.order_by("stable_id"))
+    queryset = m.Evaluation.objects.select_related("protocol", "configuration", "dataset", "source", "concern_source", "repeats").prefetch_related(
+        Prefetch("results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id"))
     )
     serializer_class = EvaluationSerializer
     filterset_class = EvaluationFilter
-    ordering_fields = CatalogueViewSet.ordering_fields + ["title", "origin", "review_state"]
+    ordering_fields = CatalogueViewSet.ordering_fields + ["title", "measured_by", "review_state"]
     nested_children = ("results",)
 
 
+class ValueOrderingFilter(OrderingFilter):
+    """`ordering=value` orders by the number, not by its stored text ("10" after "9")."""
+
+    def get_ordering(self, request, queryset, view):
+        ordering = super().get_ordering(request, queryset, view)
+        return ordering and [term.replace("value", "value_number") if term.lstrip("-") == "value" else term for term in ordering]
+
+
 class ResultViewSet(CatalogueViewSet):
-    queryset = m.Result.objects.select_related("evaluation", "evaluation__protocol")
+    queryset = m.Result.objects.select_related("evaluation", "evaluation__protocol", "reference_configuration").annotate(
+        value_number=Cast("value", FloatField())
+    )
     serializer_class = ResultSerializer
     filterset_class = ResultFilter
+    filter_backends = [filters.DjangoFilterBackend, ValueOrderingFilter]
     ordering_fields = CatalogueViewSet.ordering_fields + ["value"]
 
 
@@ -479,6 +533,18 @@ ImportReportSerializer = inline_serializer(
         "created": serializers.DictField(child=serializers.ListField(child=serializers.CharField()), help_text="Section -> stable ids created."),
         "updated": serializers.DictField(child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())), help_text="Section -> stable id -> fields changed."),
         "unchanged": serializers.DictField(child=serializers.IntegerField(), help_text="Section -> records already as in the document."),
+        "kept": serializers.DictField(
+            child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+            help_text="Section -> stable id -> fields a curator or correction changed since the last import, which the document did not: kept.",
+        ),
+        "conflicts": serializers.DictField(
+            child=serializers.DictField(child=serializers.ListField(child=serializers.DictField())),
+            help_text="Section -> stable id -> fields changed on both sides since the last import (field, current, document, last_imported, changed_by).",
+        ),
+        "overwritten": serializers.DictField(
+            child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+            help_text="Section -> stable id -> conflicting fields that took the document's values (overwrite).",
+        ),
     },
 )
 ImportErrorsSerializer = inline_serializer(
@@ -507,17 +573,29 @@ class ImportView(APIView):
     @extend_schema(
         request=OpenApiTypes.OBJECT,
         examples=[OpenApiExample("The seed record", value=seed_document(), request_only=True)],
-        parameters=[OpenApiParameter("dry_run", OpenApiTypes.BOOL, description="Validate and report what would change; write nothing.")],
+        parameters=[
+            OpenApiParameter("dry_run", OpenApiTypes.BOOL, description="Validate and report what would change, and every conflict; write nothing."),
+            OpenApiParameter(
+                "overwrite", OpenApiTypes.STR, many=True,
+                description="A record (section/stable id) whose fields changed both in the portal and in the document since its last import: take the document's values.",
+            ),
+        ],
         responses={
             200: OpenApiResponse(ImportReportSerializer, description="Nothing new was created (or a dry run)."),
             201: OpenApiResponse(ImportReportSerializer, description="Records were created."),
             400: OpenApiResponse(ImportErrorsSerializer, description="The document is invalid; each error names its path. Nothing was written."),
+            409: OpenApiResponse(ImportErrorsSerializer, description="Fields changed both in the portal and in the document since its last import; each error names its path. Nothing was written."),
         },
     )
     def post(self, request):
         dry_run = request.query_params.get("dry_run", "").lower() in {"1", "true", "yes"}
         try:
-            report = records_import(document=request.data, actor=request.user, dry_run=dry_run)
+            report = records_import(document=request.data, actor=request.user, dry_run=dry_run, overwrite=request.query_params.getlist("overwrite"))
+        except ImportConflict as conflict:
+            return Response(
+                {"detail": "fields changed both here and in the document since its last import; nothing was written", "errors": conflict.errors},
+                status=status.HTTP_409_CONFLICT,
+            )
         except ImportInvalid as invalid:
             return Response({"detail": "the document is invalid; nothing was written", "errors": invalid.errors}, status=status.HTTP_400_BAD_REQUEST)
         created = bool(report.created) and not dry_run

@@ -1,7 +1,9 @@
 """The protocol page's comparison chart: geometry computed here, drawn by templates/records/_chart.svg.
 
-Readable without colour: the origin of a result is a marker shape (circle: author-reported, square:
-third party, diamond: measured by this portal), the best value is labelled in words, and excluded
+One chart per comparison group (records.comparisons: one dataset or task, one relation to one
+reference), so a suite protocol gets small multiples and no task is ranked against another.
+Readable without colour: who measured a result is a marker shape (circle: the model's authors,
+square: a third party, diamond: this portal), the best value is labelled in words, and excluded
 rows are drawn apart, hollow and dashed, with their concern. The SVG carries a title and a text
 description; the results table beside it holds every value.
 """
@@ -17,7 +19,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from records import models as m
-from records.queries import ResultRow
+from records.comparisons import ComparisonGroup, ResultRow
 from records.templatetags.record_tags import rounded
 
 WIDTH = 760
@@ -29,7 +31,7 @@ AXIS_HEIGHT = 44
 SECTION_GAP = 34
 CONCERN_CHARS = 100
 LABEL_CHARS = 44
-MARKERS = {m.Origin.AUTHOR_REPORTED: "circle", m.Origin.THIRD_PARTY: "square", m.Origin.MEASURED_HERE: "diamond"}
+MARKERS = {m.MeasuredBy.AUTHORS: "circle", m.MeasuredBy.THIRD_PARTY: "square", m.MeasuredBy.PORTAL: "diamond"}
 FONT_FILE = Path(settings.BASE_DIR) / "static" / "fonts" / "DejaVuSans.ttf"
 
 
@@ -50,6 +52,7 @@ class Bar:
 
 @dataclass
 class Chart:
+    id: str
     title: str
     subtitle: str
     description: str
@@ -90,13 +93,17 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def comparison_chart(*, protocol: m.Protocol, rows: list[ResultRow], include_excluded: bool) -> Chart:
+def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_excluded: bool, several: bool = False) -> Chart:
+    """The chart of one comparison group; `several` when it is one of a protocol's small multiples
+    (its title then names the dataset or task)."""
+    rows = group.rows
     compared_rows = [row for row in rows if row.in_comparison]
     excluded_rows = [] if include_excluded else [row for row in rows if row.evaluation.is_excluded]
     values = [float(row.result.value) for row in compared_rows + excluded_rows]
     ticks = nice_ticks(min([0.0, *values]), max([0.0, *values]))
     low, high = ticks[0], ticks[-1]
     plot_left, plot_right = LABEL_WIDTH, WIDTH - RIGHT_MARGIN
+    unit = protocol.metric_unit
 
     def x(value: float) -> float:
         return plot_left + (value - low) / (high - low) * (plot_right - plot_left)
@@ -106,10 +113,10 @@ def comparison_chart(*, protocol: m.Protocol, rows: list[ResultRow], include_exc
         configuration = row.evaluation.configuration
         return Bar(
             label=_short(configuration.short_name or configuration.name, LABEL_CHARS),
-            value_text=rounded(row.result.value),
+            value_text=row.result.display_value,
             exact=m.format_decimal(row.result.value),
-            origin=row.evaluation.get_origin_display(),
-            marker=MARKERS.get(row.evaluation.origin, "circle"),
+            origin=f"measured by {row.evaluation.get_measured_by_display().lower()}",
+            marker=MARKERS.get(row.evaluation.measured_by, "circle"),
             x0=x(0.0), x1=x(value), y=y, best=row.is_best, excluded=excluded,
             concern=_short(row.evaluation.concern, CONCERN_CHARS) if excluded or row.evaluation.is_excluded else "",
         )
@@ -130,15 +137,17 @@ def comparison_chart(*, protocol: m.Protocol, rows: list[ResultRow], include_exc
     direction = protocol.get_metric_direction_display()
     scope = "source-checked and excluded rows" if include_excluded else "source-checked rows"
     description = "; ".join(
-        f"{b.label}: {b.exact} {protocol.metric_unit}, {b.origin.lower()}{', best' if b.best else ''}" for b in compared
+        f"{b.label}: {b.exact} {unit}, {b.origin}{', best' if b.best else ''}" for b in compared
     ) or "no results to compare"
     if excluded:
-        description += ". Excluded from comparison: " + "; ".join(f"{b.label}: {b.exact} {protocol.metric_unit} ({b.concern})" for b in excluded)
+        description += ". Excluded from comparison: " + "; ".join(f"{b.label}: {b.exact} {unit} ({b.concern})" for b in excluded)
+    title = protocol.metric_label if not several else f"{group.label}: {protocol.metric_name}"
     return Chart(
-        title=_short(protocol.metric_label, 80),
-        subtitle=f"{direction}; compares {scope}",
+        id=f"chart-{group.key}",
+        title=_short(title, 80),
+        subtitle=f"{direction}; compares {scope}" if protocol.is_ranked else "descriptive facts: not ranked",
         description=description + ".",
-        axis_label=f"{protocol.metric_name} ({protocol.metric_unit}), {direction}",
+        axis_label=f"{protocol.metric_name} ({unit}), {direction}",
         width=WIDTH,
         height=int(legend_y + 30),
         plot_left=plot_left,
@@ -154,8 +163,26 @@ def comparison_chart(*, protocol: m.Protocol, rows: list[ResultRow], include_exc
     )
 
 
+def protocol_charts(*, protocol: m.Protocol, groups: list[ComparisonGroup], include_excluded: bool) -> list[Chart]:
+    """One chart per group (small multiples for a suite); one empty chart when nothing is recorded."""
+    several = len(groups) > 1
+    groups = groups or [ComparisonGroup(dataset=None, relation=m.Relation.ABSOLUTE, reference=None)]
+    return [comparison_chart(protocol=protocol, group=group, include_excluded=include_excluded, several=several) for group in groups]
+
+
 def chart_svg(chart: Chart, *, standalone: bool) -> str:
     return render_to_string("records/_chart.svg", {"chart": chart, "standalone": standalone})
+
+
+def charts_svg(charts: list[Chart]) -> str:
+    """One standalone SVG: the charts stacked (a suite's small multiples as one download)."""
+    if len(charts) == 1:
+        return chart_svg(charts[0], standalone=True)
+    offsets, y = [], 0
+    for chart in charts:
+        offsets.append(y)
+        y += chart.height
+    return render_to_string("records/_charts.svg", {"charts": list(zip(charts, offsets)), "width": WIDTH, "height": y})
 
 
 def chart_png(svg: str) -> bytes:

@@ -6,10 +6,13 @@ these functions through `settings.CORRECTION_TARGETS` (this module's dotted path
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from records import models as m
+from records.values import exact_text
 from records.services import record_save, reviewed_owner
 from reviews.services import review_reopen_if_reviewed
 
@@ -20,13 +23,15 @@ CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("metric_description", "metric description"), ("metric_unit", "metric unit"), ("source_locator", "source locator"),
     ),
     "evaluation": (
-        ("title", "title"), ("setup", "evaluation setup"), ("aggregation", "aggregation"), ("uncertainty", "uncertainty"),
+        ("title", "title"), ("setup", "evaluation setup"), ("aggregation", "aggregation"), ("uncertainty", "uncertainty note"),
+        ("measured_by_name", "who measured it"), ("reading_method", "how the value was read"),
         ("coverage_scored", "coverage scored"), ("coverage_eligible", "coverage eligible"),
         ("source_locator", "source locator"), ("quote", "quote"), ("concern_locator", "concern locator"),
     ),
     "result": (
-        ("value", "value"), ("unit", "unit"), ("printed_value", "printed value"),
-        ("lower_bound", "lower bound"), ("upper_bound", "upper bound"), ("num_runs", "number of runs"),
+        ("value", "value"), ("unit", "unit"), ("printed_value", "printed value"), ("uncertainty_kind", "kind of uncertainty"),
+        ("uncertainty_value", "± figure"), ("lower_bound", "lower bound"), ("upper_bound", "upper bound"),
+        ("uncertainty_level", "confidence level"), ("num_runs", "number of runs"),
     ),
     "configuration": (("name", "name"), ("family", "family"), ("parameter_count", "parameter count"), ("method", "method")),
     "dataset": (
@@ -35,7 +40,7 @@ CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "source": (
         ("title", "title"), ("venue", "venue"), ("citation", "citation"), ("published_date", "published date"),
-        ("doi", "DOI"), ("pmcid", "PMCID"), ("url", "URL"),
+        ("doi", "DOI"), ("pmcid", "PMCID"), ("arxiv_id", "arXiv id"), ("arxiv_version", "arXiv version"), ("url", "URL"),
     ),
     "evidencerow": (("statement", "statement"), ("locator", "locator"), ("quote", "quote")),
     "baselinerole": (("selection_rule", "selection rule"), ("requirements", "requirements")),
@@ -60,6 +65,31 @@ def resolve(target_type: str, stable_id: str) -> models.Model | None:
 
 def field_label(target_type: str, field_name: str) -> str | None:
     return dict(CORRECTABLE_FIELDS.get(target_type, ())).get(field_name)
+
+
+def _clean_text(field: models.Field, text: str, record: models.Model | None):
+    """`text` as a value of `field`, or ValidationError with the field's own words (choices listed)."""
+    try:
+        return field.clean(text.strip() if text.strip() or not field.null else None, record)
+    except ValidationError as exc:
+        if exc.error_list and exc.error_list[0].code == "invalid_choice":
+            raise ValidationError(f"{text.strip()!r} is not one of: {', '.join(value for value, _label in field.flatchoices if value)}") from None
+        raise
+
+
+def value_problem(target_type: str, field_name: str, text: str) -> str:
+    """Why `text` cannot be a value of the field (its type, length, choices), or "" when it can.
+
+    Checked when a suggestion is sent; rules across fields (a printed value showing the value) are
+    checked when a curator applies it."""
+    model = MODELS.get(target_type)
+    if model is None or field_label(target_type, field_name) is None:
+        return ""  # the target itself is refused elsewhere, with its own message
+    try:
+        _clean_text(model._meta.get_field(field_name), text, None)
+    except ValidationError as exc:
+        return f"not a valid {field_label(target_type, field_name)}: {' '.join(exc.messages)}"
+    return ""
 
 
 def field_text(record: models.Model, field_name: str) -> str:
@@ -109,22 +139,52 @@ def page_choices(record: models.Model) -> list[tuple[str, str]]:
     return choices
 
 
+def moderation_extras(record: models.Model | None, field_name: str, proposed_value: str) -> dict[str, object]:
+    """What the moderation panel asks beside the decision: a corrected result value's printed form."""
+    if not isinstance(record, m.Result) or field_name != "value":
+        return {"asks_printed_value": False}
+    try:
+        value = _clean_text(record._meta.get_field("value"), proposed_value, record)
+    except ValidationError:
+        return {"asks_printed_value": True, "printed_value_default": record.printed_value}
+    return {"asks_printed_value": True, "printed_value_default": printed_value_after(result=record, value=value)}
+
+
+def printed_value_after(*, result: m.Result, value: Decimal) -> str:
+    """The printed value that goes with a corrected value: the old printed text with its number
+    replaced, digits as proposed ("20 min" -> "25 min"), or the value alone when the old text did
+    not show the old value."""
+    old = exact_text(result.value)
+    printed = result.printed_value
+    if old and old in printed and printed.count(old) == 1:
+        return printed.replace(old, exact_text(value))
+    return exact_text(value)
+
+
 @transaction.atomic
-def apply_value(*, record: models.Model, field_name: str, value_text: str, actor, correction_id: int) -> None:
+def apply_value(*, record: models.Model, field_name: str, value_text: str, actor, correction_id: int, printed_value: str = "") -> None:
     """Write an accepted suggestion's value through the records service, then reopen the record.
 
-    Raises ValidationError (naming the field) when the text is not a valid value for the field.
+    A corrected result value carries its printed value along: `printed_value` when the curator
+    gives it, else the old printed text with the new number (`printed_value_after`); the two must
+    agree (records.values). Raises ValidationError (naming the field) when the text is not a valid
+    value for the field.
     """
     if field_label(record._meta.model_name, field_name) is None:
         raise ValidationError({field_name: "this field cannot be changed by a suggestion"})
-    field = record._meta.get_field(field_name)
     try:
-        value = field.clean(value_text.strip() if value_text.strip() or not field.null else None, record)
+        value = _clean_text(record._meta.get_field(field_name), value_text, record)
     except ValidationError as exc:
         raise ValidationError({field_name: exc.messages}) from None
+    changed = [field_name]
+    if isinstance(record, m.Result) and field_name == "value":
+        record.printed_value = printed_value.strip() or printed_value_after(result=record, value=value)
+        changed.append("printed_value")
+    elif printed_value.strip():
+        raise ValidationError({"printed_value": "a printed value goes only with a corrected result value"})
     setattr(record, field_name, value)
-    reason = f"correction #{correction_id} accepted: {field_name}"
-    record_save(record=record, actor=actor, changed_fields=[field_name], reason=reason)
+    reason = f"correction #{correction_id} accepted: {', '.join(changed)}"
+    record_save(record=record, actor=actor, changed_fields=changed, reason=reason)
     owner = reviewed_owner(record)
     if owner is not None:  # any accepted value, sourced or not, is news to the record's review
         review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)

@@ -11,7 +11,14 @@ from django.utils.module_loading import import_string
 from records import models as m
 from reviews.models import ReviewState
 
-STATE_ORDER = (ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED, ReviewState.PROPOSED)
+STATE_ORDER = (ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED, ReviewState.EXCLUDED_RECHECK, ReviewState.PROPOSED)
+# How a cell counts its evaluations, in this order ("2 checked, 1 excluded").
+STATE_WORDS = {
+    ReviewState.SOURCE_CHECKED: "checked",
+    ReviewState.EXCLUDED: "excluded",
+    ReviewState.EXCLUDED_RECHECK: "excluded, re-check pending",
+    ReviewState.PROPOSED: "proposed",
+}
 
 
 def reviewed_recipe_protocols(protocol_stable_ids: list[str]) -> set[str]:
@@ -30,6 +37,15 @@ class Cell:
     @property
     def best_state(self) -> str:
         return next((state for state in STATE_ORDER if state in self.states), "")
+
+    @property
+    def is_mixed(self) -> bool:
+        return len(set(self.states)) > 1
+
+    @property
+    def summary(self) -> str:
+        """Every state the cell holds, counted: "2 checked, 1 excluded" (never just the best one)."""
+        return ", ".join(f"{self.states.count(state)} {STATE_WORDS[state]}" for state in STATE_ORDER if state in self.states)
 
 
 @dataclass
@@ -73,7 +89,7 @@ def coverage(*, area: str = "", context: str = "") -> Coverage:
         protocols = protocols.filter(contexts__stable_id=context)
     protocols = list(protocols.distinct())
     evaluations = list(
-        m.Evaluation.objects.filter(protocol__in=protocols).values_list("protocol_id", "configuration_id", "review_state", "origin")
+        m.Evaluation.objects.filter(protocol__in=protocols).values_list("protocol_id", "configuration_id", "review_state", "measured_by")
     )
     configuration_ids = sorted({row[1] for row in evaluations})
     configurations = list(m.Configuration.objects.filter(pk__in=configuration_ids).order_by("name"))
@@ -84,12 +100,12 @@ def coverage(*, area: str = "", context: str = "") -> Coverage:
         cells = [Cell() for _ in configurations]
         counts: dict[str, int] = {}
         checked: set[int] = set()
-        for protocol_id, configuration_id, state, origin in evaluations:
+        for protocol_id, configuration_id, state, measured_by in evaluations:
             if protocol_id != protocol.pk:
                 continue
             cell = cells[column[configuration_id]]
             cell.states.append(state)
-            cell.measured_here |= origin == m.Origin.MEASURED_HERE
+            cell.measured_here |= measured_by == m.MeasuredBy.PORTAL
             counts[state] = counts.get(state, 0) + 1
             if state == ReviewState.SOURCE_CHECKED:
                 checked.add(configuration_id)
@@ -114,7 +130,7 @@ def coverage(*, area: str = "", context: str = "") -> Coverage:
 
 
 CSV_COLUMNS = (
-    "protocol_id", "protocol_title", "configuration_id", "configuration_name", "result_state", "measured_here",
+    "protocol_id", "protocol_title", "configuration_id", "configuration_name", "result_state", "result_states", "measured_here",
     "source_checked", "excluded", "proposed", "null_control_measured", "conventional_reference_measured",
     "has_reviewed_recipe", "missing",
 )
@@ -126,7 +142,8 @@ def coverage_rows(report: Coverage):
         summary = {
             "protocol_id": line.protocol.stable_id, "protocol_title": line.protocol.title,
             "source_checked": line.counts.get(ReviewState.SOURCE_CHECKED, 0),
-            "excluded": line.counts.get(ReviewState.EXCLUDED, 0), "proposed": line.counts.get(ReviewState.PROPOSED, 0),
+            "excluded": line.counts.get(ReviewState.EXCLUDED, 0) + line.counts.get(ReviewState.EXCLUDED_RECHECK, 0),
+            "proposed": line.counts.get(ReviewState.PROPOSED, 0),
             "null_control_measured": line.null_control_measured,
             "conventional_reference_measured": line.conventional_reference_measured,
             "has_reviewed_recipe": line.has_reviewed_recipe, "missing": "; ".join(line.missing),
@@ -134,7 +151,7 @@ def coverage_rows(report: Coverage):
         for configuration, cell in zip(report.configurations, line.cells):
             yield {
                 **summary, "configuration_id": configuration.stable_id, "configuration_name": configuration.name,
-                "result_state": cell.best_state or "none", "measured_here": cell.measured_here,
+                "result_state": cell.best_state or "none", "result_states": cell.summary, "measured_here": cell.measured_here,
             }
         if not report.configurations:
-            yield {**summary, "configuration_id": "", "configuration_name": "", "result_state": "none", "measured_here": False}
+            yield {**summary, "configuration_id": "", "configuration_name": "", "result_state": "none", "result_states": "", "measured_here": False}

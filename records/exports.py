@@ -15,7 +15,9 @@ from django.db.models import QuerySet
 from records import models as m
 from reviews.models import ReviewState
 
-# column -> lookup from a Result
+# column -> lookup from a Result. Everything a reader needs to judge a conflict travels with each
+# value: the task, who measured and who reported it, how it was read, whether it repeats another
+# evaluation, its uncertainty (structured), aggregation and set-up, and the printed text.
 MATRIX_COLUMNS: dict[str, str] = {
     "result_id": "stable_id",
     "evaluation_id": "evaluation__stable_id",
@@ -24,22 +26,44 @@ MATRIX_COLUMNS: dict[str, str] = {
     "configuration_name": "evaluation__configuration__name",
     "dataset_id": "evaluation__dataset__stable_id",
     "dataset_name": "evaluation__dataset__name",
+    "suite_id": "evaluation__dataset__suite__stable_id",
+    "task_key": "evaluation__dataset__task_key",
     "metric_name": "evaluation__protocol__metric_name",
+    "metric_direction": "evaluation__protocol__metric_direction",
     "value": "value",
     "unit": "unit",
     "printed_value": "printed_value",
+    "relation": "relation",
+    "reference_configuration_id": "reference_configuration__stable_id",
+    "uncertainty_kind": "uncertainty_kind",
+    "uncertainty_value": "uncertainty_value",
     "lower_bound": "lower_bound",
     "upper_bound": "upper_bound",
+    "uncertainty_level": "uncertainty_level",
     "num_runs": "num_runs",
-    "origin": "evaluation__origin",
+    "uncertainty_note": "evaluation__uncertainty",
+    "aggregation": "evaluation__aggregation",
+    "setup": "evaluation__setup",
+    "measured_by": "evaluation__measured_by",
+    "measured_by_name": "evaluation__measured_by_name",
+    "repeats_evaluation_id": "evaluation__repeats__stable_id",
+    "reading_method": "evaluation__reading_method",
     "review_state": "evaluation__review_state",
     "concern": "evaluation__concern",
     "source_id": "evaluation__source__stable_id",
     "source_locator": "evaluation__source_locator",
     "quote": "evaluation__quote",
 }
+# Read to derive `comparable`, not written as a column of their own.
+_DERIVING = {"repeated_review_state": "evaluation__repeats__review_state"}
 # The order of the columns in a file: `comparable` follows the review state it derives from.
-MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:16], "comparable", *list(MATRIX_COLUMNS)[16:]]
+_STATE_AT = list(MATRIX_COLUMNS).index("review_state") + 1
+MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:_STATE_AT], "comparable", *list(MATRIX_COLUMNS)[_STATE_AT:]]
+
+
+def evaluation_comparable(*, review_state: str, repeated_review_state: str | None) -> bool:
+    """Source checked, and not a copy of a measurement that is itself compared (counted once)."""
+    return review_state == ReviewState.SOURCE_CHECKED and repeated_review_state != ReviewState.SOURCE_CHECKED
 
 
 def chunks_by_pk(queryset: QuerySet, *, chunk_size: int) -> Iterator[list]:
@@ -68,10 +92,11 @@ def values_by_pk(queryset: QuerySet, fields: Iterable[str], *, chunk_size: int) 
 
 def matrix_rows(results: QuerySet, *, chunk_size: int = 2000) -> Iterator[dict[str, object]]:
     """The matrix rows of a Result queryset, read in chunks (never the whole table in memory)."""
-    names = list(MATRIX_COLUMNS)
-    for values in values_by_pk(results, MATRIX_COLUMNS.values(), chunk_size=chunk_size):
+    columns = {**MATRIX_COLUMNS, **_DERIVING}
+    names = list(columns)
+    for values in values_by_pk(results, columns.values(), chunk_size=chunk_size):
         row = dict(zip(names, values))
-        row["comparable"] = row["review_state"] == ReviewState.SOURCE_CHECKED
+        row["comparable"] = evaluation_comparable(review_state=row["review_state"], repeated_review_state=row["repeated_review_state"])
         yield {name: row[name] for name in MATRIX_FIELDNAMES}
 
 

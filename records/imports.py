@@ -1,25 +1,43 @@
 """Bulk import of one paper's records from one JSON document (`records_import`).
 
 The document format is documented in the README ("Import format") and the seed record is its
-example (`records/seed.py` builds it). The import validates the whole document first, then writes
-it in one transaction (or nothing at all), idempotently by stable id: a record whose fields already
-hold the document's values is left untouched, so importing twice changes nothing. New records start
-as proposed; an edit of a sourced field of a reviewed record reopens it (records.services).
+example (`records/seed.py` builds it); `data/examples/` holds real papers' tables. The import
+validates the whole document first, then writes it in one transaction (or nothing at all),
+idempotently by stable id: a record whose fields already hold the document's values is left
+untouched, so importing twice changes nothing. New records start as proposed; an edit of a
+sourced field of a reviewed record reopens it, and never makes an excluded record comparable
+(records.services, reviews.transitions).
+
+Re-imports merge three ways, field by field, against what the document held at its last import
+(`ImportSnapshot`): a field the document changed and nobody else did is updated; a field a
+curator or an accepted correction changed while the document did not is kept (and reported); a
+field both changed is a conflict, which the dry run lists and the real import refuses, unless the
+caller names the record in `overwrite` to take the document's values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
+from django.utils import timezone
 
 from records import models as m
+from records.fields import ExactDecimalField
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
+from records.values import exact_text
 
 FORMAT_NAME = "benchmark-evidence-import"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Keys of the document beside its sections: `notes` (texts: what was read where, what was left out)
+# and `reviews` (the exclusions a curator recommends, applied only by the demo loader: an import
+# leaves every new record proposed).
+DOCUMENT_KEYS = {"format", "version", "title", "notes", "reviews"}
 
 
 @dataclass(frozen=True)
@@ -44,7 +62,10 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "sources",
         m.Source,
-        ("title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "url", "copy_consulted"),
+        (
+            "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "arxiv_id", "arxiv_version",
+            "url", "commit", "copy_consulted",
+        ),
         required=("title",),
     ),
     Section(
@@ -83,23 +104,27 @@ SECTIONS: tuple[Section, ...] = (
         "evaluations",
         m.Evaluation,
         (
-            "title", "origin", "setup", "aggregation", "uncertainty", "coverage_scored", "coverage_eligible",
-            "source_locator", "quote", "concern_locator",
+            "title", "measured_by", "measured_by_name", "reading_method", "setup", "aggregation", "uncertainty",
+            "coverage_scored", "coverage_eligible", "source_locator", "quote", "concern_locator",
         ),
         references={
             "protocol": ("protocol", "protocols"),
             "configuration": ("configuration", "configurations"),
             "dataset": ("dataset", "datasets"),
             "source": ("source", "sources"),
+            "repeats": ("repeats", "evaluations"),
             "concern_source": ("concern_source", "sources"),
         },
-        required=("title", "origin", "protocol", "configuration", "dataset"),
+        required=("title", "measured_by", "reading_method", "protocol", "configuration", "dataset"),
     ),
     Section(
         "results",
         m.Result,
-        ("value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs"),
-        references={"evaluation": ("evaluation", "evaluations")},
+        (
+            "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound", "upper_bound",
+            "uncertainty_level", "num_runs", "relation",
+        ),
+        references={"evaluation": ("evaluation", "evaluations"), "reference_configuration": ("reference_configuration", "configurations")},
         required=("value", "unit", "printed_value", "evaluation"),
     ),
     Section(
@@ -130,9 +155,21 @@ METRIC_KEYS = {"name", "short_name", "description", "unit", "direction"}
 class ImportInvalid(Exception):
     """The document cannot be imported; `errors` name each problem by its path in the document."""
 
+    status = 400
+
     def __init__(self, errors: list[dict[str, str]]):
         super().__init__(f"{len(errors)} problem(s): " + "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5]))
         self.errors = errors
+
+
+class ImportConflict(ImportInvalid):
+    """Fields the document changed that a curator or a correction changed too since its last import."""
+
+    status = 409
+
+    def __init__(self, errors: list[dict[str, str]], conflicts: dict[str, dict[str, list[dict]]]):
+        super().__init__(errors)
+        self.conflicts = conflicts
 
 
 @dataclass
@@ -152,29 +189,68 @@ class ImportReport:
     created: dict[str, list[str]] = field(default_factory=dict)
     updated: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     unchanged: dict[str, int] = field(default_factory=dict)
+    # Fields a curator or correction changed since the last import while the document did not: kept.
+    kept: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # Fields both changed: section -> stable id -> [{field, current, document, last_imported, changed_by}].
+    conflicts: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
+    # Records named in `overwrite` whose conflicting fields took the document's values.
+    overwritten: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "created": self.created, "updated": self.updated, "unchanged": self.unchanged}
+        return {
+            "dry_run": self.dry_run, "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
+            "kept": self.kept, "conflicts": self.conflicts, "overwritten": self.overwritten,
+        }
 
     @property
     def changed_anything(self) -> bool:
         return bool(self.created or self.updated)
 
 
-def records_import(*, document: Any, actor, dry_run: bool = False) -> ImportReport:
-    """Validate the whole document, then write it in one transaction (rolled back for a dry run)."""
+def records_import(*, document: Any, actor, dry_run: bool = False, overwrite: Iterable[str] = ()) -> ImportReport:
+    """Validate the whole document, then write it in one transaction (rolled back for a dry run).
+
+    `overwrite` names records ("evaluations/<stable id>") whose fields changed since their last
+    import on both sides and should take the document's values; any other such conflict refuses
+    the whole import (ImportConflict) and lists every one. A dry run reports conflicts instead.
+    """
     entries = _parse(document)
+    overwrite = set(overwrite)
+    known = {f"{entry.section.key}/{entry.stable_id}" for entry in entries}
+    unknown = sorted(overwrite - known)
+    if unknown:
+        raise ImportInvalid([{"path": "overwrite", "message": f"{name!r} is not a record of this document (write section/stable id)"} for name in unknown])
     report = ImportReport(dry_run=dry_run)
+    title = str(document.get("title") or "")[:500]
     try:
         with transaction.atomic():
-            errors = _write(entries=entries, actor=actor, report=report)
+            errors = _write(entries=entries, actor=actor, report=report, overwrite=overwrite, title=title)
             if errors:
                 raise ImportInvalid(errors)
+            if report.conflicts and not dry_run:
+                raise ImportConflict(_conflict_errors(report.conflicts, entries), report.conflicts)
             if dry_run:
                 transaction.set_rollback(True)
     except IntegrityError as exc:  # a database rule the validation did not foresee: nothing is kept
         raise ImportInvalid([{"path": "document", "message": f"refused by the database: {exc}"}]) from None
     return report
+
+
+def _conflict_errors(conflicts: dict[str, dict[str, list[dict]]], entries: list[Entry]) -> list[dict[str, str]]:
+    path_of = {(entry.section.key, entry.stable_id): entry.path for entry in entries}
+    return [
+        {
+            "path": f"{path_of[(section, stable_id)]}.{item['field']}",
+            "message": (
+                f"changed since this document's last import{' by ' + item['changed_by'] if item['changed_by'] else ''} "
+                f"(now {item['current']!r}, last imported {item['last_imported']!r}) and changed by the document too "
+                f"({item['document']!r}): keep the current value by editing the document, or pass overwrite={section}/{stable_id}"
+            ),
+        }
+        for section, records in conflicts.items()
+        for stable_id, items in records.items()
+        for item in items
+    ]
 
 
 # -- parsing and validation ------------------------------------------------------------------
@@ -186,9 +262,12 @@ def _parse(document: Any) -> list[Entry]:
         raise ImportInvalid([{"path": "document", "message": "must be a JSON object"}])
     if document.get("format") != FORMAT_NAME or document.get("version") != FORMAT_VERSION:
         errors.append({"path": "format", "message": f"must be format {FORMAT_NAME!r} version {FORMAT_VERSION}"})
-    known = {"format", "version", "title"} | set(SECTION_BY_KEY) - {"baseline_roles", "results"}
+    known = DOCUMENT_KEYS | set(SECTION_BY_KEY) - {"baseline_roles", "results"}
     for key in sorted(set(document) - known):
         errors.append({"path": key, "message": "unknown section"})
+    notes = document.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        errors.append({"path": "notes", "message": "must be a list of texts"})
     raw: list[tuple[Section, str, dict, dict[str, str]]] = []
     for section in SECTIONS:
         items = document.get(section.key, [])
@@ -202,9 +281,55 @@ def _parse(document: Any) -> list[Entry]:
     entries = [_clean(section, path, item, parent, errors) for section, path, item, parent in _ordered(raw)]
     _check_identity(entries, errors)
     _check_units(entries, errors)
+    review_plan(document, entries=entries, errors=errors)
     if errors:
         raise ImportInvalid(errors)
     return entries
+
+
+@dataclass(frozen=True)
+class PlannedReview:
+    section: str
+    stable_id: str
+    transition: str
+    reason: str
+
+
+def review_plan(document: dict, *, entries: list[Entry] | None = None, errors: list | None = None) -> list[PlannedReview]:
+    """The document's `reviews`: [{"record": "evaluations/<id>", "action": "exclude", "reason": "..."}].
+
+    An import validates them (each names a reviewable record of the document and a transition of
+    the table, with a reason where one is needed) but never applies them: new records are proposed.
+    """
+    from reviews.models import Reviewable
+    from reviews.transitions import TRANSITIONS
+
+    errors = [] if errors is None else errors
+    items = document.get("reviews", [])
+    if not isinstance(items, list):
+        errors.append({"path": "reviews", "message": "must be a list"})
+        return []
+    in_document = {(entry.section.key, entry.stable_id) for entry in entries or []}
+    plan = []
+    for index, item in enumerate(items):
+        path = f"reviews[{index}]"
+        if not isinstance(item, dict) or set(item) - {"record", "action", "reason"}:
+            errors.append({"path": path, "message": "must be an object with record, action and reason"})
+            continue
+        section, _, stable_id = str(item.get("record", "")).partition("/")
+        spec = TRANSITIONS.get(item.get("action"))
+        reason = item.get("reason", "")
+        if section not in SECTION_BY_KEY or not issubclass(SECTION_BY_KEY[section].model, Reviewable):
+            errors.append({"path": f"{path}.record", "message": "must name a reviewable record as section/stable id, e.g. evaluations/<id>"})
+        elif entries is not None and (section, stable_id) not in in_document:
+            errors.append({"path": f"{path}.record", "message": f"{section}/{stable_id} is not a record of this document"})
+        elif spec is None:
+            errors.append({"path": f"{path}.action", "message": f"must be one of: {', '.join(TRANSITIONS)}"})
+        elif not isinstance(reason, str) or (spec.needs_reason and not reason.strip()):
+            errors.append({"path": f"{path}.reason", "message": f"'{spec.label}' needs a reason (a text)"})
+        else:
+            plan.append(PlannedReview(section=section, stable_id=stable_id, transition=spec.name, reason=reason.strip()))
+    return plan
 
 
 def _collect(*, section: Section, item: Any, path: str, parent: dict[str, str], raw: list, errors: list) -> None:
@@ -232,8 +357,9 @@ def _collect(*, section: Section, item: Any, path: str, parent: dict[str, str], 
 
 
 def _ordered(raw: list) -> list:
-    """Entries in dependency order: the sections' order, and within datasets every suite before its
-    tasks, whether a task is nested in its suite or names it with `suite` at the top level."""
+    """Entries in dependency order: the sections' order, within datasets every suite before its
+    tasks (whether a task is nested in its suite or names it with `suite` at the top level), and
+    within evaluations every original before the evaluations that repeat it."""
     position = {section.key: index for index, section in enumerate(SECTIONS)}
     suite_of = {
         str(item.get("stable_id", "")): str(parent.get("suite") or item.get("suite") or "")
@@ -247,7 +373,15 @@ def _ordered(raw: list) -> list:
             seen.add(stable_id)
         return len(seen) - 1
 
-    return sorted(raw, key=lambda r: (position[r[0].key], depth(str(r[2].get("stable_id", ""))) if r[0].key == "datasets" else 0))
+    def order(entry) -> int:
+        section, _path, item, _parent = entry
+        if section.key == "datasets":
+            return depth(str(item.get("stable_id", "")))
+        if section.key == "evaluations":
+            return 1 if item.get("repeats") else 0  # the original measurement before its repeats
+        return 0
+
+    return sorted(raw, key=lambda r: (position[r[0].key], order(r)))
 
 
 def _clean(section: Section, path: str, item: dict, parent: dict[str, str], errors: list) -> Entry:
@@ -277,7 +411,11 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
             try:
                 entry.values[key] = model_field.clean(_blank_to_default(model_field, value), None)
             except ValidationError as exc:
-                errors.append({"path": key_path, "message": " ".join(exc.messages)})
+                if exc.error_list and exc.error_list[0].code == "invalid_choice":
+                    choices = ", ".join(repr(choice) for choice, _label in model_field.flatchoices)
+                    errors.append({"path": key_path, "message": f"{value!r} is not a valid choice: use one of {choices}"})
+                else:
+                    errors.append({"path": key_path, "message": " ".join(exc.messages)})
             except (TypeError, ValueError):  # a JSON type the field's parser does not take (a number for a date)
                 errors.append({"path": key_path, "message": f"must be {_expected(model_field)}, not {type(value).__name__}"})
         elif key in section.references:
@@ -303,6 +441,8 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
 
 
 def _expected(model_field: models.Field) -> str:
+    if isinstance(model_field, ExactDecimalField):
+        return "a number written as a string with its printed digits, e.g. \"0.410\""
     if isinstance(model_field, models.DateField):
         return "a date written as YYYY-MM-DD"
     if isinstance(model_field, (models.DecimalField, models.IntegerField)):
@@ -379,9 +519,60 @@ def _check_units(entries: list[Entry], errors: list) -> None:
 # -- writing ---------------------------------------------------------------------------------
 
 
-def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[str, str]]:
+_MISSING = object()
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as the snapshot keeps it: JSON-able, exact decimals as their text."""
+    if isinstance(value, Decimal):
+        return exact_text(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, models.Model):
+        return value.stable_id
+    return value
+
+
+def _document_state(entry: Entry) -> dict[str, Any]:
+    """Everything the document says about the record, field by field (references as stable ids)."""
+    state = {name: _plain(value) for name, value in entry.values.items()}
+    state.update({name: (stable_id or None) for name, stable_id in entry.references.items()})
+    state.update({name: sorted(stable_ids) for name, stable_ids in entry.many.items()})
+    if entry.limitations is not None:
+        state["limitations"] = list(entry.limitations)
+    return state
+
+
+def _record_state(record: models.Model, names: Iterable[str], stable_id_of) -> dict[str, Any]:
+    """The record's current values of `names`, in the form of `_document_state`."""
+    state: dict[str, Any] = {}
+    for name in names:
+        if name == "limitations":
+            state[name] = [limitation.text for limitation in record.limitations.order_by("position")]
+            continue
+        model_field = record._meta.get_field(name)
+        if model_field.many_to_many:
+            state[name] = sorted(getattr(record, name).values_list("stable_id", flat=True))
+        elif model_field.is_relation:
+            state[name] = stable_id_of(model_field.related_model, getattr(record, model_field.attname))
+        else:
+            state[name] = _plain(getattr(record, name))
+    return state
+
+
+def _changed_by(record: models.Model) -> str:
+    """Who made the record's last change, and why, from its history (for a conflict's message)."""
+    latest = record.history.select_related("history_user").first() if hasattr(record, "history") else None
+    if latest is None:
+        return ""
+    who = latest.history_user.get_username() if latest.history_user else "the portal"
+    return f"{who} ({latest.history_change_reason or latest.get_history_type_display().lower()})"
+
+
+def _write(*, entries: list[Entry], actor, report: ImportReport, overwrite: set[str], title: str) -> list[dict[str, str]]:
     errors: list[dict[str, str]] = []
     saved: dict[tuple[str, str], models.Model] = {}
+    stable_ids: dict[tuple[type, int], str] = {}
 
     def resolve(target: str, stable_id: str) -> models.Model | None:
         if not stable_id:
@@ -390,6 +581,17 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
             saved[(target, stable_id)] = SECTION_BY_KEY[target].model.objects.filter(stable_id=stable_id).first()
         return saved[(target, stable_id)]
 
+    def stable_id_of(model: type, pk: int | None) -> str | None:
+        if pk is None:
+            return None
+        if (model, pk) not in stable_ids:
+            stable_ids[(model, pk)] = model._default_manager.filter(pk=pk).values_list("stable_id", flat=True).first()
+        return stable_ids[(model, pk)]
+
+    snapshots = {
+        (snapshot.section, snapshot.stable_id): snapshot
+        for snapshot in m.ImportSnapshot.objects.filter(stable_id__in={entry.stable_id for entry in entries})
+    }
     failed: set[tuple[str, str]] = set()
     for entry in entries:
         model = entry.section.model
@@ -413,6 +615,16 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
         if created:
             record = model(stable_id=entry.stable_id)
         many = {name: [resolve(target, sid) for sid in entry.many.get(name, [])] for _key, (name, target) in entry.section.many.items()}
+        wanted = _document_state(entry)
+        limitations = entry.limitations
+        if not created:
+            take = _merge(
+                entry=entry, record=record, wanted=wanted, snapshot=snapshots.get((entry.section.key, entry.stable_id)),
+                overwrite=f"{entry.section.key}/{entry.stable_id}" in overwrite, report=report, stable_id_of=stable_id_of,
+            )
+            values = {name: value for name, value in values.items() if name in take}
+            many = {name: value for name, value in many.items() if name in take}
+            limitations = limitations if "limitations" in take else None
         try:
             changed = record_upsert(record=record, values=values, many=many, actor=actor, reason="import")
         except ValidationError as exc:
@@ -423,8 +635,15 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
             failed.add((entry.section.key, entry.stable_id))
             continue
         saved[(entry.section.key, entry.stable_id)] = record
-        if entry.limitations is not None and protocol_limitations_set(protocol=record, texts=entry.limitations, actor=actor, reason="import"):
+        stable_ids[(model, record.pk)] = record.stable_id
+        if limitations is not None and protocol_limitations_set(protocol=record, texts=limitations, actor=actor, reason="import"):
             changed.append("limitations")
+        snapshot = snapshots.get((entry.section.key, entry.stable_id))
+        if snapshot is None or snapshot.values != wanted:
+            m.ImportSnapshot.objects.update_or_create(
+                section=entry.section.key, stable_id=entry.stable_id,
+                defaults={"values": wanted, "document_title": title, "imported_at": timezone.now(), "imported_by": actor if getattr(actor, "pk", None) else None},
+            )
         if created:
             report.created.setdefault(entry.section.key, []).append(entry.stable_id)
         elif changed:
@@ -432,3 +651,40 @@ def _write(*, entries: list[Entry], actor, report: ImportReport) -> list[dict[st
         else:
             report.unchanged[entry.section.key] = report.unchanged.get(entry.section.key, 0) + 1
     return errors
+
+
+def _merge(*, entry: Entry, record: models.Model, wanted: dict[str, Any], snapshot, overwrite: bool, report: ImportReport, stable_id_of) -> set[str]:
+    """The fields of an existing record the import may write: a three-way merge of the document
+    (`wanted`), the record now, and what the document held at its last import (`snapshot`).
+
+    A field that differs is taken when only the document changed it (the record still holds the
+    last imported value), kept when only the record changed (the document still holds its last
+    imported value), and otherwise, when both changed or the record was never imported, is a
+    conflict, unless `overwrite` takes the document's value. Kept, conflicting and overwritten
+    fields are added to the report.
+    """
+    current = _record_state(record, wanted, stable_id_of)
+    base = snapshot.values if snapshot is not None else {}
+    take: set[str] = set()
+    kept: list[str] = []
+    conflicts: list[dict[str, Any]] = []
+    for name, value in wanted.items():
+        now = current[name]
+        if value == now:
+            continue
+        last = base.get(name, _MISSING)
+        if last is not _MISSING and last == now:
+            take.add(name)  # only the document changed it
+        elif last is not _MISSING and last == value:
+            kept.append(name)  # only the portal changed it: a curator's edit or an accepted correction stays
+        elif overwrite:
+            take.add(name)
+            report.overwritten.setdefault(entry.section.key, {}).setdefault(entry.stable_id, []).append(name)
+        else:
+            conflicts.append({"field": name, "current": now, "document": value, "last_imported": None if last is _MISSING else last})
+    if kept:
+        report.kept.setdefault(entry.section.key, {})[entry.stable_id] = sorted(kept)
+    if conflicts:
+        changed_by = _changed_by(record)
+        report.conflicts.setdefault(entry.section.key, {})[entry.stable_id] = [{**item, "changed_by": changed_by} for item in conflicts]
+    return take

@@ -7,39 +7,71 @@ database constraint (and, where one table cannot see another, a trigger: see mig
 
 from __future__ import annotations
 
+import calendar
 import functools
+import re
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, FloatField, Q
+from django.db.models.functions import Cast, Lower
+from django.db.models.lookups import GreaterThanOrEqual, LessThanOrEqual
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
-from reviews.models import Reviewable
-
-# Exact on both backends: SQLite keeps 15 significant digits of a NUMERIC value, so no more are allowed.
-VALUE_DIGITS = 15
-VALUE_PLACES = 6
+from records.fields import ExactDecimalField
+from records.values import display, exact_text, printed_spread, printed_value_problem
+from reviews.models import Reviewable, ReviewState
 
 
 class Direction(models.TextChoices):
     LOWER = "lower", "lower is better"
     HIGHER = "higher", "higher is better"
+    NONE = "none", "descriptive: not ranked"
 
 
 class SourceKind(models.TextChoices):
     PAPER = "paper", "Paper"
     PREPRINT = "preprint", "Preprint"
     DATASET_CARD = "dataset_card", "Dataset card"
+    MODEL_CARD = "model_card", "Model card"
+    LEADERBOARD = "leaderboard", "Leaderboard"
     REPOSITORY = "repository", "Repository"
     WEB_PAGE = "web_page", "Web page"
 
 
-class Origin(models.TextChoices):
-    AUTHOR_REPORTED = "author_reported", "Author-reported"
-    THIRD_PARTY = "third_party", "Reported by a third party"
-    MEASURED_HERE = "measured_here", "Measured by this portal"
+class MeasuredBy(models.TextChoices):
+    """Who ran the measurement (the source that reports it is `Evaluation.source`)."""
+
+    AUTHORS = "authors", "The model's authors"
+    THIRD_PARTY = "third_party", "A third party"
+    PORTAL = "portal", "This portal"
+
+
+class ReadingMethod(models.TextChoices):
+    """How the curator read the value off its source."""
+
+    TEXT = "text", "Read from the text"
+    TABLE = "table", "Read from a table"
+    FIGURE_LABEL = "figure_label", "Read from a figure's label"
+    DIGITISED_PLOT = "digitised_plot", "Digitised from a plot"
+    JOB_REPORT = "job_report", "The portal's job report"
+
+
+class UncertaintyKind(models.TextChoices):
+    SD = "sd", "standard deviation"
+    SE = "se", "standard error"
+    CI = "ci", "confidence interval"
+    RANGE = "range", "range"
+
+
+class Relation(models.TextChoices):
+    ABSOLUTE = "absolute", "absolute"
+    RATIO = "ratio", "ratio to a reference"
+    DIFFERENCE = "difference", "difference from a reference"
 
 
 class EvidenceSupport(models.TextChoices):
@@ -58,7 +90,7 @@ class BaselineStatus(models.TextChoices):
     RETIRED = "retired", "Retired"
 
 
-def _check(condition: Q, *, name: str, field: str, message: str) -> models.CheckConstraint:
+def _check(condition, *, name: str, field: str, message: str) -> models.CheckConstraint:
     """A check constraint whose violation names its field (the code), so forms and the API can say which."""
     return models.CheckConstraint(condition=condition, name=name, violation_error_code=field, violation_error_message=message)
 
@@ -97,6 +129,40 @@ class CuratedModel(models.Model):
         return f"{prefix}{self.stable_id}{suffix}"
 
 
+_PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", re.ASCII)
+
+
+def validate_partial_date(value: str) -> None:
+    """YYYY, YYYY-MM or YYYY-MM-DD, and a real calendar date."""
+    match = _PARTIAL_DATE.match(value or "")
+    if not match:
+        raise ValidationError("Write the date as YYYY, YYYY-MM or YYYY-MM-DD.", code="invalid")
+    year, month, day = (int(part) if part else None for part in match.groups())
+    if year < 1800 or (month is not None and not 1 <= month <= 12) or (
+        day is not None and not 1 <= day <= calendar.monthrange(year, month)[1]
+    ):
+        raise ValidationError(f"{value} is not a date in the calendar.", code="invalid")
+
+
+def normalise_doi(value: str) -> str:
+    text = (value or "").strip()
+    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
+        if text.lower().startswith(prefix):
+            text = text[len(prefix):]
+    return text.lower()
+
+
+def validate_doi(value: str) -> None:
+    if value and not re.match(r"^10\.\d{4,9}/\S+$", normalise_doi(value), re.ASCII):
+        raise ValidationError("A DOI starts with 10. and a registrant code, e.g. 10.1038/s41592-024-02523-z.", code="invalid")
+
+
+def validate_arxiv_id(value: str) -> None:
+    text = (value or "").strip().removeprefix("arXiv:").removeprefix("arxiv:")
+    if value and not re.match(r"^(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})$", text, re.ASCII):
+        raise ValidationError("An arXiv id looks like 2306.15006 (no version: that goes in the arXiv version).", code="invalid")
+
+
 class Source(CuratedModel):
     page_url_name = "records:source"
     title = models.CharField(max_length=500)
@@ -104,27 +170,80 @@ class Source(CuratedModel):
     kind = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.PAPER)
     authors_short = models.CharField(max_length=200, blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".')
     citation = models.CharField(max_length=500, blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".')
-    published_date = models.DateField(null=True, blank=True, help_text="First publication (online) date.")
-    doi = models.CharField(max_length=200, blank=True, verbose_name="DOI")
+    published_date = models.CharField(
+        max_length=10, blank=True, validators=[validate_partial_date],
+        help_text="First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.",
+    )
+    doi = models.CharField(max_length=200, blank=True, verbose_name="DOI", validators=[validate_doi], help_text="Bare DOI, e.g. 10.1038/s41592-024-02523-z.")
     pmcid = models.CharField(max_length=20, blank=True, verbose_name="PMCID")
+    arxiv_id = models.CharField(
+        max_length=40, blank=True, verbose_name="arXiv id", validators=[validate_arxiv_id], help_text="Without version, e.g. 2306.15006."
+    )
+    arxiv_version = models.CharField(
+        max_length=5, blank=True, verbose_name="arXiv version read",
+        validators=[RegexValidator(r"^v[1-9][0-9]{0,3}$", "Write the version as v1, v2, ...")],
+    )
     url = models.URLField(max_length=500, blank=True, verbose_name="URL")
+    commit = models.CharField(
+        max_length=64, blank=True, help_text="For a repository: the commit read (7 to 64 hex digits).",
+        validators=[RegexValidator(r"^[0-9a-f]{7,64}$", "A commit is 7 to 64 lowercase hex digits.")],
+    )
     copy_consulted = models.CharField(max_length=200, blank=True, help_text='Which copy was read, e.g. "full-text XML".')
     history = HistoricalRecords()
 
+    # Identifiers that name one work: a second source with the same one is a duplicate.
+    IDENTIFIERS = ("doi", "arxiv_id", "url")
+
     class Meta:
         ordering = ["title", "stable_id"]
-        constraints = [_non_empty("stable_id", "source"), _non_empty("title", "source")]
+        constraints = [
+            _non_empty("stable_id", "source"),
+            _non_empty("title", "source"),
+            models.UniqueConstraint(
+                Lower("doi"), condition=~Q(doi=""), name="source_doi_unique",
+                violation_error_message="Another source has this DOI.",
+            ),
+            models.UniqueConstraint(
+                fields=["arxiv_id"], condition=~Q(arxiv_id=""), name="source_arxiv_id_unique",
+                violation_error_message="Another source has this arXiv id.",
+            ),
+            models.UniqueConstraint(
+                fields=["url"], condition=~Q(url=""), name="source_url_unique",
+                violation_error_message="Another source has this URL.",
+            ),
+            _check(Q(arxiv_version="") | ~Q(arxiv_id=""), name="source_arxiv_version_has_id", field="arxiv_version", message="An arXiv version needs its arXiv id."),
+        ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.venue})" if self.venue else self.title
+
+    def clean(self) -> None:
+        """Identifiers in one spelling, so that a duplicate is found whichever way it was written,
+        and one source per DOI, arXiv id or URL: a second one names the record that has it."""
+        super().clean()
+        self.doi = normalise_doi(self.doi)
+        self.arxiv_id = self.arxiv_id.strip().removeprefix("arXiv:").removeprefix("arxiv:")
+        errors = {}
+        for name in self.IDENTIFIERS:
+            value = getattr(self, name)
+            if not value:
+                continue
+            lookup = {f"{name}__iexact": value} if name == "doi" else {name: value}
+            other = Source.objects.filter(**lookup).exclude(pk=self.pk).values_list("stable_id", flat=True).first()
+            if other is not None:
+                label = self._meta.get_field(name).verbose_name
+                errors[name] = f"source {other!r} already has this {label}: use it instead of creating a duplicate"
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def full_citation(self) -> str:
         """The citation line of the seed page: citation, online date, PMCID and the copy consulted."""
         text = self.citation
         if self.published_date:
-            text += f" (published online {self.published_date.isoformat()})"
-        tail = " ".join(part for part in (self.pmcid, self.copy_consulted) if part)
+            text += f" (published online {self.published_date})" if len(self.published_date) == 10 else f" ({self.published_date})"
+        arxiv = f"arXiv:{self.arxiv_id}{self.arxiv_version}" if self.arxiv_id else ""
+        tail = " ".join(part for part in (self.pmcid, arxiv, self.copy_consulted) if part)
         return f"{text}; {tail}" if tail else text
 
 
@@ -214,7 +333,9 @@ class Protocol(CuratedModel, Reviewable):
     metric_short_name = models.SlugField(max_length=100, help_text='e.g. "runtime".')
     metric_description = models.CharField(max_length=300, blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".')
     metric_unit = models.CharField(max_length=50, help_text='Every result of the protocol is in this unit, e.g. "minute".')
-    metric_direction = models.CharField(max_length=10, choices=Direction.choices)
+    metric_direction = models.CharField(
+        max_length=10, choices=Direction.choices, help_text="Which way is better; none for descriptive facts, which are never ranked."
+    )
     datasets = models.ManyToManyField(Dataset, blank=True, related_name="protocols")
     areas = models.ManyToManyField(Area, blank=True, related_name="protocols")
     contexts = models.ManyToManyField(Context, blank=True, related_name="protocols")
@@ -230,7 +351,7 @@ class Protocol(CuratedModel, Reviewable):
             _non_empty("stable_id", "protocol"),
             _non_empty("title", "protocol"),
             _non_empty("metric_unit", "protocol"),
-            _check(Q(metric_direction__in=Direction.values), name="protocol_direction_valid", field="metric_direction", message="Use lower or higher."),
+            _check(Q(metric_direction__in=Direction.values), name="protocol_direction_valid", field="metric_direction", message="Use lower, higher or none."),
         ]
 
     def clean(self) -> None:
@@ -240,6 +361,10 @@ class Protocol(CuratedModel, Reviewable):
             others = Result.objects.filter(evaluation__protocol=self).exclude(unit=self.metric_unit).count()
             if others:
                 raise ValidationError({"metric_unit": f"{others} result(s) of this protocol are in another unit; change them first"})
+
+    @property
+    def is_ranked(self) -> bool:
+        return self.metric_direction != Direction.NONE
 
     @property
     def metric_label(self) -> str:
@@ -267,18 +392,37 @@ class Limitation(models.Model):
 
 
 class Evaluation(CuratedModel, Reviewable):
+    """One measurement of a configuration on a dataset or task under a protocol, as one source reports it.
+
+    Provenance has three parts: the source that reports it (`source`), the party that measured it
+    (`measured_by`, `measured_by_name`), and how the curator read it (`reading_method`). A source
+    that only copies another's number `repeats` that evaluation: the same measurement reported again,
+    counted once in comparisons and never as a replication.
+    """
+
     page_url_name = "records:evaluation"
     title = models.CharField(max_length=500)
     protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evaluations")
     configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="evaluations")
-    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="evaluations")
-    origin = models.CharField(max_length=20, choices=Origin.choices)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="evaluations", help_text="The dataset or task it was measured on.")
+    measured_by = models.CharField(max_length=20, choices=MeasuredBy.choices, help_text="Who ran the measurement.")
+    measured_by_name = models.CharField(
+        max_length=300, blank=True, help_text='Who the third party is, e.g. "Zhou et al. 2024 (DNABERT-2 authors)"; required for a third party.'
+    )
+    repeats = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="repeated_by",
+        help_text="The evaluation whose measurement this source reports again (a copy, not a replication).",
+    )
+    reading_method = models.CharField(max_length=20, choices=ReadingMethod.choices, help_text="How the value was read off its source.")
     setup = models.CharField(max_length=300, blank=True, verbose_name="evaluation setup")
     aggregation = models.CharField(max_length=300, blank=True, help_text="Blank when the source does not report it.")
-    uncertainty = models.CharField(max_length=300, blank=True, help_text="Blank when the source does not report it.")
+    uncertainty = models.CharField(
+        max_length=300, blank=True, verbose_name="uncertainty note",
+        help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.",
+    )
     coverage_scored = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
     coverage_eligible = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
-    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations")
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations", help_text="The source that reports it.")
     source_locator = models.CharField(max_length=500, blank=True)
     quote = models.TextField(blank=True, help_text="The source's words, verbatim.")
     concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
@@ -290,7 +434,20 @@ class Evaluation(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "evaluation"),
             _non_empty("title", "evaluation"),
-            _check(Q(origin__in=Origin.values), name="evaluation_origin_valid", field="origin", message="Unknown origin."),
+            _check(Q(measured_by__in=MeasuredBy.values), name="evaluation_measured_by_valid", field="measured_by", message="Unknown measuring party."),
+            _check(
+                ~Q(measured_by=MeasuredBy.THIRD_PARTY) | ~Q(measured_by_name=""),
+                name="evaluation_third_party_named", field="measured_by_name", message="Name the third party that measured it.",
+            ),
+            _check(Q(reading_method__in=ReadingMethod.values), name="evaluation_reading_method_valid", field="reading_method", message="Unknown reading method."),
+            # The portal's own runs are read from their job report, and only they are.
+            _check(
+                Q(measured_by=MeasuredBy.PORTAL, reading_method=ReadingMethod.JOB_REPORT)
+                | (~Q(measured_by=MeasuredBy.PORTAL) & ~Q(reading_method=ReadingMethod.JOB_REPORT)),
+                name="evaluation_job_report_iff_portal", field="reading_method",
+                message="Only the portal's own measurements are read from a job report, and they always are.",
+            ),
+            _check(~Q(repeats=F("id")), name="evaluation_not_own_repeat", field="repeats", message="An evaluation cannot repeat itself."),
             _check(
                 Q(coverage_scored__isnull=True) | Q(coverage_eligible__isnull=True) | Q(coverage_scored__lte=F("coverage_eligible")),
                 name="evaluation_coverage_scored_le_eligible",
@@ -299,7 +456,7 @@ class Evaluation(CuratedModel, Reviewable):
             ),
             # Only the portal's own measurements may lack a literature source.
             _check(
-                Q(origin="measured_here") | Q(source__isnull=False),
+                Q(measured_by=MeasuredBy.PORTAL) | Q(source__isnull=False),
                 name="evaluation_reported_has_source",
                 field="source",
                 message="A reported evaluation needs its source (only the portal's own measurements have none).",
@@ -307,25 +464,74 @@ class Evaluation(CuratedModel, Reviewable):
         ]
 
     def clean(self) -> None:
-        """Moving an evaluation to another protocol must keep its results in that protocol's unit."""
+        """Moving an evaluation to another protocol must keep its results in that protocol's unit; a
+        repeat names the original measurement of the same thing, reported by another source."""
         super().clean()
         protocol = getattr(self, "protocol", None)
         if self.pk is not None and protocol is not None:
             others = self.results.exclude(unit=protocol.metric_unit).count()
             if others:
                 raise ValidationError({"protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"})
+        original = self.repeats if self.repeats_id else None
+        if original is not None:
+            problem = ""
+            if original.repeats_id:
+                problem = f"{original.stable_id} repeats {original.repeats.stable_id} itself: point to the original measurement"
+            elif (original.protocol_id, original.configuration_id, original.dataset_id) != (self.protocol_id, self.configuration_id, self.dataset_id):
+                problem = "the repeated evaluation must have the same protocol, configuration and dataset"
+            elif original.measured_by != self.measured_by:
+                problem = f"the same measurement has the same measuring party ({original.get_measured_by_display().lower()})"
+            elif self.source_id is not None and original.source_id == self.source_id:
+                problem = "a repeat is the same measurement reported by another source; this one has the same source"
+            if problem:
+                raise ValidationError({"repeats": problem})
+
+    @property
+    def results_with_uncertainty(self) -> list[Result]:
+        return [result for result in self.results.all() if result.uncertainty_kind]
+
+    @property
+    def is_comparable(self) -> bool:
+        """Source checked, not excluded, and not a copy of a measurement that is compared itself."""
+        return super().is_comparable and not (self.repeats_id is not None and self.repeats.review_state == ReviewState.SOURCE_CHECKED)
+
+    @property
+    def provenance(self) -> str:
+        """Who measured it and who reports it, in words: "Measured by a third party (Zhou et al. 2024),
+        reported by DNABERT-2 (ICLR 2024); read from a table"."""
+        if self.measured_by == MeasuredBy.PORTAL:
+            return "Measured by this portal"
+        who = "the model's authors" if self.measured_by == MeasuredBy.AUTHORS else f"a third party ({self.measured_by_name})"
+        text = f"Measured by {who}"
+        if self.source_id:
+            text += f", reported by {self.source.authors_short or self.source.title}"
+        return f"{text}; {self.get_reading_method_display().lower()}"
 
 
 class Result(CuratedModel):
-    """One metric row of an evaluation, in its protocol's unit (a trigger keeps them equal)."""
+    """One metric row of an evaluation, in its protocol's unit (a trigger keeps them equal).
+
+    The value is exact with its printed precision (records.values); `printed_value` is the source's
+    text and must show that number. Uncertainty is structured: a kind, and either the printed ±
+    figure (`uncertainty_value`) or bounds. A relative result (a ratio or difference to a named
+    reference configuration) is compared only with results relative to the same reference.
+    """
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="results")
-    value = models.DecimalField(max_digits=VALUE_DIGITS, decimal_places=VALUE_PLACES)
+    value = ExactDecimalField(help_text="The number as printed, with its precision: 0.410, 66.47, 300E9, 3E-12.")
     unit = models.CharField(max_length=50)
-    printed_value = models.CharField(max_length=200, help_text='As the source prints it, e.g. "20 min".')
-    lower_bound = models.DecimalField(max_digits=VALUE_DIGITS, decimal_places=VALUE_PLACES, null=True, blank=True)
-    upper_bound = models.DecimalField(max_digits=VALUE_DIGITS, decimal_places=VALUE_PLACES, null=True, blank=True)
-    num_runs = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
+    printed_value = models.CharField(max_length=200, help_text='As the source prints it, e.g. "20 min", "0.410", "74.32±0.89", "300B".')
+    uncertainty_kind = models.CharField(max_length=10, blank=True, choices=UncertaintyKind.choices, help_text="Blank when the source reports none.")
+    uncertainty_value = ExactDecimalField(null=True, blank=True, help_text="The printed ± figure (for s.d., s.e., or a ± range).")
+    lower_bound = ExactDecimalField(null=True, blank=True)
+    upper_bound = ExactDecimalField(null=True, blank=True)
+    uncertainty_level = ExactDecimalField(null=True, blank=True, help_text="A confidence interval's level in percent, e.g. 95.")
+    num_runs = models.PositiveIntegerField(null=True, blank=True, help_text="n: runs, seeds or folds behind the value; blank when not reported.")
+    relation = models.CharField(max_length=10, choices=Relation.choices, default=Relation.ABSOLUTE)
+    reference_configuration = models.ForeignKey(
+        Configuration, null=True, blank=True, on_delete=models.PROTECT, related_name="relative_results",
+        help_text="For a ratio or difference: the configuration it is relative to.",
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -333,25 +539,81 @@ class Result(CuratedModel):
         constraints = [
             _non_empty("stable_id", "result"),
             _non_empty("unit", "result"),
+            _non_empty("printed_value", "result"),
             _check(Q(num_runs__isnull=True) | Q(num_runs__gte=1), name="result_runs_positive", field="num_runs", message="The number of runs is at least 1."),
-            _check(Q(lower_bound__isnull=True) | Q(lower_bound__lte=F("value")), name="result_lower_bound_le_value", field="lower_bound", message="The lower bound cannot exceed the value."),
-            _check(Q(upper_bound__isnull=True) | Q(upper_bound__gte=F("value")), name="result_upper_bound_ge_value", field="upper_bound", message="The upper bound cannot be below the value."),
+            _check(
+                Q(lower_bound__isnull=True) | LessThanOrEqual(Cast("lower_bound", FloatField()), Cast("value", FloatField())),
+                name="result_lower_bound_le_value", field="lower_bound", message="The lower bound cannot exceed the value.",
+            ),
+            _check(
+                Q(upper_bound__isnull=True) | GreaterThanOrEqual(Cast("upper_bound", FloatField()), Cast("value", FloatField())),
+                name="result_upper_bound_ge_value", field="upper_bound", message="The upper bound cannot be below the value.",
+            ),
+            _check(
+                Q(uncertainty_kind__in=["", *UncertaintyKind.values]),
+                name="result_uncertainty_kind_valid", field="uncertainty_kind", message="Unknown kind of uncertainty.",
+            ),
+            _check(
+                ~Q(uncertainty_kind="") | Q(uncertainty_value__isnull=True, lower_bound__isnull=True, upper_bound__isnull=True, uncertainty_level__isnull=True),
+                name="result_uncertainty_has_kind", field="uncertainty_kind",
+                message="Say what kind of uncertainty the figures are (s.d., s.e., CI or range).",
+            ),
+            _check(
+                Q(uncertainty_kind="") | Q(uncertainty_value__isnull=False) | Q(lower_bound__isnull=False, upper_bound__isnull=False),
+                name="result_uncertainty_has_figures", field="uncertainty_value",
+                message="An uncertainty needs its printed ± figure or both bounds.",
+            ),
+            _check(
+                Q(uncertainty_value__isnull=True) | GreaterThanOrEqual(Cast("uncertainty_value", FloatField()), 0),
+                name="result_uncertainty_value_not_negative", field="uncertainty_value", message="A ± figure is not negative.",
+            ),
+            _check(
+                Q(uncertainty_level__isnull=True) | Q(uncertainty_kind=UncertaintyKind.CI),
+                name="result_level_only_for_ci", field="uncertainty_level", message="Only a confidence interval has a level.",
+            ),
+            _check(Q(relation__in=Relation.values), name="result_relation_valid", field="relation", message="Unknown relation."),
+            _check(
+                Q(relation=Relation.ABSOLUTE, reference_configuration__isnull=True)
+                | (~Q(relation=Relation.ABSOLUTE) & Q(reference_configuration__isnull=False)),
+                name="result_relative_has_reference", field="reference_configuration",
+                message="A ratio or difference names the configuration it is relative to, and only those do.",
+            ),
         ]
 
     def clean(self) -> None:
-        """A result is in its protocol's unit (see records.db_triggers), said as a form error."""
+        """The unit rule (see records.db_triggers) and the printed-value check, as form errors."""
         super().clean()
+        errors: dict[str, str] = {}
         protocol = getattr(getattr(self, "evaluation", None), "protocol", None)
         if protocol is not None and self.unit != protocol.metric_unit:
-            raise ValidationError({"unit": f"must be {protocol.metric_unit!r}, the metric unit of the evaluation's protocol"})
+            errors["unit"] = f"must be {protocol.metric_unit!r}, the metric unit of the evaluation's protocol"
+        if isinstance(self.value, Decimal) and self.printed_value:
+            problem = printed_value_problem(value=self.value, printed=self.printed_value)
+            if problem:
+                errors["printed_value"] = problem
+            spread = printed_spread(self.printed_value)
+            if spread is not None and "printed_value" not in errors:
+                if self.uncertainty_value is None:
+                    errors["uncertainty_value"] = f"{self.printed_value!r} prints ±{exact_text(spread)}: record it with its kind"
+                elif spread.as_tuple() != self.uncertainty_value.as_tuple():
+                    errors["uncertainty_value"] = f"must be {exact_text(spread)}, the ± figure printed in {self.printed_value!r}"
+        if self.uncertainty_level is not None and not 0 < self.uncertainty_level < 100:
+            errors["uncertainty_level"] = "A confidence level is a percentage between 0 and 100, e.g. 95."
+        if errors:
+            raise ValidationError(errors)
 
     def __str__(self) -> str:
         return f"{self.display_value} {self.unit}"
 
     @property
     def display_value(self) -> str:
-        """The exact value without trailing zeros (20.000000 -> 20)."""
-        return format_decimal(self.value)
+        """The exact value with its printed digits, for readers (0.410, 3.00 × 10¹¹)."""
+        return display(self.value)
+
+    @property
+    def comparison_key(self) -> tuple[str, int | None]:
+        """Results compare only with results of the same relation to the same reference."""
+        return (self.relation, self.reference_configuration_id)
 
 
 class EvidenceRow(CuratedModel, Reviewable):
@@ -422,9 +684,26 @@ class Decision(CuratedModel):
         constraints = [_non_empty("stable_id", "decision"), _non_empty("title", "decision")]
 
 
+class ImportSnapshot(models.Model):
+    """What the last import of a record wrote, field by field (references as stable ids, decimals as
+    their exact text): the base of the next import's three-way merge (records.imports), so that a
+    re-import never silently overwrites what a curator or an accepted correction changed since.
+    Bookkeeping of the import service, not a catalogue record."""
+
+    section = models.CharField(max_length=40, help_text='The import document\'s section, e.g. "evaluations".')
+    stable_id = models.CharField(max_length=150)
+    values = models.JSONField()
+    document_title = models.CharField(max_length=500, blank=True)
+    imported_at = models.DateTimeField()
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["section", "stable_id"], name="importsnapshot_one_per_record")]
+
+    def __str__(self) -> str:
+        return f"{self.section}/{self.stable_id}"
+
+
 def format_decimal(value: Decimal | None) -> str:
-    """Plain positional notation without trailing zeros: the exact value as written."""
-    if value is None:
-        return ""
-    text = format(value.normalize(), "f")
-    return "0" if text in {"-0", "0"} else text
+    """The exact value with its printed digits, as files and the API write it ("0.410", "3.00E+11")."""
+    return exact_text(value)

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from django.db.models import Prefetch
 from django.http import Http404, QueryDict
 
+from records import comparisons
 from records import models as m
 from reviews.models import ReviewState
 
 INCLUDE_EXCLUDED = "excluded"
-
-
-@dataclass
-class ResultRow:
-    """One result in the protocol's results table."""
-
-    evaluation: m.Evaluation
-    result: m.Result
-    in_comparison: bool
-    is_best: bool = False
 
 
 @dataclass
@@ -35,13 +25,27 @@ class BaselineLine:
 class ProtocolPage:
     protocol: m.Protocol
     evaluations: list[m.Evaluation]
-    result_rows: list[ResultRow]
+    groups: list[comparisons.ComparisonGroup]
     include_excluded: bool
-    best_value: Decimal | None
     baselines: list[BaselineLine]
     sources: list[m.Source]
     result_count: int
-    origin_counts: dict[str, int] = field(default_factory=dict)
+    # The dataset (or task) a reader selected: the groups, the matrix and the charts show only it.
+    dataset_filter: str = ""
+    measured_by_counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def result_rows(self) -> list[comparisons.ResultRow]:
+        return [row for group in self.groups for row in group.rows]
+
+    @property
+    def is_matrix(self) -> bool:
+        """Several datasets or tasks: shown as the papers show them, configurations x tasks."""
+        return len(self.groups) > 1
+
+    @property
+    def matrix(self) -> comparisons.Matrix:
+        return comparisons.matrix(self.groups)
 
     @property
     def active_baseline_count(self) -> int:
@@ -52,22 +56,15 @@ class ProtocolPage:
         return sum(1 for line in self.baselines if line.role.is_active and line.measured)
 
 
-def comparable_states(*, include_excluded: bool) -> frozenset[str]:
-    """Review states whose results enter best-in-column, ranks and charts."""
-    if include_excluded:
-        return frozenset({ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED})
-    return frozenset({ReviewState.SOURCE_CHECKED})
-
-
 def evaluations_queryset():
     return m.Evaluation.objects.select_related(
-        "protocol", "configuration", "dataset", "source", "concern_source", "review_state_changed_by"
+        "protocol", "configuration", "dataset", "source", "concern_source", "review_state_changed_by", "repeats", "repeats__source"
     ).prefetch_related(
-        Prefetch("results", queryset=m.Result.objects.order_by("stable_id"))
+        Prefetch("results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id"))
     )
 
 
-def protocol_page(*, stable_id: str, include_excluded: bool = False) -> ProtocolPage:
+def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: str = "") -> ProtocolPage:
     protocol = (
         m.Protocol.objects.select_related("source", "review_state_changed_by")
         .prefetch_related(
@@ -86,46 +83,29 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False) -> Protocol
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
     evaluations = list(protocol.evaluations.all())
-    rows, best = ranked_result_rows(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
+    groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
+    if dataset:
+        groups = [group for group in groups if group.dataset.stable_id == dataset]
     checked_configurations = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
     kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
     baselines = [
         BaselineLine(role=role, measured=role.configuration_id is not None and role.configuration_id in checked_configurations)
         for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
     ]
-    origin_counts: dict[str, int] = {}
+    measured_by_counts: dict[str, int] = {}
     for evaluation in evaluations:
-        origin_counts[evaluation.origin] = origin_counts.get(evaluation.origin, 0) + 1
+        measured_by_counts[evaluation.measured_by] = measured_by_counts.get(evaluation.measured_by, 0) + 1
     return ProtocolPage(
         protocol=protocol,
         evaluations=evaluations,
-        result_rows=rows,
+        groups=groups,
         include_excluded=include_excluded,
-        best_value=best,
         baselines=baselines,
         sources=cited_sources(protocol=protocol, evaluations=evaluations),
-        result_count=len(rows),
-        origin_counts=origin_counts,
+        result_count=sum(len(e.results.all()) for e in evaluations),
+        dataset_filter=dataset,
+        measured_by_counts=measured_by_counts,
     )
-
-
-def ranked_result_rows(
-    *, protocol: m.Protocol, evaluations: list[m.Evaluation], include_excluded: bool
-) -> tuple[list[ResultRow], Decimal | None]:
-    """Results sorted best first by the metric's direction; best marked among comparable rows only."""
-    states = comparable_states(include_excluded=include_excluded)
-    rows = [
-        ResultRow(evaluation=e, result=r, in_comparison=e.review_state in states)
-        for e in evaluations
-        for r in e.results.all()
-    ]
-    lower_is_better = protocol.metric_direction == m.Direction.LOWER
-    rows.sort(key=lambda row: (row.result.value if lower_is_better else -row.result.value, row.evaluation.configuration.name, row.result.stable_id))
-    compared = [row.result.value for row in rows if row.in_comparison]
-    best = (min(compared) if lower_is_better else max(compared)) if compared else None
-    for row in rows:
-        row.is_best = row.in_comparison and row.result.value == best
-    return rows, best
 
 
 def cited_sources(*, protocol: m.Protocol, evaluations: list[m.Evaluation]) -> list[m.Source]:
@@ -190,7 +170,8 @@ EVALUATION_FACETS = (
     FacetSpec("dataset", "Dataset", lambda e: e.dataset.stable_id, lambda e: e.dataset.name),
     FacetSpec("setup", "Evaluation setup", lambda e: e.setup or NOT_STATED, lambda e: e.setup or NOT_STATED),
     FacetSpec("metric", "Metric", lambda e: e.protocol.metric_short_name, lambda e: e.protocol.metric_label),
-    FacetSpec("origin", "Evidence origin", lambda e: e.origin, lambda e: e.get_origin_display()),
+    FacetSpec("measured_by", "Measured by", lambda e: e.measured_by, lambda e: e.get_measured_by_display()),
+    FacetSpec("reading_method", "How the value was read", lambda e: e.reading_method, lambda e: e.get_reading_method_display()),
     FacetSpec("review_state", "Review state", lambda e: e.review_state, lambda e: e.get_review_state_display()),
 )
 EVIDENCE_FACETS = (

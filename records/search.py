@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
 from django.db.models import Case, FloatField, Q, Value, When
+from django.db.models.functions import Cast
 from django.urls import reverse
 
 from records import models as m
+from records.values import ValueInvalid, exact_text, parse_exact
 
 MAX_QUERY_LENGTH = 200
 PER_TYPE = 100
@@ -33,7 +35,8 @@ TYPES = (
     SearchType("source", "Sources", m.Source, "title", ("venue", "citation", "authors_short", "doi", "pmcid"), "records:source"),
     SearchType("decision", "Decisions", m.Decision, "title", ("description",), "records:decision"),
 )
-TYPE_BY_NAME = {t.name: t for t in TYPES}
+RESULTS = SearchType("result", "Results", m.Result, "printed_value", ("evaluation__title", "evaluation__configuration__name", "evaluation__dataset__name"), "records:evaluation")
+TYPE_BY_NAME = {t.name: t for t in (*TYPES, RESULTS)}
 
 
 @dataclass
@@ -44,6 +47,8 @@ class Hit:
     stable_id: str
     url: str
     rank: float
+    # For a result: its value with the printed digits and unit, its task and its review state.
+    detail: str = ""
 
 
 @dataclass
@@ -60,7 +65,8 @@ def search(*, query: str, record_type: str = "") -> SearchResults:
     if not query:
         return SearchResults(query="", hits=[], facets=[], chosen_type=chosen)
     per_type = {t.name: _search_type(t, query) for t in TYPES}
-    facets = [(t.name, t.label, len(per_type[t.name])) for t in TYPES if per_type[t.name]]
+    per_type[RESULTS.name] = _search_results(query)
+    facets = [(t.name, t.label, len(per_type[t.name])) for t in (*TYPES, RESULTS) if per_type[t.name]]
     hits = [hit for name, found in per_type.items() if not chosen or name == chosen for hit in found]
     hits.sort(key=lambda hit: (-hit.rank, hit.title.lower()))
     return SearchResults(query=query, hits=hits, facets=facets, chosen_type=chosen)
@@ -107,3 +113,38 @@ def _hit(kind: SearchType, stable_id: str, title: str, rank: float) -> Hit:
         type=kind.name, type_label=kind.label[:-1], title=title, stable_id=stable_id,
         url=reverse(kind.url_name, args=[stable_id]), rank=float(rank),
     )
+
+
+def _search_results(query: str) -> list[Hit]:
+    """Result rows: a number finds the results with that value (0.41 finds 0.410, and a printed
+    "300B" is found by 300E9); words find results by their evaluation, configuration, task or
+    printed text. A hit shows the value with its printed digits, the unit, the task and the state."""
+    try:
+        number = parse_exact(query)
+    except ValueInvalid:
+        number = None
+    if number is not None:
+        condition = Q(value=exact_text(number)) | Q(value_number=float(number)) | Q(printed_value__icontains=query)
+    else:
+        condition = Q()
+        for term in query.lower().split():
+            condition &= Q(*[Q(**{f"{name}__icontains": term}) for name in (RESULTS.title_field, *RESULTS.other_fields)], _connector=Q.OR)
+    rows = (
+        m.Result.objects.annotate(value_number=Cast("value", FloatField()))
+        .filter(condition)
+        .select_related("evaluation", "evaluation__dataset", "evaluation__configuration")
+        .order_by("evaluation__title", "stable_id")[:PER_TYPE]
+    )
+    hits = []
+    for result in rows:
+        evaluation = result.evaluation
+        state = evaluation.get_review_state_display().lower()
+        hits.append(
+            Hit(
+                type=RESULTS.name, type_label="Result", title=evaluation.title, stable_id=result.stable_id,
+                url=f"{evaluation.get_absolute_url()}#result-{result.stable_id}",
+                rank=2.0 if number is not None and result.value.as_tuple() == number.as_tuple() else 1.0,
+                detail=f"{result.display_value} {result.unit} (printed {result.printed_value}) · {evaluation.dataset.name} · {state}",
+            )
+        )
+    return hits

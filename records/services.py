@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
+from records.values import same_exact
 from reviews.models import REVIEW_STATE_FIELDS, Reviewable
 from reviews.services import review_reopen_if_reviewed
 
@@ -13,10 +14,13 @@ from reviews.services import review_reopen_if_reviewed
 SOURCED_FIELDS: dict[str, frozenset[str]] = {
     "protocol": frozenset({"source", "source_locator", "metric_unit", "metric_direction"}),
     "evaluation": frozenset({
-        "protocol", "configuration", "dataset", "origin", "aggregation", "uncertainty",
-        "coverage_scored", "coverage_eligible", "source", "source_locator", "quote", "concern_source", "concern_locator",
+        "protocol", "configuration", "dataset", "measured_by", "measured_by_name", "repeats", "reading_method", "aggregation",
+        "uncertainty", "coverage_scored", "coverage_eligible", "source", "source_locator", "quote", "concern_source", "concern_locator",
     }),
-    "result": frozenset({"evaluation", "value", "unit", "printed_value", "lower_bound", "upper_bound", "num_runs"}),
+    "result": frozenset({
+        "evaluation", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound", "upper_bound",
+        "uncertainty_level", "num_runs", "relation", "reference_configuration",
+    }),
     "evidencerow": frozenset({"source", "locator", "quote", "statement"}),
     "baselinerole": frozenset({"configuration"}),
 }
@@ -31,13 +35,14 @@ def reviewed_owner(record: models.Model) -> Reviewable | None:
 
 
 def changed_field_names(*, record: models.Model, values: dict) -> list[str]:
-    """Names of the fields in `values` that differ from the record's current values."""
+    """Names of the fields in `values` that differ from the record's current values (an exact
+    decimal differs when its printed digits do: 0.410 is not 0.41)."""
     changed = []
     for name, value in values.items():
         field = record._meta.get_field(name)
         current = getattr(record, field.attname if field.is_relation else name)
         new = value.pk if field.is_relation and isinstance(value, models.Model) else value
-        if current != new:
+        if not same_exact(current, new):
             changed.append(name)
     return changed
 

@@ -20,26 +20,43 @@ def home(request):
     return render(request, "records/home.html", {"protocols": protocols})
 
 
+def _protocol_page(request, stable_id: str) -> queries.ProtocolPage:
+    """The protocol's comparisons, with the reader's choices: excluded rows included or not, and
+    one dataset or task (the same `dataset` filter as the evaluations list's)."""
+    return queries.protocol_page(
+        stable_id=stable_id,
+        include_excluded=request.GET.get("include") == queries.INCLUDE_EXCLUDED,
+        dataset=request.GET.get("dataset", "")[:150],
+    )
+
+
 @require_GET
 def protocol_detail(request, stable_id: str):
-    include_excluded = request.GET.get("include") == queries.INCLUDE_EXCLUDED
-    page = queries.protocol_page(stable_id=stable_id, include_excluded=include_excluded)
+    page = _protocol_page(request, stable_id)
     context = {
         "page": page,
         "protocol": page.protocol,
         "evaluations": queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET),
         "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
-        "chart": charts.comparison_chart(protocol=page.protocol, rows=page.result_rows, include_excluded=include_excluded),
+        "charts": charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded),
+        "chart_query": _chart_query(request),
     }
     return render(request, "records/protocol_detail.html", context)
 
 
+def _chart_query(request) -> str:
+    """The query string that selects the same charts for download ("" or "?include=...&dataset=...")."""
+    query = request.GET.copy()
+    for key in list(query):
+        if key not in ("include", "dataset"):
+            del query[key]
+    return f"?{query.urlencode()}" if query else ""
+
+
 @require_GET
 def protocol_chart(request, stable_id: str, extension: str):
-    include_excluded = request.GET.get("include") == queries.INCLUDE_EXCLUDED
-    page = queries.protocol_page(stable_id=stable_id, include_excluded=include_excluded)
-    chart = charts.comparison_chart(protocol=page.protocol, rows=page.result_rows, include_excluded=include_excluded)
-    svg = charts.chart_svg(chart, standalone=True)
+    page = _protocol_page(request, stable_id)
+    svg = charts.charts_svg(charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded))
     if extension == "svg":
         response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     else:
@@ -69,7 +86,7 @@ def search_page(request):
 
 @require_GET
 def evaluation_detail(request, stable_id: str):
-    evaluation = queries.record_or_404(queries.evaluations_queryset(), stable_id)
+    evaluation = queries.record_or_404(queries.evaluations_queryset().prefetch_related("repeated_by"), stable_id)
     return render(request, "records/evaluation_detail.html", {"evaluation": evaluation, "protocol": evaluation.protocol})
 
 

@@ -8,7 +8,7 @@ gzip-compressed RFC 4180 CSV) and to recompute its identifier (see
 
 * rows are sorted in Python on the table's primary key (never by a database
   collation), with an external merge sort whose memory is bounded by ``chunk_rows``;
-* values are serialised one fixed way (:func:`serialise_decimal`, ``true``/``false``,
+* values are serialised one fixed way (:func:`serialise_decimal`: exact digits, ``true``/``false``,
   ISO dates, empty string for ``None``) with one fixed CSV dialect (:class:`BundleDialect`);
 * gzip members carry no file name and mtime 0; the tar carries no owner, no
   time and fixed modes; bag-info carries no host name and no build time;
@@ -136,6 +136,7 @@ class Field:
     description: str = ""
     required: bool = False
     enum: tuple[str, ...] | None = None
+    pattern: str | None = None  # a regular expression every non-empty string cell matches whole
 
 
 @dataclass(frozen=True)
@@ -236,17 +237,13 @@ def read_csv_rows(stream: TextIO) -> Iterator[Cells]:
 
 
 def serialise_decimal(value: decimal.Decimal) -> str:
-    """Plain positional notation, no trailing fractional zeros, no negative zero.
-
-    Works on the exact digits (no ``normalize()``, which would round to the
-    context precision), so "0.7340" -> "0.734", "1E+3" -> "1000", "-0" -> "0".
+    """The exact digits as recorded, in the decimal's own text: "0.410" keeps its trailing zero,
+    "3.00E+11" its three significant digits (Table Schema numbers allow the exponent); no negative
+    zero. A value's printed precision is part of the evidence, so nothing is trimmed or rounded.
     """
     if not value.is_finite():
         raise ValueError(f"{value} is not a finite number")
-    if value.is_zero():
-        return "0"
-    text = format(value, "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return str(abs(value)) if value.is_zero() else str(value)
 
 
 def _serialise_string(value: object) -> str:
@@ -310,6 +307,7 @@ class _RowCodec:
         self._names = frozenset(f.name for f in spec.fields)
         self._required = frozenset(f.name for f in spec.fields if f.required) | set(spec.primary_key)
         self._enums = {f.name: frozenset(f.enum) for f in spec.fields if f.enum is not None}
+        self._patterns = {f.name: re.compile(f.pattern) for f in spec.fields if f.pattern is not None}
         self._serialisers = [(f.name, _SERIALISERS[f.type]) for f in spec.fields]
         types = {f.name: f.type for f in spec.fields}
         positions = {f.name: i for i, f in enumerate(spec.fields)}
@@ -339,6 +337,8 @@ class _RowCodec:
             raise self.error(str(exc), key, name) from exc
         if name in self._enums and text not in self._enums[name]:
             raise self.error(f"{text!r} is not one of {sorted(self._enums[name])}", key, name)
+        if name in self._patterns and not self._patterns[name].fullmatch(text):
+            raise self.error(f"{text!r} does not match {self._patterns[name].pattern}", key, name)
         return text
 
     def key(self, cells: Cells) -> Key:
@@ -496,6 +496,8 @@ def _field_descriptor(field: Field, required: bool) -> dict[str, object]:
         constraints["required"] = True
     if field.enum is not None:
         constraints["enum"] = list(field.enum)
+    if field.pattern is not None:
+        constraints["pattern"] = field.pattern
     if constraints:
         descriptor["constraints"] = constraints
     return descriptor
@@ -511,7 +513,8 @@ def _table_resource(spec: TableSpec, info: FileInfo) -> dict[str, object]:
         schema["foreignKeys"] = [
             {
                 "fields": list(fk.fields),
-                "reference": {"resource": fk.resource, "fields": list(fk.reference_fields)},
+                # Table Schema names the table's own resource "" (a task's suite is a row of the same table)
+                "reference": {"resource": "" if fk.resource == spec.name else fk.resource, "fields": list(fk.reference_fields)},
             }
             for fk in spec.foreign_keys
         ]
@@ -583,8 +586,8 @@ def _check_spec(spec: TableSpec, fields_of: Mapping[str, Mapping[str, Field]]) -
     for field in spec.fields:
         if field.type not in FIELD_TYPES:
             raise fail(f"unknown type {field.type!r}", field.name)
-        if field.enum is not None and field.type != "string":
-            raise fail("only string fields can have an enum", field.name)
+        if (field.enum is not None or field.pattern is not None) and field.type != "string":
+            raise fail("only string fields can have an enum or a pattern", field.name)
     if not spec.primary_key:
         raise fail("a primary key is required to sort the rows")
     for name in spec.primary_key:

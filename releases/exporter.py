@@ -5,7 +5,7 @@ runs in keyset-paginated chunks (`records.exports.chunks_by_pk`: no cursor stays
 build writes its progress), so no table is ever held in memory whole: the writer's external sort
 keeps at most one chunk of rows.
 
-What goes in: every record, whatever its review state, with its state and a `comparable` column
+What goes in: every protocol, dataset and task, configuration, source, result and evidence row, whatever its review state, with its state and a `comparable` column
 (true only when the source was checked and the record is not excluded) so consumers can filter;
 excluded rows carry their concern. Decimals are written as stored (`serialise_decimal`), ids are the
 records' stable ids, and rows are sorted by the writer in Python on their primary key.
@@ -43,7 +43,7 @@ FORMAT_VERSION = 1
 RECORD_TYPES = ("protocol", "evaluation", "result", "configuration", "dataset", "source", "evidencerow", "baselinerole")
 
 REVIEW_STATES = tuple(ReviewState.values)
-ORIGINS = tuple(m.Origin.values)
+MEASURED_BY = tuple(m.MeasuredBy.values)
 BASELINE_KINDS = tuple(m.BaselineKind.values)
 
 
@@ -73,8 +73,8 @@ def _coverage_fields() -> tuple[Field, ...]:
         for state in REVIEW_STATES
     ]
     fields += [
-        Field(f"evaluations_{origin}", "integer", required=True, description=f"Evaluations whose origin is {origin}.")
-        for origin in ORIGINS
+        Field(f"evaluations_measured_by_{party}", "integer", required=True, description=f"Evaluations measured by {party.replace('_', ' ')}.")
+        for party in MEASURED_BY
     ]
     fields.append(Field("results", "integer", required=True, description="Result rows of the protocol's evaluations."))
     for kind in BASELINE_KINDS:
@@ -94,7 +94,7 @@ def _coverage_fields() -> tuple[Field, ...]:
 PROTOCOL_COVERAGE = TableSpec(
     name="protocol_coverage",
     title="Protocol coverage",
-    description="One row per protocol: its evaluations counted by review state and origin, its baseline roles, its recipe.",
+    description="One row per protocol: its evaluations counted by review state and by who measured them, its baseline roles, its recipe.",
     fields=_coverage_fields(),
     primary_key=("protocol_id",),
     foreign_keys=(ForeignKey(("source_id",), "source_table", ("source_id",)),),
@@ -104,8 +104,10 @@ MODEL_EVALUATION_MATRIX = TableSpec(
     name="model_evaluation_matrix",
     title="Model evaluation matrix",
     description=(
-        "One row per result: a configuration evaluated under a protocol on a dataset. Compare only rows whose "
-        "comparable column is true; excluded rows carry their concern."
+        "One row per result: a configuration evaluated under a protocol on a dataset or task. Compare only rows "
+        "of the same protocol, dataset and relation (and reference) whose comparable column is true; excluded rows "
+        "carry their concern, and a repeat (the same measurement reported again) is not comparable while its "
+        "original is."
     ),
     fields=(
         Field("result_id", "string", description="Stable id of the result."),
@@ -113,18 +115,35 @@ MODEL_EVALUATION_MATRIX = TableSpec(
         Field("protocol_id", "string", required=True),
         Field("configuration_id", "string", required=True),
         Field("configuration_name", "string", required=True),
-        Field("dataset_id", "string", required=True),
+        Field("dataset_id", "string", required=True, description="The dataset or task measured (dataset_table)."),
         Field("dataset_name", "string", required=True),
+        Field("suite_id", "string", description="The suite the task belongs to, when it is a task."),
+        Field("task_key", "string", description="The task's name inside its suite."),
         Field("metric_name", "string"),
-        Field("value", "number", required=True, description="The exact value, as recorded."),
+        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values), description="none: descriptive, never ranked."),
+        Field("value", "number", required=True, description="The exact value with the precision it was printed with (0.410 is not 0.41)."),
         Field("unit", "string", required=True),
-        Field("printed_value", "string", description="The value as the source prints it."),
+        Field("printed_value", "string", required=True, description="The value as the source prints it."),
+        Field("relation", "string", required=True, enum=tuple(m.Relation.values), description="absolute, or a ratio or difference to the reference configuration."),
+        Field("reference_configuration_id", "string", description="For a relative result: the configuration it is relative to."),
+        Field("uncertainty_kind", "string", enum=tuple(m.UncertaintyKind.values), description="sd, se, ci or range; empty when none is reported."),
+        Field("uncertainty_value", "number", description="The printed ± figure."),
         Field("lower_bound", "number"),
         Field("upper_bound", "number"),
-        Field("num_runs", "integer"),
-        Field("origin", "string", required=True, enum=ORIGINS),
+        Field("uncertainty_level", "number", description="A confidence interval's level in percent."),
+        Field("num_runs", "integer", description="n: runs, seeds or folds behind the value."),
+        Field("uncertainty_note", "string", description="The source's words on uncertainty."),
+        Field("aggregation", "string"),
+        Field("setup", "string", description="The evaluation set-up."),
+        Field("measured_by", "string", required=True, enum=MEASURED_BY, description="Who ran the measurement."),
+        Field("measured_by_name", "string", description="The third party that ran it."),
+        Field("repeats_evaluation_id", "string", description="The evaluation whose measurement this one reports again."),
+        Field("reading_method", "string", required=True, enum=tuple(m.ReadingMethod.values), description="How the value was read off its source."),
         Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the evaluation."),
-        Field("comparable", "boolean", required=True, description="True when the evaluation's source was checked and it is not excluded."),
+        Field(
+            "comparable", "boolean", required=True,
+            description="True when the evaluation's source was checked, it is not excluded, and it does not repeat a compared evaluation.",
+        ),
         Field("concern", "string", description="Why the evaluation is excluded from comparison, when it is."),
         Field("source_id", "string", description="Stable id of the source reporting the value (empty when measured by this portal)."),
         Field("source_locator", "string"),
@@ -132,15 +151,89 @@ MODEL_EVALUATION_MATRIX = TableSpec(
     ),
     primary_key=("result_id",),
     foreign_keys=(
-        ForeignKey(("protocol_id",), "protocol_coverage", ("protocol_id",)),
+        ForeignKey(("protocol_id",), "protocol_table", ("protocol_id",)),
+        ForeignKey(("configuration_id",), "configuration_table", ("configuration_id",)),
+        ForeignKey(("reference_configuration_id",), "configuration_table", ("configuration_id",)),
+        ForeignKey(("dataset_id",), "dataset_table", ("dataset_id",)),
         ForeignKey(("source_id",), "source_table", ("source_id",)),
     ),
+)
+
+PROTOCOL_TABLE = TableSpec(
+    name="protocol_table",
+    title="Protocols",
+    description="One row per protocol: what it measures (metric, unit, direction), on which datasets, its procedure and limitations.",
+    fields=(
+        Field("protocol_id", "string", description="Stable id of the protocol."),
+        Field("title", "string", required=True),
+        Field("summary", "string", required=True),
+        Field("procedure", "string"),
+        Field("version_label", "string"),
+        Field("metric_name", "string", required=True),
+        Field("metric_short_name", "string", required=True),
+        Field("metric_description", "string"),
+        Field("metric_unit", "string", required=True, description="Every result of the protocol is in this unit."),
+        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values), description="lower or higher is better; none: descriptive, never ranked."),
+        Field("dataset_ids", "string", description="The datasets it uses (dataset_table), space-separated."),
+        Field("limitations", "string", description="Its limitations in order, as a JSON array of texts."),
+        Field("source_id", "string", required=True),
+        Field("source_locator", "string"),
+        Field("review_state", "string", required=True, enum=REVIEW_STATES),
+        Field("comparable", "boolean", required=True),
+        Field("concern", "string"),
+    ),
+    primary_key=("protocol_id",),
+    foreign_keys=(ForeignKey(("source_id",), "source_table", ("source_id",)),),
+)
+
+DATASET_TABLE = TableSpec(
+    name="dataset_table",
+    title="Datasets and tasks",
+    description="One row per dataset; a suite's tasks name their suite, with their sizes, classes, sequence length and metric.",
+    fields=(
+        Field("dataset_id", "string", description="Stable id of the dataset or task."),
+        Field("name", "string", required=True),
+        Field("description", "string"),
+        Field("suite_id", "string", description="For a task: its suite (a row of this table)."),
+        Field("task_key", "string"),
+        Field("position", "integer", required=True, description="Order of the task inside its suite."),
+        Field("train_size", "integer"),
+        Field("test_size", "integer"),
+        Field("num_classes", "integer"),
+        Field("sequence_length_bp", "integer"),
+        Field("metric", "string"),
+        Field("source_id", "string"),
+        Field("source_locator", "string"),
+    ),
+    primary_key=("dataset_id",),
+    foreign_keys=(
+        ForeignKey(("suite_id",), "dataset_table", ("dataset_id",)),
+        ForeignKey(("source_id",), "source_table", ("source_id",)),
+    ),
+)
+
+CONFIGURATION_TABLE = TableSpec(
+    name="configuration_table",
+    title="Configurations",
+    description="One row per tested model or method.",
+    fields=(
+        Field("configuration_id", "string", description="Stable id of the configuration."),
+        Field("name", "string", required=True),
+        Field("short_name", "string"),
+        Field("family", "string"),
+        Field("parameter_count", "integer"),
+        Field("method", "string"),
+        Field("description", "string"),
+        Field("source_id", "string"),
+    ),
+    primary_key=("configuration_id",),
+    foreign_keys=(ForeignKey(("source_id",), "source_table", ("source_id",)),),
 )
 
 SOURCE_TABLE = TableSpec(
     name="source_table",
     title="Sources",
-    description="One row per source: papers, preprints, dataset cards, repositories and web pages.",
+    description="One row per source: papers, preprints, dataset and model cards, leaderboards, repositories and web pages.",
     fields=(
         Field("source_id", "string", description="Stable id of the source."),
         Field("title", "string", required=True),
@@ -148,10 +241,14 @@ SOURCE_TABLE = TableSpec(
         Field("kind", "string", required=True, enum=tuple(m.SourceKind.values)),
         Field("authors_short", "string"),
         Field("citation", "string"),
-        Field("published_date", "date"),
+        Field("published_date", "string", description="As precise as known: YYYY, YYYY-MM or YYYY-MM-DD.", pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$"),
         Field("doi", "string"),
         Field("pmcid", "string"),
+        Field("arxiv_id", "string"),
+        Field("arxiv_version", "string", description="The arXiv version read."),
         Field("url", "string"),
+        Field("commit", "string", description="For a repository: the commit read."),
+        Field("copy_consulted", "string"),
     ),
     primary_key=("source_id",),
 )
@@ -176,12 +273,12 @@ EVIDENCE = TableSpec(
     ),
     primary_key=("evidence_id",),
     foreign_keys=(
-        ForeignKey(("protocol_id",), "protocol_coverage", ("protocol_id",)),
+        ForeignKey(("protocol_id",), "protocol_table", ("protocol_id",)),
         ForeignKey(("source_id",), "source_table", ("source_id",)),
     ),
 )
 
-TABLES = (PROTOCOL_COVERAGE, MODEL_EVALUATION_MATRIX, SOURCE_TABLE, EVIDENCE)
+TABLES = (PROTOCOL_COVERAGE, MODEL_EVALUATION_MATRIX, PROTOCOL_TABLE, DATASET_TABLE, CONFIGURATION_TABLE, SOURCE_TABLE, EVIDENCE)
 
 
 def release_metadata() -> dict[str, object]:
@@ -234,15 +331,14 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     lookup = recipe_lookup()
     for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
-        by_state_origin: dict[int, dict[str, int]] = {pk: {} for pk in pks}
+        by_state_party: dict[int, dict[str, int]] = {pk: {} for pk in pks}
         for item in (
             m.Evaluation.objects.filter(protocol_id__in=pks).order_by()
-            .values("protocol_id", "review_state", "origin").annotate(n=Count("id"))
+            .values("protocol_id", "review_state", "measured_by").annotate(n=Count("id"))
         ):
-            counts = by_state_origin[item["protocol_id"]]
-            counts[f"evaluations_{item['review_state']}"] = counts.get(f"evaluations_{item['review_state']}", 0) + item["n"]
-            counts[f"evaluations_{item['origin']}"] = counts.get(f"evaluations_{item['origin']}", 0) + item["n"]
-            counts["evaluations"] = counts.get("evaluations", 0) + item["n"]
+            counts = by_state_party[item["protocol_id"]]
+            for name in (f"evaluations_{item['review_state']}", f"evaluations_measured_by_{item['measured_by']}", "evaluations"):
+                counts[name] = counts.get(name, 0) + item["n"]
         results = dict(
             m.Result.objects.filter(evaluation__protocol_id__in=pks).order_by()
             .values("evaluation__protocol_id").annotate(n=Count("id")).values_list("evaluation__protocol_id", "n")
@@ -252,7 +348,7 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
             roles[role["protocol_id"]][role["kind"]] = role
         with_recipe = lookup([p["stable_id"] for p in chunk])
         for protocol in chunk:
-            counts = by_state_origin[protocol["pk"]]
+            counts = by_state_party[protocol["pk"]]
             row: dict[str, object] = {
                 "protocol_id": protocol["stable_id"],
                 "title": protocol["title"],
@@ -268,7 +364,7 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
                 "results": results.get(protocol["pk"], 0),
                 "has_reviewed_recipe": protocol["stable_id"] in with_recipe,
             }
-            for name in [*(f"evaluations_{s}" for s in REVIEW_STATES), *(f"evaluations_{o}" for o in ORIGINS)]:
+            for name in [*(f"evaluations_{s}" for s in REVIEW_STATES), *(f"evaluations_measured_by_{p}" for p in MEASURED_BY)]:
                 row[name] = counts.get(name, 0)
             for kind in BASELINE_KINDS:
                 role = roles[protocol["pk"]].get(kind)
@@ -298,24 +394,65 @@ def matrix_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     return exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size)
 
 
+def _plain_rows(queryset, columns: Mapping[str, str], *, chunk_size: int) -> Iterator[dict[str, object]]:
+    """Rows of `columns` (table column -> lookup) read in keyset chunks."""
+    names = list(columns)
+    for values in exports.values_by_pk(queryset, columns.values(), chunk_size=chunk_size):
+        yield dict(zip(names, values))
+
+
 _SOURCE_COLUMNS = {
-    "source_id": "stable_id",
-    "title": "title",
-    "venue": "venue",
-    "kind": "kind",
-    "authors_short": "authors_short",
-    "citation": "citation",
-    "published_date": "published_date",
-    "doi": "doi",
-    "pmcid": "pmcid",
-    "url": "url",
+    "source_id": "stable_id", "title": "title", "venue": "venue", "kind": "kind", "authors_short": "authors_short",
+    "citation": "citation", "published_date": "published_date", "doi": "doi", "pmcid": "pmcid", "arxiv_id": "arxiv_id",
+    "arxiv_version": "arxiv_version", "url": "url", "commit": "commit", "copy_consulted": "copy_consulted",
+}
+_DATASET_COLUMNS = {
+    "dataset_id": "stable_id", "name": "name", "description": "description", "suite_id": "suite__stable_id",
+    "task_key": "task_key", "position": "position", "train_size": "train_size", "test_size": "test_size",
+    "num_classes": "num_classes", "sequence_length_bp": "sequence_length_bp", "metric": "metric",
+    "source_id": "source__stable_id", "source_locator": "source_locator",
+}
+_CONFIGURATION_COLUMNS = {
+    "configuration_id": "stable_id", "name": "name", "short_name": "short_name", "family": "family",
+    "parameter_count": "parameter_count", "method": "method", "description": "description", "source_id": "source__stable_id",
+}
+_PROTOCOL_COLUMNS = {
+    "protocol_id": "stable_id", "title": "title", "summary": "summary", "procedure": "procedure",
+    "version_label": "version_label", "metric_name": "metric_name", "metric_short_name": "metric_short_name",
+    "metric_description": "metric_description", "metric_unit": "metric_unit", "metric_direction": "metric_direction",
+    "source_id": "source__stable_id", "source_locator": "source_locator", "review_state": "review_state", "concern": "concern",
 }
 
 
 def source_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    names = list(_SOURCE_COLUMNS)
-    for values in exports.values_by_pk(m.Source.objects.all(), _SOURCE_COLUMNS.values(), chunk_size=chunk_size):
-        yield dict(zip(names, values))
+    return _plain_rows(m.Source.objects.all(), _SOURCE_COLUMNS, chunk_size=chunk_size)
+
+
+def dataset_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.Dataset.objects.all(), _DATASET_COLUMNS, chunk_size=chunk_size)
+
+
+def configuration_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.Configuration.objects.all(), _CONFIGURATION_COLUMNS, chunk_size=chunk_size)
+
+
+def protocol_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    """Protocols with their dataset ids and ordered limitations (two queries per chunk)."""
+    protocols = m.Protocol.objects.values("pk", *_PROTOCOL_COLUMNS.values())
+    for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
+        pks = [p["pk"] for p in chunk]
+        datasets: dict[int, list[str]] = {pk: [] for pk in pks}
+        for protocol_id, dataset_id in m.Protocol.datasets.through.objects.filter(protocol_id__in=pks).values_list("protocol_id", "dataset__stable_id"):
+            datasets[protocol_id].append(dataset_id)
+        limitations: dict[int, list[str]] = {pk: [] for pk in pks}
+        for protocol_id, text in m.Limitation.objects.filter(protocol_id__in=pks).order_by("protocol_id", "position").values_list("protocol_id", "text"):
+            limitations[protocol_id].append(text)
+        for protocol in chunk:
+            row = {name: protocol[lookup] for name, lookup in _PROTOCOL_COLUMNS.items()}
+            row["comparable"] = protocol["review_state"] == ReviewState.SOURCE_CHECKED
+            row["dataset_ids"] = " ".join(sorted(datasets[protocol["pk"]]))
+            row["limitations"] = json.dumps(limitations[protocol["pk"]], ensure_ascii=False) if limitations[protocol["pk"]] else ""
+            yield row
 
 
 _EVIDENCE_COLUMNS = {
@@ -334,18 +471,20 @@ _EVIDENCE_COLUMNS = {
 
 
 def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    names = list(_EVIDENCE_COLUMNS)
-    for values in exports.values_by_pk(m.EvidenceRow.objects.all(), _EVIDENCE_COLUMNS.values(), chunk_size=chunk_size):
-        row = dict(zip(names, values))
+    for row in _plain_rows(m.EvidenceRow.objects.all(), _EVIDENCE_COLUMNS, chunk_size=chunk_size):
         row["comparable"] = row["review_state"] == ReviewState.SOURCE_CHECKED
         yield row
 
 
 def bundle_tables(*, chunk_size: int, memberships: MembershipSink | None = None) -> list[tuple[TableSpec, Iterator[dict]]]:
-    """The four tables as lazy row iterators, each reporting its records to `memberships` as it is read."""
+    """The tables as lazy row iterators, each reporting its records to `memberships` as it is read
+    (protocol_coverage summarises protocols that protocol_table already tracks)."""
     return [
-        (PROTOCOL_COVERAGE, _tracked(coverage_rows(chunk_size=chunk_size), PROTOCOL_COVERAGE, "protocol", memberships)),
+        (PROTOCOL_COVERAGE, iter(coverage_rows(chunk_size=chunk_size))),
         (MODEL_EVALUATION_MATRIX, _tracked(matrix_rows(chunk_size=chunk_size), MODEL_EVALUATION_MATRIX, "result", memberships)),
+        (PROTOCOL_TABLE, _tracked(protocol_rows(chunk_size=chunk_size), PROTOCOL_TABLE, "protocol", memberships)),
+        (DATASET_TABLE, _tracked(dataset_rows(chunk_size=chunk_size), DATASET_TABLE, "dataset", memberships)),
+        (CONFIGURATION_TABLE, _tracked(configuration_rows(chunk_size=chunk_size), CONFIGURATION_TABLE, "configuration", memberships)),
         (SOURCE_TABLE, _tracked(source_rows(chunk_size=chunk_size), SOURCE_TABLE, "source", memberships)),
         (EVIDENCE, _tracked(evidence_rows(chunk_size=chunk_size), EVIDENCE, "evidencerow", memberships)),
     ]
@@ -353,22 +492,17 @@ def bundle_tables(*, chunk_size: int, memberships: MembershipSink | None = None)
 
 def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
     """Records whose values reach the bundle inside other tables' rows: evaluations (matrix and
-    coverage), the configurations and datasets evaluations use (matrix), baseline roles (coverage).
+    coverage) and baseline roles (coverage).
 
     Each digest covers exactly the values the bundle holds for the record.
     """
     evaluation_columns = [
-        "stable_id", "protocol__stable_id", "configuration__stable_id", "dataset__stable_id", "origin", "review_state",
+        "stable_id", "protocol__stable_id", "configuration__stable_id", "dataset__stable_id", "measured_by",
+        "measured_by_name", "repeats__stable_id", "reading_method", "setup", "aggregation", "uncertainty", "review_state",
         "concern", "source__stable_id", "source_locator", "quote",
     ]
     for values in exports.values_by_pk(m.Evaluation.objects.all(), evaluation_columns, chunk_size=chunk_size):
         yield "evaluation", values[0], content_digest(values)
-    used = m.Evaluation.objects.filter(configuration_id=OuterRef("pk"))
-    for values in exports.values_by_pk(m.Configuration.objects.filter(Exists(used)), ["stable_id", "name"], chunk_size=chunk_size):
-        yield "configuration", values[0], content_digest(values)
-    used = m.Evaluation.objects.filter(dataset_id=OuterRef("pk"))
-    for values in exports.values_by_pk(m.Dataset.objects.filter(Exists(used)), ["stable_id", "name"], chunk_size=chunk_size):
-        yield "dataset", values[0], content_digest(values)
     for chunk in exports.chunks_by_pk(_baseline_roles(), chunk_size=chunk_size):
         for role in chunk:
             values = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
@@ -395,7 +529,7 @@ WATERMARK_RECIPE_CHUNK = 500  # protocol ids per recipe lookup (an IN list: data
 
 
 def _watermarked_models():
-    return (m.Protocol, m.Evaluation, m.Result, m.Configuration, m.Dataset, m.Source, m.EvidenceRow, m.BaselineRole)
+    return (m.Protocol, m.Limitation, m.Evaluation, m.Result, m.Configuration, m.Dataset, m.Source, m.EvidenceRow, m.BaselineRole)
 
 
 def catalogue_watermark() -> str:
@@ -455,6 +589,9 @@ def table_row_counts() -> dict[str, int]:
     return {
         PROTOCOL_COVERAGE.name: m.Protocol.objects.count(),
         MODEL_EVALUATION_MATRIX.name: m.Result.objects.count(),
+        PROTOCOL_TABLE.name: m.Protocol.objects.count(),
+        DATASET_TABLE.name: m.Dataset.objects.count(),
+        CONFIGURATION_TABLE.name: m.Configuration.objects.count(),
         SOURCE_TABLE.name: m.Source.objects.count(),
         EVIDENCE.name: m.EvidenceRow.objects.count(),
     }

@@ -189,6 +189,7 @@ class ModerationForm(forms.Form):
     decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject"), ("duplicate", "Mark duplicate")])
     response = forms.CharField(max_length=REASON_MAX_LENGTH, required=False)
     apply_value = forms.BooleanField(required=False)
+    printed_value = forms.CharField(max_length=200, required=False, strip=True)
     duplicate_of = forms.IntegerField(required=False, min_value=1)
 
 
@@ -265,6 +266,7 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
             decided = correction_decide(
                 correction=correction, actor=request.user, decision=form.cleaned_data["decision"],
                 response=form.cleaned_data["response"], apply_value=form.cleaned_data["apply_value"], duplicate_of=duplicate_of,
+                printed_value=form.cleaned_data["printed_value"],
             )
         except CorrectionError as exc:
             self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
@@ -278,6 +280,7 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
             context["moderation"] = {
                 "action_url": reverse("admin:reviews_correction_decide", args=[obj.pk]),
                 "current_value": self.value_now(obj),
+                **targets().moderation_extras(obj.target, obj.field_name, obj.proposed_value),
                 "may_decide": obj.status == CorrectionStatus.NEW and request.user.has_perm("reviews.moderate_correction"),
                 "public_url": reverse("reviews:correction-status", args=[obj.token]),
             }

@@ -56,7 +56,7 @@ class CorrectionCreateSerializer(serializers.Serializer):
         if data["field"] and targets().field_label(data["target_type"], data["field"]) is None:
             raise serializers.ValidationError({"field": f"a {data['target_type']}'s {data['field']!r} cannot be the subject of a suggestion"})
         try:
-            validate_proposal(field_name=data["field"], proposed_value=data["proposed_value"])
+            validate_proposal(target_type=data["target_type"], field_name=data["field"], proposed_value=data["proposed_value"])
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from None
         data["record"] = record

@@ -140,11 +140,13 @@ def correction_decide(
     response: str,
     apply_value: bool = False,
     duplicate_of: Correction | None = None,
+    printed_value: str = "",
 ) -> Correction:
     """Accept (optionally applying the proposed value), reject, or mark duplicate, with a public response.
 
     The record changes only through records' services (via CORRECTION_TARGETS.apply_value), which
-    reopen it for review with the correction as the reason. Mails the submitter after commit.
+    reopen it for review with the correction as the reason; `printed_value` goes with a corrected
+    result value (by default the old printed text takes the new number). Mails the submitter after commit.
     """
     if decision not in DECISIONS:
         raise CorrectionError(f"unknown decision {decision!r}; use accept, reject or duplicate")
@@ -171,7 +173,7 @@ def correction_decide(
             try:
                 targets().apply_value(
                     record=locked.target, field_name=locked.field_name, value_text=locked.proposed_value,
-                    actor=actor, correction_id=locked.pk,
+                    actor=actor, correction_id=locked.pk, printed_value=printed_value,
                 )
             except ValidationError as exc:
                 raise CorrectionError(f"the proposed value cannot be applied: {' '.join(exc.messages)}", field="apply_value") from None

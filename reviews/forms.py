@@ -10,6 +10,8 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
+from reviews.corrections import targets
+
 EXPLANATION_MAX = 5000
 PROPOSED_VALUE_MAX = 2000
 SOURCE_MAX = 500
@@ -34,9 +36,15 @@ def validate_supporting_source(text: str) -> str:
     return text
 
 
-def validate_proposal(*, field_name: str, proposed_value: str) -> None:
+def validate_proposal(*, target_type: str, field_name: str, proposed_value: str) -> None:
+    """A proposed value must be one the field can hold ("about 0.55" is not a number): said now, to
+    the submitter, rather than when a curator tries to apply it."""
     if field_name and not proposed_value.strip():
         raise ValidationError({"proposed_value": "Say what the value should be, or choose the record as a whole."})
+    if field_name:
+        problem = targets().value_problem(target_type, field_name, proposed_value)
+        if problem:
+            raise ValidationError({"proposed_value": problem})
 
 
 def parse_target(choice: str) -> tuple[str, str, str]:
@@ -100,8 +108,8 @@ class CorrectionForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         if "target" in cleaned:
-            _type, _id, field_name = parse_target(cleaned["target"])
-            validate_proposal(field_name=field_name, proposed_value=cleaned.get("proposed_value", ""))
+            target_type, _id, field_name = parse_target(cleaned["target"])
+            validate_proposal(target_type=target_type, field_name=field_name, proposed_value=cleaned.get("proposed_value", ""))
         if self.errors.get("started"):
             self.data = self.data.copy()
             self.data["started"] = timing_stamp()  # a fresh stamp, so the re-rendered form can be sent

@@ -22,6 +22,7 @@ class SourceFactory(factory.django.DjangoModelFactory):
 class DatasetFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = m.Dataset
+        django_get_or_create = ("stable_id",)
 
     stable_id = factory.Sequence(lambda n: f"dataset-{n}")
     name = factory.Sequence(lambda n: f"Dataset {n}")
@@ -59,8 +60,10 @@ class EvaluationFactory(factory.django.DjangoModelFactory):
     title = factory.Sequence(lambda n: f"Evaluation {n}")
     protocol = factory.SubFactory(ProtocolFactory)
     configuration = factory.SubFactory(ConfigurationFactory)
-    dataset = factory.SubFactory(DatasetFactory)
-    origin = m.Origin.AUTHOR_REPORTED
+    # One dataset unless a test says otherwise: comparisons are made within a dataset or task.
+    dataset = factory.SubFactory(DatasetFactory, stable_id="dataset-default", name="Default dataset")
+    measured_by = m.MeasuredBy.AUTHORS
+    reading_method = m.ReadingMethod.TABLE
     source = factory.SelfAttribute("protocol.source")
     source_locator = "Table 1"
     quote = "The quoted sentence."

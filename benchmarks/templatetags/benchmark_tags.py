@@ -34,7 +34,7 @@ def recipes_for(protocol) -> list[Recipe]:
 @register.simple_tag
 def job_for(evaluation) -> BenchmarkJob | None:
     """`{% job_for evaluation as job %}`: the benchmark job that measured an evaluation, if one did."""
-    if evaluation is None or evaluation.origin != "measured_here":
+    if evaluation is None or evaluation.measured_by != "portal":
         return None
     return BenchmarkJob.objects.filter(evaluation=evaluation).first()
 

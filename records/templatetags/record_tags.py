@@ -2,7 +2,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django import template
 
-from records.models import format_decimal
+from records.values import display, exact_text
 
 register = template.Library()
 
@@ -11,22 +11,25 @@ DISPLAY_SIGNIFICANT_DIGITS = 4
 
 @register.filter
 def exact(value: Decimal | None) -> str:
-    """The exact value without trailing zeros."""
-    return format_decimal(value)
+    """The exact value as files and the API write it ("0.410", "3.00E+11")."""
+    return exact_text(value)
 
 
 @register.filter
-def rounded(value: Decimal | None) -> str:
-    """The value rounded for display: four significant digits, whole numbers kept whole.
+def shown(value: Decimal | None) -> str:
+    """The value for readers, with exactly the digits the source printed (0.410, 3.00 × 10¹¹)."""
+    return display(value)
 
-    The exact value is always linked beside it.
-    """
+
+def rounded(value: Decimal | None) -> str:
+    """An axis tick for a chart: four significant digits, whole numbers kept whole."""
     if value is None:
         return ""
     if value == 0:
         return "0"
     exponent = min(0, max(value.adjusted() - DISPLAY_SIGNIFICANT_DIGITS + 1, -6))
-    return format_decimal(value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP))
+    text = format(value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP).normalize(), "f")
+    return "0" if text == "-0" else text
 
 
 @register.filter

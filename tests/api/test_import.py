@@ -109,7 +109,7 @@ def test_a_value_of_the_wrong_json_type_is_named_not_a_server_error(token_client
     document["sources"][0]["published_date"] = 20241128
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"path": "sources[0].published_date", "message": "must be a date written as YYYY-MM-DD, not int"}]
+    assert response.json()["errors"] == [{"path": "sources[0].published_date", "message": "Write the date as YYYY, YYYY-MM or YYYY-MM-DD."}]
     assert sum(counts().values()) == 0
 
 

@@ -25,12 +25,16 @@ def test_it_serves_the_seed_evaluation_with_results_review_state_concern_locator
     body = api.get(f"/api/v1/evaluations/{E500}/").json()
     assert body["evaluation_id"] == E500 and body["protocol_id"] == PROTOCOL_ID
     assert body["configuration_id"] == "nt-500m-ia3-dalla-torre-2025" and body["dataset_id"] == SUITE_ID
-    assert (body["origin"], body["review_state"], body["comparable"]) == ("author_reported", "excluded", False)
+    assert (body["measured_by"], body["reading_method"], body["review_state"], body["comparable"]) == ("authors", "text", "excluded", False)
     assert body["concern"].startswith("Fine-tuning time conflicts within the article.")
     assert body["source_locator"] == "Methods, 'Data preparation > Hardware', paragraph 1"
     assert body["quote"].startswith("On average, a fine-tuning run lasted 20 min")
     assert body["results"] == [
-        {"result_id": f"{E500}-runtime", "value": "20", "unit": "minute", "printed_value": "20 min", "lower_bound": None, "upper_bound": None, "num_runs": None}
+        {
+            "result_id": f"{E500}-runtime", "value": "20", "unit": "minute", "printed_value": "20 min", "uncertainty_kind": "",
+            "uncertainty_value": None, "lower_bound": None, "upper_bound": None, "uncertainty_level": None, "num_runs": None,
+            "relation": "absolute", "reference_configuration_id": None,
+        }
     ]
 
 
@@ -78,23 +82,23 @@ def test_it_filters_evaluations_by_every_documented_field(api):
     protocol.areas.add(m.Area.objects.create(stable_id="dna-genomes", label="DNA"))
     other = ProtocolFactory(source=source)
     config, dataset = ConfigurationFactory(), DatasetFactory()
-    a = EvaluationFactory(protocol=protocol, configuration=config, dataset=dataset, origin="author_reported")
-    b = EvaluationFactory(protocol=protocol, origin="third_party")
-    c = EvaluationFactory(protocol=other, configuration=config, origin="measured_here", source=None)
+    a = EvaluationFactory(protocol=protocol, configuration=config, dataset=dataset, measured_by="authors")
+    b = EvaluationFactory(protocol=protocol, measured_by="third_party", measured_by_name="Someone et al. 2024")
+    c = EvaluationFactory(protocol=other, configuration=config, measured_by="portal", reading_method="job_report", source=None)
     apply_transitions(a, "check_source")
     apply_transitions(b, "check_source", "exclude")
     url = "/api/v1/evaluations/"
     assert set(ids(api.get(url, {"protocol_id": protocol.stable_id}))) == {a.stable_id, b.stable_id}
     assert set(ids(api.get(url, {"configuration_id": config.stable_id}))) == {a.stable_id, c.stable_id}
     assert ids(api.get(url, {"dataset_id": dataset.stable_id})) == [a.stable_id]
-    assert ids(api.get(url, {"origin": "measured_here"})) == [c.stable_id]
+    assert ids(api.get(url, {"measured_by": "portal"})) == [c.stable_id]
     assert ids(api.get(url, {"review_state": "excluded"})) == [b.stable_id]
     assert set(ids(api.get(url, {"area": "dna-genomes"}))) == {a.stable_id, b.stable_id}
     assert ids(api.get(url, {"comparable": "true"})) == [a.stable_id]
     assert set(ids(api.get(url, {"comparable": "false"}))) == {b.stable_id, c.stable_id}
     assert ids(api.get(url, {"protocol_id": protocol.stable_id, "comparable": "true"})) == [a.stable_id]
-    bad = api.get(url, {"origin": "rumour"})
-    assert bad.status_code == 400 and "origin" in bad.json()
+    bad = api.get(url, {"measured_by": "rumour"})
+    assert bad.status_code == 400 and "measured_by" in bad.json()
 
 
 def test_it_orders_by_the_requested_field(api):

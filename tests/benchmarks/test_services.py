@@ -150,7 +150,7 @@ def test_it_records_a_success_as_a_proposed_evaluation_in_minutes(tiny_recipe, o
     assert job.environment["device_name"] == "Test CPU" and job.environment["worker_host"] == "gpu-1"
     assert job.log_tail == "step 40 of 40"
     evaluation = job.evaluation
-    assert evaluation.origin == rm.Origin.MEASURED_HERE and evaluation.source is None
+    assert evaluation.measured_by == rm.MeasuredBy.PORTAL and evaluation.source is None
     assert evaluation.review_state == ReviewState.PROPOSED
     assert evaluation.protocol == tiny_recipe.protocol
     assert evaluation.dataset.stable_id == "nt-benchmark-revised-promoter-tata"
@@ -171,7 +171,7 @@ def test_it_reuses_the_configuration_of_the_same_preset_precision_and_device(tin
         job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
         benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report(device="cuda", precision="bf16"))
     assert rm.Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
-    assert rm.Evaluation.objects.filter(origin=rm.Origin.MEASURED_HERE).count() == 2
+    assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 2
 
 
 def test_it_takes_the_configuration_another_job_created_meanwhile(tiny_recipe, operator, broker, monkeypatch):
@@ -222,7 +222,7 @@ def test_it_discards_the_report_of_a_job_cancelled_while_it_finished(tiny_recipe
     assert benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report()) is None
     job.refresh_from_db()
     assert job.status == JobStatus.CANCELLED and job.evaluation is None
-    assert not rm.Evaluation.objects.filter(origin=rm.Origin.MEASURED_HERE).exists()
+    assert not rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).exists()
 
 
 def test_it_stores_the_error_and_log_tail_of_a_failure(tiny_recipe, operator, broker):

@@ -84,14 +84,14 @@ def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(seed_tin
 
     # The proposed evaluation, measured by this portal, in the protocol's unit, linked to the job.
     evaluation = done.evaluation
-    assert evaluation.origin == rm.Origin.MEASURED_HERE and evaluation.review_state == "proposed"
+    assert evaluation.measured_by == rm.MeasuredBy.PORTAL and evaluation.review_state == "proposed"
     result = evaluation.results.get()
     assert result.unit == "minute"
     assert float(result.value) == pytest.approx(done.report["total_wall_time_s"] / 60, abs=1e-6)
 
     # ... and it shows on the protocol page beside the paper's 20 and 50 minutes, and on the job page.
     page = client.get(f"/protocols/{PROTOCOL_ID}/").content.decode()
-    assert evaluation.title in page and "Measured by this portal evaluation" in page
+    assert evaluation.title in page and "Measured by this portal" in page
     assert "Proposed: source not yet checked; not compared" in page
     assert "Evaluations measured by this portal: 1" in page
     job_page = client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
@@ -109,7 +109,7 @@ def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(seed_tin
         done.status, done.attempts, done.finished_at, done.evaluation_id,
     )
     assert len(events(job)) == 3
-    assert rm.Evaluation.objects.filter(origin=rm.Origin.MEASURED_HERE).count() == 1
+    assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 1
 
 
 def test_it_cancels_a_running_and_a_queued_job_and_the_worker_goes_on(seed_tiny_recipe, operator, start_worker):
@@ -135,7 +135,7 @@ def test_it_cancels_a_running_and_a_queued_job_and_the_worker_goes_on(seed_tiny_
     never_ran = row(waiting)
     assert never_ran.status == JobStatus.CANCELLED and never_ran.attempts == 0 and never_ran.started_at is None
     assert events(waiting) == [("", "queued"), ("queued", "cancelled")]
-    assert rm.Evaluation.objects.filter(origin=rm.Origin.MEASURED_HERE).count() == 1
+    assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 1
 
 
 def test_it_retries_the_job_of_a_killed_worker_then_fails_it_after_the_last_attempt(tiny_recipe, operator, start_worker, settings):

@@ -63,7 +63,7 @@ def json_writes() -> list[tuple[str, str, str, dict]]:
             ("anonymous", "post", "/api/v1/corrections/", {"target_type": value, "target_id": PROTOCOL_ID, "explanation": "x"}),
             ("anonymous", "post", "/api/v1/corrections/", {"target_type": "protocol", "target_id": value or "-", "explanation": "x", "website": "filled"}),
             ("curator", "post", "/api/v1/configurations/", {"configuration_id": value, "name": "A", "parameter_count": "many"}),
-            ("curator", "patch", f"/api/v1/evaluations/{E500}/", {"origin": value}),
+            ("curator", "patch", f"/api/v1/evaluations/{E500}/", {"measured_by": value}),
             ("curator", "patch", f"/api/v1/protocols/{PROTOCOL_ID}/", {"metric_direction": value}),
             ("curator", "post", "/api/v1/results/", {"result_id": "r-hostile", "evaluation_id": value or "-", "value": value or "x", "unit": "minute", "printed_value": "1"}),
             ("curator", "post", f"/api/v1/evaluations/{E500}/transitions/", {"transition": value}),

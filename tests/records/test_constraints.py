@@ -92,19 +92,19 @@ def test_it_refuses_negative_or_impossible_counts(factory, fields):
 def test_it_refuses_a_result_with_zero_runs_or_bounds_around_nothing():
     evaluation = EvaluationFactory()
     refused(lambda: ResultFactory(evaluation=evaluation, num_runs=0))
-    refused(lambda: ResultFactory(evaluation=evaluation, value=Decimal("5"), lower_bound=Decimal("6")))
-    refused(lambda: ResultFactory(evaluation=evaluation, value=Decimal("5"), upper_bound=Decimal("4")))
-    ResultFactory(evaluation=evaluation, value=Decimal("5"), lower_bound=Decimal("4"), upper_bound=Decimal("6"), num_runs=3)
+    refused(lambda: ResultFactory(evaluation=evaluation, value=Decimal("5"), uncertainty_kind="range", lower_bound=Decimal("6"), upper_bound=Decimal("7")))
+    refused(lambda: ResultFactory(evaluation=evaluation, value=Decimal("5"), uncertainty_kind="range", lower_bound=Decimal("3"), upper_bound=Decimal("4")))
+    ResultFactory(evaluation=evaluation, value=Decimal("5"), uncertainty_kind="range", lower_bound=Decimal("4"), upper_bound=Decimal("6"), num_runs=3)
 
 
 def test_it_refuses_a_reported_evaluation_without_a_source():
-    refused(lambda: EvaluationFactory(origin=m.Origin.AUTHOR_REPORTED, source=None))
-    EvaluationFactory(origin=m.Origin.MEASURED_HERE, source=None)
+    refused(lambda: EvaluationFactory(measured_by=m.MeasuredBy.AUTHORS, source=None))
+    EvaluationFactory(measured_by=m.MeasuredBy.PORTAL, reading_method=m.ReadingMethod.JOB_REPORT, source=None)
 
 
-def test_it_refuses_an_unknown_direction_or_origin():
+def test_it_refuses_an_unknown_direction_or_measuring_party():
     refused(lambda: ProtocolFactory(metric_direction="sideways"))
-    refused(lambda: EvaluationFactory(origin="rumour"))
+    refused(lambda: EvaluationFactory(measured_by="rumour"))
 
 
 def test_it_refuses_two_baseline_roles_of_one_kind_on_one_protocol():

@@ -120,8 +120,10 @@ def test_it_shows_no_best_value_when_every_row_is_excluded(client, seeded):
 def test_it_marks_the_best_only_among_source_checked_rows(client):
     protocol = ProtocolFactory()
     checked = ResultFactory(evaluation__protocol=protocol, value=Decimal("30"))
+    other = ResultFactory(evaluation__protocol=protocol, value=Decimal("40"))
     proposed = ResultFactory(evaluation__protocol=protocol, value=Decimal("10"))
     apply_transitions(checked.evaluation, "check_source")
+    apply_transitions(other.evaluation, "check_source")
     response = client.get(f"/protocols/{protocol.stable_id}/")
     table = response.content.decode().split('<table class="results">')[1].split("</table>")[0]
     best_rows = [row for row in table.split("<tr") if "(best in column" in row]
@@ -191,9 +193,11 @@ def best_row(response) -> str | None:
 def test_it_includes_excluded_rows_in_the_comparison_only_on_request(client):
     protocol = ProtocolFactory()
     checked = ResultFactory(evaluation__protocol=protocol, value=Decimal("30"))
+    second = ResultFactory(evaluation__protocol=protocol, value=Decimal("50"))
     excluded = ResultFactory(evaluation__protocol=protocol, value=Decimal("10"))
     proposed = ResultFactory(evaluation__protocol=protocol, value=Decimal("5"))
     apply_transitions(checked.evaluation, "check_source")
+    apply_transitions(second.evaluation, "check_source")
     apply_transitions(excluded.evaluation, "check_source", "exclude", reason="Measured on the test split.")
     url = f"/protocols/{protocol.stable_id}/"
     default = client.get(url)

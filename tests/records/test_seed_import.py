@@ -74,7 +74,7 @@ def test_it_loads_both_evaluations_excluded_with_the_concern(seeded):
         assert evaluation.review_state == ReviewState.EXCLUDED
         assert evaluation.concern.startswith("Fine-tuning time conflicts within the article.")
         assert evaluation.concern_locator == "Methods, 'Data preparation > Hardware', paragraph 1; Discussion, paragraph 3"
-        assert evaluation.origin == m.Origin.AUTHOR_REPORTED
+        assert (evaluation.measured_by, evaluation.reading_method) == (m.MeasuredBy.AUTHORS, m.ReadingMethod.TEXT)
         assert [e.transition for e in ReviewEvent.objects.filter(object_id=evaluation.pk, record_stable_id=evaluation.stable_id)] == ["check_source", "exclude"]
 
 

@@ -22,19 +22,26 @@ def last_event(record) -> ReviewEvent:
     return ReviewEvent.objects.filter(object_id=record.pk, record_stable_id=record.stable_id).last()
 
 
-@pytest.mark.parametrize("path", [("check_source",), ("check_source", "exclude")])
+@pytest.mark.parametrize(
+    "path, state, transition, label",
+    [
+        (("check_source",), ReviewState.PROPOSED, "reopen", "Reopen"),
+        # An excluded record stays excluded: only a reinstate brings it back into comparisons.
+        (("check_source", "exclude"), ReviewState.EXCLUDED_RECHECK, "reopen_excluded", "Reopen (stays excluded)"),
+    ],
+)
 @pytest.mark.parametrize("field, value", [("source_locator", "Table 2"), ("quote", "Another sentence.")])
-def test_it_reopens_a_reviewed_evaluation_when_a_sourced_field_changes(curator, path, field, value):
+def test_it_reopens_a_reviewed_evaluation_when_a_sourced_field_changes(curator, path, state, transition, label, field, value):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, *path)
     evaluation.refresh_from_db()
     setattr(evaluation, field, value)
     record_save(record=evaluation, actor=curator, changed_fields=[field])
     evaluation.refresh_from_db()
-    assert evaluation.review_state == ReviewState.PROPOSED
+    assert evaluation.review_state == state
     event = last_event(evaluation)
-    assert (event.transition, event.reason, event.actor) == ("reopen", f"edited: {field}", curator)
-    assert evaluation.history.first().history_change_reason == f"Reopen: edited: {field}"
+    assert (event.transition, event.reason, event.actor) == (transition, f"edited: {field}", curator)
+    assert evaluation.history.first().history_change_reason == f"{label}: edited: {field}"
 
 
 def test_it_reopens_an_evaluation_when_the_source_changes(curator):
@@ -47,15 +54,16 @@ def test_it_reopens_an_evaluation_when_the_source_changes(curator):
     assert last_event(evaluation).reason == "edited: source"
 
 
-@pytest.mark.parametrize("field, value", [("value", Decimal("21")), ("printed_value", "21 min")])
-def test_it_reopens_the_evaluation_when_its_results_value_changes(curator, field, value):
+@pytest.mark.parametrize("changes", [{"value": Decimal("21"), "printed_value": "21"}, {"value": Decimal("1.0"), "printed_value": "1.0"}, {"num_runs": 3}])
+def test_it_reopens_the_evaluation_when_its_results_value_changes(curator, changes):
     result = ResultFactory()
     apply_transitions(result.evaluation, "check_source")
-    setattr(result, field, value)
-    record_save(record=result, actor=curator, changed_fields=[field])
+    for field, value in changes.items():
+        setattr(result, field, value)
+    record_save(record=result, actor=curator, changed_fields=list(changes))
     result.evaluation.refresh_from_db()
     assert result.evaluation.review_state == ReviewState.PROPOSED
-    assert last_event(result.evaluation).reason == f"edited: result {result.stable_id} {field}"
+    assert last_event(result.evaluation).reason == f"edited: result {result.stable_id} {', '.join(sorted(changes))}"
 
 
 def test_it_keeps_the_review_when_an_unsourced_field_changes(curator):
@@ -106,7 +114,7 @@ def test_it_reopens_the_evaluation_when_a_result_is_deleted(curator):
     apply_transitions(evaluation, "check_source", "exclude")
     record_delete(record=result, actor=curator)
     evaluation.refresh_from_db()
-    assert evaluation.review_state == ReviewState.PROPOSED
+    assert (evaluation.review_state, evaluation.concern) == (ReviewState.EXCLUDED_RECHECK, "test reason")  # still out, concern public
     assert last_event(evaluation).reason == f"edited: result {result.stable_id} deleted"
     assert m.Result.history.filter(stable_id=result.stable_id).first().history_user == curator
 
@@ -127,8 +135,8 @@ def test_it_reopens_both_evaluations_when_a_result_moves(curator):
 def test_it_makes_the_editor_of_a_result_its_evaluations_last_editor(curator, other_curator):
     """The four-eyes rule cannot be dodged by editing the number instead of the evaluation."""
     result = ResultFactory(evaluation=EvaluationFactory(last_edited_by=other_curator))
-    result.value = Decimal("2")
-    record_save(record=result, actor=curator, changed_fields=["value"])
+    result.value, result.printed_value = Decimal("2"), "2"
+    record_save(record=result, actor=curator, changed_fields=["value", "printed_value"])
     with pytest.raises(TransitionForbidden, match="four-eyes"):
         review_transition_apply(record=result.evaluation, transition="check_source", actor=curator, reason="")
     assert review_transition_apply(record=result.evaluation, transition="check_source", actor=other_curator, reason="")

@@ -33,7 +33,7 @@ def catalogue():
     small, large, control = (ConfigurationFactory(stable_id=s, name=n) for s, n in [("small", "Small model"), ("large", "Large model"), ("control", "Shuffled-label control")])
     checked = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=small, value=Decimal("30"))
     excluded = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=large, value=Decimal("10"))
-    measured = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=control, evaluation__origin="measured_here", evaluation__source=None, value=Decimal("45"))
+    measured = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=control, evaluation__measured_by="portal", evaluation__reading_method="job_report", evaluation__source=None, value=Decimal("45"))
     proposed = ResultFactory(evaluation__protocol=accuracy, evaluation__configuration=small, value=Decimal("0.61"))
     apply_transitions(checked.evaluation, "check_source")
     apply_transitions(excluded.evaluation, "check_source", "exclude", reason="Measured on the test split.")
@@ -48,11 +48,11 @@ def test_the_coverage_matrix_shows_each_cell_state_and_each_protocols_gaps(clien
     assert "2 protocols × 3 tested configurations" in text
     rows = {row.split("</th>")[0]: row for row in client.get("/coverage/").content.decode().split("<tr><th scope=\"row\">")[1:]}
     runtime_row = next(row for key, row in rows.items() if "Run time" in key)
-    assert "✓ checked" in runtime_row and "✕ excluded" in runtime_row and "✓ checked (here)" in runtime_row
+    assert "✓ 1 checked" in runtime_row and "✕ 1 excluded" in runtime_row and "✓ 1 checked (here)" in runtime_row
     assert "conventional reference not measured; no reviewed recipe" in runtime_row
     assert "null control not measured" not in runtime_row  # the control's evaluation is source checked
     accuracy_row = next(row for key, row in rows.items() if "Accuracy" in key)
-    assert "? proposed" in accuracy_row and "no source-checked result" in accuracy_row
+    assert "? 1 proposed" in accuracy_row and "no source-checked result" in accuracy_row
 
 
 def test_the_coverage_matrix_filters_by_area_and_downloads_as_csv(client, catalogue):
@@ -89,7 +89,7 @@ def test_the_chart_downloads_as_png(client, catalogue):
 def test_the_protocol_page_embeds_the_chart_with_a_text_alternative(client, catalogue):
     body = client.get("/protocols/runtime/").content.decode()
     assert '<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img"' in body
-    assert "Small model: 30 minute, author-reported, best" in body
+    assert "Small model: 30 minute, measured by the model&#x27;s authors, best" in body
 
 
 def evaluation_rows(response) -> list[str]:
@@ -102,11 +102,11 @@ def evaluation_rows(response) -> list[str]:
     [
         ({}, {"checked", "excluded", "measured"}),
         ({"configuration": "small"}, {"checked"}),
-        ({"origin": "measured_here"}, {"measured"}),
+        ({"measured_by": "portal"}, {"measured"}),
         ({"review_state": "source_checked"}, {"checked", "measured"}),
-        ({"review_state": "source_checked", "origin": "author_reported"}, {"checked"}),
+        ({"review_state": "source_checked", "measured_by": "authors"}, {"checked"}),
         ({"metric": "runtime", "configuration": "large"}, {"excluded"}),
-        ({"configuration": "small", "origin": "measured_here"}, set()),
+        ({"configuration": "small", "measured_by": "portal"}, set()),
     ],
 )
 def test_every_filter_narrows_the_evaluations_and_they_combine(client, catalogue, params, expected):
@@ -121,9 +121,9 @@ def test_every_filter_narrows_the_evaluations_and_they_combine(client, catalogue
 
 
 def test_filter_links_carry_the_current_filters_and_counts(client, catalogue):
-    body = client.get("/protocols/runtime/", {"origin": "author_reported"}).content.decode()
-    assert 'href="?origin=author_reported&amp;configuration=small#all-rows"' in body
-    assert "Small model (1)" in body and "Evidence origin" in body
+    body = client.get("/protocols/runtime/", {"measured_by": "authors"}).content.decode()
+    assert 'href="?measured_by=authors&amp;configuration=small#all-rows"' in body
+    assert "Small model (1)" in body and "Measured by" in body
 
 
 @pytest.mark.parametrize("query", ["IA3", PROTOCOL_ID, "Nucleotide Transformer"])

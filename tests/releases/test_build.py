@@ -23,7 +23,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from records import models as m
-from records.seed import CONCERN, PROTOCOL_ID, QUOTE
+from records.seed import SUITE_ID, CONCERN, PROTOCOL_ID, QUOTE
 from records.services import record_save
 from releases import exporter
 from releases.bundle import read_csv_rows
@@ -40,7 +40,7 @@ DATE = datetime.date(2026, 11, 1)
 # The sha256 of manifest-sha256.txt of the seeded catalogue's bundle, on every backend. It changes
 # only when the seed, the exporter's tables or the writer change: then update it, after checking
 # that the SQLite and the PostgreSQL runs print the same new value.
-SEED_PAYLOAD_DIGEST_PREFIX = "026a1fa6d038"
+SEED_PAYLOAD_DIGEST_PREFIX = "060274df257b"
 
 pytestmark = pytest.mark.django_db
 
@@ -173,19 +173,28 @@ def test_the_tables_hold_every_record_with_its_review_state_comparability_and_co
     for row in matrix:
         assert row["review_state"] == "excluded" and row["comparable"] == "false"
         assert row["concern"] == CONCERN and row["quote"] == QUOTE
-        assert row["unit"] == "minute" and row["origin"] == "author_reported" and row["protocol_id"] == PROTOCOL_ID
+        assert row["unit"] == "minute" and row["measured_by"] == "authors" and row["protocol_id"] == PROTOCOL_ID
     [coverage] = table(bag, "protocol_coverage")
     assert coverage["protocol_id"] == PROTOCOL_ID and coverage["review_state"] == "source_checked"
     assert coverage["comparable"] == "true"
     assert (coverage["evaluations"], coverage["evaluations_excluded"], coverage["evaluations_source_checked"]) == ("2", "2", "0")
-    assert (coverage["evaluations_author_reported"], coverage["evaluations_measured_here"], coverage["results"]) == ("2", "0", "2")
+    assert (coverage["evaluations_measured_by_authors"], coverage["evaluations_measured_by_portal"], coverage["results"]) == ("2", "0", "2")
     assert coverage["null_control_status"] == "proposed" and coverage["null_control_measured"] == "false"
     assert coverage["conventional_reference_role_id"] == f"{PROTOCOL_ID}-conventional-reference"
     assert coverage["has_reviewed_recipe"] == "false"
     assert {row["source_id"] for row in table(bag, "source_table")} == set(m.Source.objects.values_list("stable_id", flat=True))
     assert table(bag, "evidence") == []
+    [protocol] = table(bag, "protocol_table")
+    assert (protocol["metric_unit"], protocol["metric_direction"], protocol["metric_description"]) == (
+        "minute", "lower", "Mean wall time per IA3 fine-tuning run",
+    )
+    assert json.loads(protocol["limitations"])[0].startswith("Developer-reported average") and protocol["dataset_ids"] == SUITE_ID
+    tasks = [row for row in table(bag, "dataset_table") if row["suite_id"] == SUITE_ID]
+    assert len(tasks) == 18 and all(row["train_size"] and row["metric"] == "MCC" for row in tasks)
+    assert {row["configuration_id"] for row in table(bag, "configuration_table")} == set(m.Configuration.objects.values_list("stable_id", flat=True))
     assert published_release.counts["rows"] == {
-        "protocol_coverage": 1, "model_evaluation_matrix": 2, "source_table": 2, "evidence": 0,
+        "protocol_coverage": 1, "model_evaluation_matrix": 2, "protocol_table": 1, "dataset_table": 19,
+        "configuration_table": m.Configuration.objects.count(), "source_table": 2, "evidence": 0,
     }
 
 
@@ -198,7 +207,7 @@ def test_decimals_are_written_as_stored_and_rows_sorted_in_python(seeded, tmp_pa
     ids = [row["result_id"] for row in rows]
     assert ids == sorted(ids) and ids.index("B-result") < ids.index("a-result")  # code point order, not a collation
     values = {row["result_id"]: (row["value"], row["printed_value"]) for row in rows}
-    assert values["b-result"] == ("0.0001", '0.000100, "as printed"\n')
+    assert values["b-result"] == ("0.000100", '0.000100, "as printed"\n')  # the printed precision, trailing zeros kept
     assert values["B-result"][0] == "123456789.123456" and values["a-result"][0] == "-2.5"
 
 
@@ -220,7 +229,7 @@ def test_a_published_release_lists_every_exported_record_and_record_pages_name_i
     expected |= {("source", s) for s in m.Source.objects.values_list("stable_id", flat=True)}
     expected |= {("configuration", s) for s in m.Configuration.objects.values_list("stable_id", flat=True)}
     expected |= {("baselinerole", s) for s in m.BaselineRole.objects.values_list("stable_id", flat=True)}
-    expected |= {("dataset", s) for s in m.Dataset.objects.filter(evaluations__isnull=False).values_list("stable_id", flat=True)}
+    expected |= {("dataset", s) for s in m.Dataset.objects.values_list("stable_id", flat=True)}  # every task, used or not
     assert memberships == expected
     assert all(len(h) == 64 for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True))
     evaluation_id = m.Evaluation.objects.values_list("stable_id", flat=True).first()
@@ -255,7 +264,8 @@ def test_the_change_from_the_previous_release_counts_records_added_removed_and_c
 def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
     files = {f.name: f for f in published_release.files.all()}
     assert {name for name, f in files.items() if f.kind == FileKind.PAYLOAD} == {
-        "data/protocol_coverage.csv.gz", "data/model_evaluation_matrix.csv.gz", "data/source_table.csv.gz",
+        "data/protocol_coverage.csv.gz", "data/model_evaluation_matrix.csv.gz", "data/protocol_table.csv.gz",
+        "data/dataset_table.csv.gz", "data/configuration_table.csv.gz", "data/source_table.csv.gz",
         "data/evidence.csv.gz", "data/datapackage.json", "data/release.json",
     }
     assert {name for name, f in files.items() if f.kind == FileKind.TAG} == {
@@ -272,7 +282,12 @@ def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(pu
     assert coverage["primaryKey"] == ["protocol_id"]
     assert {"fields": ["source_id"], "reference": {"resource": "source_table", "fields": ["source_id"]}} in coverage["foreignKeys"]
     states = next(f for f in resources["model_evaluation_matrix"]["schema"]["fields"] if f["name"] == "review_state")
-    assert states["constraints"] == {"required": True, "enum": ["proposed", "source_checked", "excluded"]}
+    assert states["constraints"] == {"required": True, "enum": ["proposed", "source_checked", "excluded", "excluded_recheck"]}
+    matrix_keys = resources["model_evaluation_matrix"]["schema"]["foreignKeys"]
+    assert {"fields": ["dataset_id"], "reference": {"resource": "dataset_table", "fields": ["dataset_id"]}} in matrix_keys
+    assert {"fields": ["reference_configuration_id"], "reference": {"resource": "configuration_table", "fields": ["configuration_id"]}} in matrix_keys
+    # A task's suite is a row of the same table: Table Schema names its own resource "".
+    assert {"fields": ["suite_id"], "reference": {"resource": "", "fields": ["dataset_id"]}} in resources["dataset_table"]["schema"]["foreignKeys"]
     assert resources["model_evaluation_matrix"]["hash"] == f"sha256:{files['data/model_evaluation_matrix.csv.gz'].sha256}"
 
 

@@ -229,7 +229,8 @@ def test_frictionless_reads_back_exactly_the_values_written(bundle: BundleResult
         row["source_id"]: (row["title"], row["year"]) for row in source_rows()
     }
     results = {row["replicate"]: row for row in package.get_resource("results").read_rows()}
-    assert results[0]["value"] == Decimal("0.734") and results[1]["value"] == Decimal("1000")
+    # the digits as recorded, trailing zero and exponent included
+    assert str(results[0]["value"]) == "0.7340" and str(results[1]["value"]) == "1E+3"
     assert results[1]["reported_on"] == datetime.date(2024, 2, 2) and results[0]["checked"] is True
 
 
@@ -441,16 +442,17 @@ def test_datapackage_describes_each_table_with_schema_size_and_hash(bundle: Bund
 @pytest.mark.parametrize(
     ("value", "written"),
     [
-        (Decimal("0.7340"), "0.734"),
-        (Decimal("1E+3"), "1000"),
+        (Decimal("0.7340"), "0.7340"),
+        (Decimal("1E+3"), "1E+3"),
+        (Decimal("3.00E+11"), "3.00E+11"),
         (Decimal("20"), "20"),
         (Decimal("-0"), "0"),
-        (Decimal("-0.000"), "0"),
-        (Decimal("1.50E-7"), "0.00000015"),
-        (Decimal("12345678901234567890.123456789012345678900"), "12345678901234567890.1234567890123456789"),
+        (Decimal("-0.000"), "0.000"),
+        (Decimal("1.50E-7"), "1.50E-7"),
+        (Decimal("12345678901234567890.123456789012345678900"), "12345678901234567890.123456789012345678900"),
     ],
 )
-def test_decimals_are_written_in_plain_notation_without_trailing_zeros(value: Decimal, written: str) -> None:
+def test_decimals_are_written_with_exactly_their_recorded_digits(value: Decimal, written: str) -> None:
     assert serialise_decimal(value) == written
 
 
@@ -458,7 +460,7 @@ def test_values_are_written_in_their_fixed_forms(bundle: BundleResult) -> None:
     with gzip.open(bundle.bag_dir / "data" / "results.csv.gz", "rt", encoding="utf-8", newline="") as stream:
         header, *rows = list(read_csv_rows(stream))
     by_replicate = {int(r[header.index("replicate")]): dict(zip(header, r)) for r in rows}
-    assert [by_replicate[i]["value"] for i in range(6)] == ["0.734", "1000", "20", "0", "", "3"]
+    assert [by_replicate[i]["value"] for i in range(6)] == ["0.7340", "1E+3", "20", "0", "", "3"]
     assert [by_replicate[i]["checked"] for i in range(3)] == ["true", "false", ""]
     assert by_replicate[1]["reported_on"] == "2024-02-02"
     assert by_replicate[0]["reported_on"] == ""

@@ -206,8 +206,8 @@ def test_a_cut_while_another_release_is_being_built_is_refused(release_manager):
 
 def test_a_build_that_finds_the_content_unchanged_publishes_nothing(published_release, release_manager, curator):
     protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
-    protocol.procedure = "Edited, but the procedure is not part of a release."
-    record_save(record=protocol, actor=curator, changed_fields=["procedure"])
+    protocol.explanatory_profile = "Edited, but the explanatory profile is not part of a release."
+    record_save(record=protocol, actor=curator, changed_fields=["explanatory_profile"])
     release = release_build(release_pk=release_cut(actor=release_manager).pk)
     assert release.status == ReleaseStatus.FAILED
     assert release.error == (

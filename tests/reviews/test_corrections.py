@@ -200,7 +200,7 @@ XSS = [
 
 @pytest.mark.parametrize("payload", XSS)
 def test_it_shows_hostile_text_escaped_on_the_status_page_in_the_admin_and_in_the_api(client, seeded, curator, payload):
-    response = post_api(client, api_data(proposed_value=payload, explanation=payload, supporting_locator=payload))
+    response = post_api(client, api_data(field="printed_value", proposed_value=payload, explanation=payload, supporting_locator=payload))
     assert response.status_code == 201 and response["Content-Type"] == "application/json"
     correction = Correction.objects.get()
     assert correction.explanation == payload.strip()  # stored as sent
@@ -224,12 +224,13 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
     )
     assert response.status_code == 302
     result = m.Result.objects.get(stable_id=RESULT_500M)
-    assert str(result.display_value) == "15"
+    assert (result.display_value, result.printed_value) == ("15", "15 min")  # the printed value follows the value
     evaluation = result.evaluation
-    assert evaluation.review_state == ReviewState.PROPOSED
+    # The seed's evaluations are excluded: the correction keeps them out, with their concern, until a reinstate.
+    assert evaluation.review_state == ReviewState.EXCLUDED_RECHECK and evaluation.concern.startswith("Fine-tuning time conflicts")
     assert f"correction #{correction.pk} accepted" in result.history.first().history_change_reason
     reopen = ReviewEvent.objects.filter(record_stable_id=evaluation.stable_id).last()
-    assert reopen.transition == "reopen" and f"correction #{correction.pk}" in reopen.reason
+    assert reopen.transition == "reopen_excluded" and f"correction #{correction.pk}" in reopen.reason
     correction.refresh_from_db()
     assert (correction.status, correction.value_applied, correction.response) == ("accepted", True, "Recorded the single-GPU figure.")
     assert "Accepted" in client.get(f"/corrections/{correction.token}/").content.decode()

@@ -1,0 +1,151 @@
+"""Comparisons: like with like only.
+
+Every comparison (best marks, ranks, charts, the matrix's marks) is made within one protocol (which
+fixes the metric and its unit), one dataset or task, and one relation to one reference (absolute
+values, or ratios or differences to the same reference configuration). Within such a group only
+rows in a compared review state count: source checked (and excluded ones too when a reader asks
+to include them); a repeat (the same measurement reported again by another source) counts once,
+through its original, when both would be compared. A protocol without a direction (a descriptive
+fact) is never ranked, and no row is best where fewer than two rows compare.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from records import models as m
+from reviews.models import EXCLUDED_STATES, ReviewState
+
+
+def compared_states(*, include_excluded: bool) -> frozenset[str]:
+    """Review states whose results enter best marks, ranks and charts."""
+    if include_excluded:
+        return frozenset({ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES})
+    return frozenset({ReviewState.SOURCE_CHECKED})
+
+
+@dataclass
+class ResultRow:
+    """One result in its comparison group."""
+
+    evaluation: m.Evaluation
+    result: m.Result
+    in_comparison: bool
+    # Its original is compared: the same measurement, counted once through the original.
+    counted_through_original: bool = False
+    is_best: bool = False
+    rank: int | None = None
+
+
+@dataclass
+class ComparisonGroup:
+    """The results of one protocol on one dataset or task, with one relation to one reference."""
+
+    dataset: m.Dataset | None  # None only for the empty group of a protocol with no result
+    relation: str
+    reference: m.Configuration | None
+    rows: list[ResultRow] = field(default_factory=list)
+    best_value: Decimal | None = None
+    compared_count: int = 0
+
+    @property
+    def key(self) -> str:
+        """A stable key for anchors and query strings."""
+        if self.dataset is None:
+            return "none"
+        suffix = "" if self.relation == m.Relation.ABSOLUTE else f"--{self.relation}-{self.reference.stable_id}"
+        return f"{self.dataset.stable_id}{suffix}"
+
+    @property
+    def label(self) -> str:
+        if self.dataset is None:
+            return "No results"
+        if self.relation == m.Relation.ABSOLUTE:
+            return self.dataset.name
+        relation = "ratio to" if self.relation == m.Relation.RATIO else "difference from"
+        return f"{self.dataset.name} ({relation} {self.reference.short_name or self.reference.name})"
+
+
+def _dataset_order(dataset: m.Dataset) -> tuple:
+    return (dataset.suite_id or 0, dataset.position, dataset.name, dataset.stable_id)
+
+
+def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_excluded: bool) -> list[ComparisonGroup]:
+    """The protocol's results in comparison groups, each sorted best first, with best and ranks marked.
+
+    `evaluations` carry their results (prefetched with their reference configuration), dataset
+    and `repeats`: no query runs here.
+    """
+    states = compared_states(include_excluded=include_excluded)
+    groups: dict[tuple[int, str, int | None], ComparisonGroup] = {}
+    for evaluation in evaluations:
+        original_compared = evaluation.repeats_id is not None and evaluation.repeats.review_state in states
+        for result in evaluation.results.all():
+            key = (evaluation.dataset_id, result.relation, result.reference_configuration_id)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = ComparisonGroup(
+                    dataset=evaluation.dataset, relation=result.relation, reference=result.reference_configuration
+                )
+            group.rows.append(
+                ResultRow(
+                    evaluation=evaluation, result=result,
+                    in_comparison=evaluation.review_state in states and not original_compared,
+                    counted_through_original=original_compared and evaluation.review_state in states,
+                )
+            )
+    ordered = sorted(groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != m.Relation.ABSOLUTE, g.key))
+    for group in ordered:
+        _rank(group, direction=protocol.metric_direction)
+    return ordered
+
+
+def _rank(group: ComparisonGroup, *, direction: str) -> None:
+    lower_is_better = direction == m.Direction.LOWER
+    ranked = direction != m.Direction.NONE
+
+    def order(row: ResultRow):
+        value = row.result.value
+        by_value = (value if lower_is_better else -value) if ranked else Decimal(0)
+        return (not row.in_comparison, by_value, row.evaluation.configuration.name, row.result.stable_id)
+
+    group.rows.sort(key=order)
+    compared = [row for row in group.rows if row.in_comparison]
+    group.compared_count = len(compared)
+    if not ranked or len(compared) < 2:
+        return
+    values = [row.result.value for row in compared]
+    group.best_value = min(values) if lower_is_better else max(values)
+    for row in compared:
+        better = sum(1 for v in values if (v < row.result.value if lower_is_better else v > row.result.value))
+        row.rank = better + 1
+        row.is_best = row.rank == 1
+
+
+@dataclass
+class MatrixRow:
+    configuration: m.Configuration
+    cells: list[list[ResultRow]]
+
+
+@dataclass
+class Matrix:
+    """Configurations x tasks, the shape of a paper's benchmark table: one column per comparison group."""
+
+    columns: list[ComparisonGroup]
+    rows: list[MatrixRow]
+
+
+def matrix(groups: list[ComparisonGroup]) -> Matrix:
+    configurations: dict[int, m.Configuration] = {}
+    for group in groups:
+        for row in group.rows:
+            configurations.setdefault(row.evaluation.configuration_id, row.evaluation.configuration)
+    column_of = {id(group): index for index, group in enumerate(groups)}
+    rows = {pk: MatrixRow(configuration=c, cells=[[] for _ in groups]) for pk, c in configurations.items()}
+    for group in groups:
+        for row in group.rows:
+            rows[row.evaluation.configuration_id].cells[column_of[id(group)]].append(row)
+    ordered = sorted(rows.values(), key=lambda r: (r.configuration.name.lower(), r.configuration.stable_id))
+    return Matrix(columns=groups, rows=ordered)
