@@ -56,13 +56,18 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
     When a sourced field of a source-checked or excluded record changes, or a result is added to
     or moved between reviewed evaluations, the record that carries the review goes back to
     proposed through the review service ("edited: <fields>"), and the editor becomes its last
-    editor (the four-eyes rule). A database rule the validation did not foresee (a stable id
-    taken by a concurrent write) is a ValidationError too. Returns whether anything was written.
+    editor (the four-eyes rule). The model's check constraints are enforced by the database as the
+    row is written (validating them in Python costs a query each, per record: most of an import's
+    time) and a violation comes back as the same field error; unique constraints are checked first,
+    so their error names the record that holds the value. A database rule the validation did not
+    foresee (a stable id taken by a concurrent write) is a ValidationError too. Returns whether
+    anything was written.
     """
     created = record.pk is None
     if not created and not changed_fields:
         return False
-    record.full_clean(validate_unique=created, validate_constraints=True)
+    record.full_clean(validate_unique=created, validate_constraints=False)
+    _validate_unique_constraints(record)
     model = type(record)
     previous_owner_id = None
     if not created and isinstance(record, Reviewable):
@@ -79,7 +84,7 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
         with transaction.atomic():
             record.save()
     except IntegrityError as exc:
-        raise ValidationError({NON_FIELD_ERRORS: [f"the database refused the change: {exc}".strip()]}) from None
+        raise _constraint_error(type(record), exc) from None
     owner = reviewed_owner(record)
     if created:
         if owner is not record:  # a new result changes what its evaluation's review saw
@@ -92,6 +97,29 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
             previous = record._meta.get_field("evaluation").related_model._default_manager.get(pk=previous_owner_id)
             _owner_changed(record=record, owner=previous, what=["moved away"], actor=actor, why=reason)
     return True
+
+
+def _validate_unique_constraints(record: models.Model) -> None:
+    errors: list[ValidationError] = []
+    for constraint in record._meta.constraints:
+        if isinstance(constraint, models.UniqueConstraint):
+            try:
+                constraint.validate(type(record), record)
+            except ValidationError as exc:
+                errors.append(exc)
+    if errors:
+        raise ValidationError(errors)
+
+
+def _constraint_error(model: type[models.Model], exc: IntegrityError) -> ValidationError:
+    """The database's refusal as the validation error the constraint declares (its code names the
+    field, see records.models._check), or as a non-field error when no declared constraint is named."""
+    text = str(exc)
+    checks = sorted((c for c in model._meta.constraints if isinstance(c, models.CheckConstraint)), key=lambda c: -len(c.name))
+    for constraint in checks:  # the longest name first: no name is then taken for a part of another
+        if constraint.name in text:
+            return ValidationError(constraint.get_violation_error_message(), code=constraint.violation_error_code)
+    return ValidationError({NON_FIELD_ERRORS: [f"the database refused the change: {text}".strip()]})
 
 
 @transaction.atomic
