@@ -152,13 +152,30 @@ def normalise_doi(value: str) -> str:
     return text.lower()
 
 
+def normalise_arxiv_id(value: str) -> str:
+    return (value or "").strip().removeprefix("arXiv:").removeprefix("arxiv:")
+
+
+class DOIField(models.CharField):
+    """A DOI in one spelling (no resolver prefix, lower case: DOIs are case-insensitive), so a
+    duplicate is found whichever way it was written."""
+
+    def to_python(self, value):
+        return normalise_doi(super().to_python(value))
+
+
+class ArxivIdField(models.CharField):
+    def to_python(self, value):
+        return normalise_arxiv_id(super().to_python(value))
+
+
 def validate_doi(value: str) -> None:
     if value and not re.match(r"^10\.\d{4,9}/\S+$", normalise_doi(value), re.ASCII):
         raise ValidationError("A DOI starts with 10. and a registrant code, e.g. 10.1038/s41592-024-02523-z.", code="invalid")
 
 
 def validate_arxiv_id(value: str) -> None:
-    text = (value or "").strip().removeprefix("arXiv:").removeprefix("arxiv:")
+    text = normalise_arxiv_id(value)
     if value and not re.match(r"^(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})$", text, re.ASCII):
         raise ValidationError("An arXiv id looks like 2306.15006 (no version: that goes in the arXiv version).", code="invalid")
 
@@ -174,9 +191,9 @@ class Source(CuratedModel):
         max_length=10, blank=True, validators=[validate_partial_date],
         help_text="First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.",
     )
-    doi = models.CharField(max_length=200, blank=True, verbose_name="DOI", validators=[validate_doi], help_text="Bare DOI, e.g. 10.1038/s41592-024-02523-z.")
+    doi = DOIField(max_length=200, blank=True, verbose_name="DOI", validators=[validate_doi], help_text="Bare DOI, e.g. 10.1038/s41592-024-02523-z.")
     pmcid = models.CharField(max_length=20, blank=True, verbose_name="PMCID")
-    arxiv_id = models.CharField(
+    arxiv_id = ArxivIdField(
         max_length=40, blank=True, verbose_name="arXiv id", validators=[validate_arxiv_id], help_text="Without version, e.g. 2306.15006."
     )
     arxiv_version = models.CharField(
@@ -188,7 +205,7 @@ class Source(CuratedModel):
         max_length=64, blank=True, help_text="For a repository: the commit read (7 to 64 hex digits).",
         validators=[RegexValidator(r"^[0-9a-f]{7,64}$", "A commit is 7 to 64 lowercase hex digits.")],
     )
-    copy_consulted = models.CharField(max_length=200, blank=True, help_text='Which copy was read, e.g. "full-text XML".')
+    copy_consulted = models.CharField(max_length=500, blank=True, help_text='Which copy was read, e.g. "full-text XML".')
     history = HistoricalRecords()
 
     # Identifiers that name one work: a second source with the same one is a duplicate.
@@ -218,11 +235,9 @@ class Source(CuratedModel):
         return f"{self.title} ({self.venue})" if self.venue else self.title
 
     def clean(self) -> None:
-        """Identifiers in one spelling, so that a duplicate is found whichever way it was written,
-        and one source per DOI, arXiv id or URL: a second one names the record that has it."""
+        """One source per DOI, arXiv id or URL (each in one spelling: see DOIField and ArxivIdField):
+        a second one names the record that has it."""
         super().clean()
-        self.doi = normalise_doi(self.doi)
-        self.arxiv_id = self.arxiv_id.strip().removeprefix("arXiv:").removeprefix("arxiv:")
         errors = {}
         for name in self.IDENTIFIERS:
             value = getattr(self, name)
@@ -414,10 +429,10 @@ class Evaluation(CuratedModel, Reviewable):
         help_text="The evaluation whose measurement this source reports again (a copy, not a replication).",
     )
     reading_method = models.CharField(max_length=20, choices=ReadingMethod.choices, help_text="How the value was read off its source.")
-    setup = models.CharField(max_length=300, blank=True, verbose_name="evaluation setup")
-    aggregation = models.CharField(max_length=300, blank=True, help_text="Blank when the source does not report it.")
-    uncertainty = models.CharField(
-        max_length=300, blank=True, verbose_name="uncertainty note",
+    setup = models.TextField(blank=True, verbose_name="evaluation setup")
+    aggregation = models.TextField(blank=True, help_text="Blank when the source does not report it.")
+    uncertainty = models.TextField(
+        blank=True, verbose_name="uncertainty note",
         help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.",
     )
     coverage_scored = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")

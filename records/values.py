@@ -72,16 +72,15 @@ _TO_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 def display(value: Decimal | None) -> str:
     """For readers: every printed digit and no more. Positional notation where the digits allow it
-    (0.410, 66.47, 20, 0.000031), otherwise "3.00 × 10¹¹" so that 300B keeps its three digits."""
+    (0.410, 66.47, 20, 0.000031), otherwise engineering notation ("300 × 10⁹" for 300B, which keeps
+    its three digits; "1 × 10¹²" for 1T; "3 × 10⁻¹²")."""
     if value is None:
         return ""
-    sign, digits, exponent = value.as_tuple()
-    if exponent <= 0 and value.adjusted() >= -5:
+    if value.as_tuple().exponent <= 0 and value.adjusted() >= -5:
         text = format(value, "f")
         return "0" if text == "-0" else text
-    mantissa = value.scaleb(-value.adjusted())
-    power = str(value.adjusted()).translate(_TO_SUPERSCRIPT)
-    return f"{format(mantissa, 'f')} × 10{power}"
+    mantissa, _, power = value.to_eng_string().partition("E")
+    return f"{mantissa} × 10{str(int(power)).translate(_TO_SUPERSCRIPT)}" if power else mantissa
 
 
 # -- the printed-value check -------------------------------------------------------------------

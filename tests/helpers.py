@@ -9,3 +9,11 @@ def apply_transitions(record, *names: str, reason: str = "test reason") -> None:
 
     for name in names:
         review_transition_apply(record=record, transition=name, actor=None, reason=reason, automatic=True)
+
+
+def load_examples(*names: str):
+    """Import the named documents of data/examples/ (file-name stems, in the order given), with
+    their curation review, as `manage.py load_examples` does for all of them."""
+    from records.examples import EXAMPLES_DIR, examples_load
+
+    return examples_load(paths=[EXAMPLES_DIR / f"{name}.json" for name in names])

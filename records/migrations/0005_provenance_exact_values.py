@@ -491,5 +491,67 @@ class Migration(migrations.Migration):
             model_name='source',
             constraint=models.CheckConstraint(condition=models.Q(('arxiv_version', ''), models.Q(('arxiv_id', ''), _negated=True), _connector='OR'), name='source_arxiv_version_has_id', violation_error_code='arxiv_version', violation_error_message='An arXiv version needs its arXiv id.'),
         ),
+        migrations.AlterField(
+            model_name='evaluation',
+            name='aggregation',
+            field=models.TextField(blank=True, help_text='Blank when the source does not report it.'),
+        ),
+        migrations.AlterField(
+            model_name='evaluation',
+            name='setup',
+            field=models.TextField(blank=True, verbose_name='evaluation setup'),
+        ),
+        migrations.AlterField(
+            model_name='evaluation',
+            name='uncertainty',
+            field=models.TextField(blank=True, help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.", verbose_name='uncertainty note'),
+        ),
+        migrations.AlterField(
+            model_name='historicalevaluation',
+            name='aggregation',
+            field=models.TextField(blank=True, help_text='Blank when the source does not report it.'),
+        ),
+        migrations.AlterField(
+            model_name='historicalevaluation',
+            name='setup',
+            field=models.TextField(blank=True, verbose_name='evaluation setup'),
+        ),
+        migrations.AlterField(
+            model_name='historicalevaluation',
+            name='uncertainty',
+            field=models.TextField(blank=True, help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.", verbose_name='uncertainty note'),
+        ),
+        migrations.AlterField(
+            model_name='historicalsource',
+            name='copy_consulted',
+            field=models.CharField(blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=500),
+        ),
+        migrations.AlterField(
+            model_name='source',
+            name='copy_consulted',
+            field=models.CharField(blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=500),
+        ),
+    
+        migrations.AlterField(
+            model_name='historicalsource',
+            name='arxiv_id',
+            field=records.models.ArxivIdField(blank=True, help_text='Without version, e.g. 2306.15006.', max_length=40, validators=[records.models.validate_arxiv_id], verbose_name='arXiv id'),
+        ),
+        migrations.AlterField(
+            model_name='historicalsource',
+            name='doi',
+            field=records.models.DOIField(blank=True, help_text='Bare DOI, e.g. 10.1038/s41592-024-02523-z.', max_length=200, validators=[records.models.validate_doi], verbose_name='DOI'),
+        ),
+        migrations.AlterField(
+            model_name='source',
+            name='arxiv_id',
+            field=records.models.ArxivIdField(blank=True, help_text='Without version, e.g. 2306.15006.', max_length=40, validators=[records.models.validate_arxiv_id], verbose_name='arXiv id'),
+        ),
+        migrations.AlterField(
+            model_name='source',
+            name='doi',
+            field=records.models.DOIField(blank=True, help_text='Bare DOI, e.g. 10.1038/s41592-024-02523-z.', max_length=200, validators=[records.models.validate_doi], verbose_name='DOI'),
+        ),
+    
         migrations.RunPython(sqlite_triggers_on, sqlite_triggers_off),
     ]

@@ -27,6 +27,8 @@ def rounded(value: Decimal | None) -> str:
         return ""
     if value == 0:
         return "0"
+    if abs(value.adjusted()) >= 6:  # 1 × 10⁹ rather than 1000000000
+        return display(value.quantize(Decimal(1).scaleb(value.adjusted() - DISPLAY_SIGNIFICANT_DIGITS + 1), rounding=ROUND_HALF_UP).normalize())
     exponent = min(0, max(value.adjusted() - DISPLAY_SIGNIFICANT_DIGITS + 1, -6))
     text = format(value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP).normalize(), "f")
     return "0" if text == "-0" else text
