@@ -682,6 +682,8 @@ def _merge(*, entry: Entry, record: models.Model, wanted: dict[str, Any], snapsh
             report.overwritten.setdefault(entry.section.key, {}).setdefault(entry.stable_id, []).append(name)
         else:
             conflicts.append({"field": name, "current": now, "document": value, "last_imported": None if last is _MISSING else last})
+    if entry.stable_id in report.overwritten.get(entry.section.key, {}):
+        report.overwritten[entry.section.key][entry.stable_id].sort()
     if kept:
         report.kept.setdefault(entry.section.key, {})[entry.stable_id] = sorted(kept)
     if conflicts:

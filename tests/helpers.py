@@ -12,7 +12,8 @@ def apply_transitions(record, *names: str, reason: str = "test reason") -> None:
 
 
 def load_examples(*names: str):
-    """Import the named documents of data/examples/ (file-name stems, in the order given), with
+    """Import the named documents of data/examples/ (file-name stems, in the order given; the seed
+    first: they name its areas, contexts and sources), with
     their curation review, as `manage.py load_examples` does for all of them."""
     from records.examples import EXAMPLES_DIR, examples_load
 

@@ -368,3 +368,43 @@ def test_it_retries_a_failed_mail_and_never_loses_the_suggestion(seeded, curator
         correction_decide(correction=second, actor=curator, decision="reject", response="Still no.")
     second.refresh_from_db()
     assert second.status == "rejected" and Correction.objects.count() == 2
+
+
+@pytest.mark.parametrize("proposed", ["about 0.55", "0.55?", "NaN"])
+def test_a_proposed_value_that_is_not_a_number_is_refused_when_sent_by_form_or_api(client, seeded, proposed):
+    response = post_api(client, api_data(proposed_value=proposed))
+    assert response.status_code == 400
+    assert "proposed_value" in response.json() and "not a valid value" in response.json()["proposed_value"][0]
+    page = client.post("/corrections/new/", form_data(proposed_value=proposed))
+    assert page.status_code == 400 and b"not a valid value" in page.content  # the form again, with the error
+    assert not Correction.objects.exists()
+
+
+def test_a_proposed_choice_outside_the_fields_choices_lists_them(client, seeded):
+    response = post_api(client, api_data(field="uncertainty_kind", proposed_value="variance"))
+    assert response.status_code == 400
+    assert "'variance' is not one of: sd, se, ci, range" in response.json()["proposed_value"][0]
+
+
+def test_the_curator_gives_the_printed_value_that_goes_with_a_corrected_value(client, seeded, curator):
+    client.post("/corrections/new/", form_data(proposed_value="14.5"))
+    correction = Correction.objects.get()
+    client.force_login(curator)
+    panel = client.get(reverse("admin:reviews_correction_change", args=[correction.pk])).content.decode()
+    assert 'name="printed_value"' in panel and 'value="14.5 min"' in panel  # the old printed text with the new number
+    client.post(
+        reverse("admin:reviews_correction_decide", args=[correction.pk]),
+        {"decision": "accept", "response": "As printed in the Discussion.", "apply_value": "1", "printed_value": "under 14.5 min"},
+    )
+    result = m.Result.objects.get(stable_id=RESULT_500M)
+    assert (result.display_value, result.printed_value) == ("14.5", "under 14.5 min")
+
+
+def test_a_printed_value_that_does_not_show_the_corrected_value_changes_nothing(seeded, curator):
+    correction = correction_submit(
+        target=m.Result.objects.get(stable_id=RESULT_500M), field_name="value", proposed_value="14.5",
+        explanation="x", supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+    )
+    with pytest.raises(CorrectionError, match="not the number printed"):
+        correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True, printed_value="15 min")
+    assert m.Result.objects.get(stable_id=RESULT_500M).printed_value == "20 min"
