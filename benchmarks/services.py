@@ -30,7 +30,7 @@ from benchmarks.models import ACTIVE, BenchmarkJob, JobEvent, JobStatus, Recipe
 from benchmarks.parameters import OVERRIDABLE, ParameterError, job_parameters, parameter_errors
 from benchmarks.presets import PRESETS, time_limits
 from records import models as rm
-from records.models import format_decimal
+from records.values import exact_text
 from records.seed import task_stable_id
 from records.services import record_save
 from reviews.models import ReviewState
@@ -407,7 +407,7 @@ def _record_measurement(*, job: BenchmarkJob, report: dict[str, Any]) -> rm.Eval
         evaluation=evaluation,
         value=value,
         unit=unit,
-        printed_value=f"{format_decimal(value)} {unit} ({seconds:.3f} s total wall time)",
+        printed_value=f"{exact_text(value)} {unit} ({seconds:.3f} s total wall time)",
         num_runs=1,
     )
     record_save(record=result, actor=actor, reason=reason)
@@ -450,7 +450,7 @@ def benchmark_job_succeed(*, job_id: int, attempt: int, report: dict[str, Any], 
         _change_status(
             job=job,
             to=SUCCEEDED,
-            reason=f"measured {format_decimal(result.value)} {result.unit}; proposed evaluation {evaluation.stable_id}",
+            reason=f"measured {exact_text(result.value)} {result.unit}; proposed evaluation {evaluation.stable_id}",
             finished_at=timezone.now(),
             heartbeat_at=timezone.now(),
             progress_step=job.progress_total,

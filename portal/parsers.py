@@ -2,7 +2,6 @@
 
 import codecs
 import json
-from decimal import Decimal
 
 from django.conf import settings
 from rest_framework import parsers
@@ -10,15 +9,32 @@ from rest_framework.exceptions import ParseError
 from rest_framework.utils.json import strict_constant
 
 
+class JSONNumber(float):
+    """A JSON number with a fraction or exponent: a float to every field that takes one, and its text
+    as written (`json_text`, also its str()) to the exact decimals (records.values.parse_exact) and
+    text fields, so 0.410 keeps its trailing zero and 3e-12 its digits."""
+
+    json_text: str
+
+    def __new__(cls, text: str):
+        number = super().__new__(cls, text)
+        number.json_text = text
+        return number
+
+    def __str__(self) -> str:
+        """A text field given a number keeps what was written ("0.410", not "0.41")."""
+        return self.json_text
+
+
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser, with two differences: a JSON number with a fraction or exponent is read as
-    a Decimal (so 0.410 keeps its trailing zero and 3e-12 its exact digits), and JSON nested deeper
-    than Python can parse is a 400, not a 500. NaN and Infinity are refused, as DRF's strict mode does."""
+    """DRF's JSON parser, with two differences: a number with a fraction or exponent keeps the text
+    it was written with (JSONNumber), and JSON nested deeper than Python can parse is a 400, not a
+    500. NaN and Infinity are refused, as DRF's strict mode does."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            return json.load(codecs.getreader(encoding)(stream), parse_float=Decimal, parse_constant=strict_constant)
+            return json.load(codecs.getreader(encoding)(stream), parse_float=JSONNumber, parse_constant=strict_constant)
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply") from None
         except ValueError as exc:

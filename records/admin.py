@@ -9,10 +9,13 @@ from __future__ import annotations
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
+from django.db.models import FloatField
+from django.db.models.functions import Cast
 from simple_history.admin import SimpleHistoryAdmin
 
 from records import models as m
 from records.services import record_delete, record_save
+from records.values import exact_text
 from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
@@ -150,11 +153,16 @@ class EvaluationAdmin(ReviewableAdminMixin, CatalogueAdmin):
 
 @admin.register(m.Result)
 class ResultAdmin(CatalogueAdmin):
-    list_display = ("stable_id", "evaluation", "value", "unit", "printed_value", "relation")
+    list_display = ("stable_id", "evaluation", "exact_value", "unit", "printed_value", "relation")
     list_filter = ("unit", "relation", "uncertainty_kind")
     search_fields = ("stable_id", "evaluation__title", "printed_value", "value")
     autocomplete_fields = ["evaluation", "reference_configuration"]
     list_select_related = ("evaluation",)
+
+    @admin.display(description="value", ordering=Cast("value", FloatField()))
+    def exact_value(self, obj):
+        """Sorted as a number (the value is stored as its exact text, where "10" sorts before "9")."""
+        return exact_text(obj.value)
 
 
 @admin.register(m.EvidenceRow)

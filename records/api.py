@@ -32,7 +32,13 @@ from reviews.models import ReviewState
 # -- fields ------------------------------------------------------------------------------------
 
 
-@extend_schema_field({"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", "example": "0.410"})
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$"}, {"type": "number"}],
+        "example": "0.410",
+        "description": "Answered as a string with the printed digits; a JSON number is taken with the digits it is written with.",
+    }
+)
 class ExactDecimalField(serializers.Field):
     """An exact decimal with its printed precision, as a string ("0.410", "66.47", "3.00E+11").
 
@@ -301,15 +307,14 @@ class DecisionSerializer(CatalogueSerializer):
 
 def comparable_filter(prefix: str = "", *, repeats: bool = False) -> filters.BooleanFilter:
     """`comparable=true`: rows whose (evaluation's) source was checked and that are not excluded;
-    for evaluations and results, not a repeat of a compared evaluation either (counted once)."""
-    comparable = Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
-    if repeats:
-        comparable &= ~Q(**{f"{prefix}repeats__review_state": ReviewState.SOURCE_CHECKED})
+    for evaluations and results, the rule of records.models.evaluation_comparable (a repeat counts
+    through its original)."""
+    comparable = m.comparable_q(prefix) if repeats else Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
 
     def apply(queryset, name, value):
         return queryset.filter(comparable) if value else queryset.exclude(comparable)
 
-    return filters.BooleanFilter(method=apply, help_text="Enters comparisons: source checked, not excluded, not a repeat of a compared evaluation.")
+    return filters.BooleanFilter(method=apply, help_text="Enters comparisons: source checked, not excluded, and not a repeat of a compared or excluded measurement.")
 
 
 class ProtocolFilter(filters.FilterSet):

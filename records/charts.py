@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from records import models as m
 from records.comparisons import ComparisonGroup, ResultRow
 from records.templatetags.record_tags import rounded
+from records.values import exact_text
 
 WIDTH = 760
 LABEL_WIDTH = 300
@@ -76,21 +77,15 @@ def _short(text: str, limit: int) -> str:
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values (1, 2 or 5 times a power of ten) spanning low..high."""
-    if high <= low:
-        high = low + 1
+    """Round tick values (1, 2 or 5 times a power of ten) spanning low..high, whatever the magnitude
+    (a p-value of 3E-12 as well as 1E+12 tokens)."""
+    if not high > low:
+        high = low + (abs(low) or 1.0)
     raw = (high - low) / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(power * f for f in (1, 2, 5, 10) if power * f >= raw)
-    start = math.floor(low / step) * step
-    ticks = []
-    value = start
-    while value <= high + step * 1e-9:
-        ticks.append(round(value, 10))
-        value += step
-    if ticks[-1] < high:
-        ticks.append(round(ticks[-1] + step, 10))
-    return ticks
+    first, last = math.floor(low / step), math.ceil(high / step)
+    return [index * step for index in range(first, last + 1)]
 
 
 def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_excluded: bool, several: bool = False) -> Chart:
@@ -114,7 +109,7 @@ def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_ex
         return Bar(
             label=_short(configuration.short_name or configuration.name, LABEL_CHARS),
             value_text=row.result.display_value,
-            exact=m.format_decimal(row.result.value),
+            exact=exact_text(row.result.value),
             origin=f"measured by {row.evaluation.get_measured_by_display().lower()}",
             marker=MARKERS.get(row.evaluation.measured_by, "circle"),
             x0=x(0.0), x1=x(value), y=y, best=row.is_best, excluded=excluded,

@@ -4,8 +4,9 @@ Every comparison (best marks, ranks, charts, the matrix's marks) is made within 
 fixes the metric and its unit), one dataset or task, and one relation to one reference (absolute
 values, or ratios or differences to the same reference configuration). Within such a group only
 rows in a compared review state count: source checked (and excluded ones too when a reader asks
-to include them); a repeat (the same measurement reported again by another source) counts once,
-through its original, when both would be compared. A protocol without a direction (a descriptive
+to include them). A repeat (the same measurement reported again by another source) counts once,
+through its original, when the original is compared, and stays out with it when the original is
+excluded (records.models.evaluation_comparable is the same rule for the API and releases). A protocol without a direction (a descriptive
 fact) is never ranked, and no row is best where fewer than two rows compare.
 """
 
@@ -32,8 +33,10 @@ class ResultRow:
     evaluation: m.Evaluation
     result: m.Result
     in_comparison: bool
-    # Its original is compared: the same measurement, counted once through the original.
+    # It repeats another source's measurement: counted once, through that original, when the
+    # original is compared; kept out with it when the original is excluded.
     counted_through_original: bool = False
+    excluded_through_original: bool = False
     is_best: bool = False
     rank: int | None = None
 
@@ -80,7 +83,10 @@ def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_ex
     states = compared_states(include_excluded=include_excluded)
     groups: dict[tuple[int, str, int | None], ComparisonGroup] = {}
     for evaluation in evaluations:
-        original_compared = evaluation.repeats_id is not None and evaluation.repeats.review_state in states
+        own = evaluation.review_state in states
+        original = evaluation.repeats.review_state if evaluation.repeats_id is not None else None
+        through = own and original in states
+        excluded_with = own and original in EXCLUDED_STATES and not through
         for result in evaluation.results.all():
             key = (evaluation.dataset_id, result.relation, result.reference_configuration_id)
             group = groups.get(key)
@@ -90,9 +96,8 @@ def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_ex
                 )
             group.rows.append(
                 ResultRow(
-                    evaluation=evaluation, result=result,
-                    in_comparison=evaluation.review_state in states and not original_compared,
-                    counted_through_original=original_compared and evaluation.review_state in states,
+                    evaluation=evaluation, result=result, in_comparison=own and not through and not excluded_with,
+                    counted_through_original=through, excluded_through_original=excluded_with,
                 )
             )
     ordered = sorted(groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != m.Relation.ABSOLUTE, g.key))

@@ -99,8 +99,8 @@ def field_text(record: models.Model, field_name: str) -> str:
         return ""
     if isinstance(value, models.Model):
         return getattr(value, "stable_id", str(value.pk))
-    if hasattr(value, "as_tuple"):
-        return m.format_decimal(value)
+    if isinstance(value, Decimal):
+        return exact_text(value)
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return str(value)

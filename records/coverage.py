@@ -39,10 +39,6 @@ class Cell:
         return next((state for state in STATE_ORDER if state in self.states), "")
 
     @property
-    def is_mixed(self) -> bool:
-        return len(set(self.states)) > 1
-
-    @property
     def summary(self) -> str:
         """Every state the cell holds, counted: "2 checked, 1 excluded" (never just the best one)."""
         return ", ".join(f"{self.states.count(state)} {STATE_WORDS[state]}" for state in STATE_ORDER if state in self.states)

@@ -1,10 +1,11 @@
 """The demo content: real papers' benchmark tables curated under `data/examples/` (`examples_load`).
 
 Each document is imported as any paper is (records.imports), in file-name order, after the seed.
-Then the review a curator made while curating it is recorded: every evaluation and protocol of the
-document still proposed is marked source checked (each number was read in the stored source its
-locator and quote name), and the document's `reviews` (its reasoned exclusions) are applied. A
-second run changes nothing.
+Then the review a curator made while curating it is recorded: every evaluation and protocol the
+import created is marked source checked (each number was read in the stored source its locator
+and quote name), and the document's `reviews` (its reasoned exclusions) are applied once. A second
+run changes nothing, and leaves alone whatever curators decided on the portal since: a record
+reopened by an edit stays for a curator to check, a reinstated one stays reinstated.
 """
 
 from __future__ import annotations
@@ -51,12 +52,12 @@ def examples_load(*, paths: list[Path] | None = None, actor=None) -> ExamplesRep
     report = ExamplesReport()
     for path in example_paths() if paths is None else paths:
         document = example_document(path)
-        report.documents[path.name] = records_import(document=document, actor=actor)
+        imported = report.documents[path.name] = records_import(document=document, actor=actor)
         checked = f"Source checked while curating data/examples/{path.name}: the value was read in the stored copy its locator and quote name."
         for section in CHECKED_SECTIONS:
             model = SECTION_BY_KEY[section].model
-            ids = [item["stable_id"] for item in document.get(section, [])]
-            for record in model.objects.filter(stable_id__in=ids, review_state=ReviewState.PROPOSED):
+            created = imported.created.get(section, [])
+            for record in model.objects.filter(stable_id__in=created, review_state=ReviewState.PROPOSED):
                 review_transition_apply(record=record, transition="check_source", actor=actor, reason=checked, automatic=True)
                 report.transitions += 1
         for planned in review_plan(document):

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 from collections.abc import Iterable, Iterator
 
 from django.db.models import QuerySet
 
 from records import models as m
-from reviews.models import ReviewState
+from records.values import exact_text
 
 # column -> lookup from a Result. Everything a reader needs to judge a conflict travels with each
 # value: the task, who measured and who reported it, how it was read, whether it repeats another
@@ -61,11 +62,6 @@ _STATE_AT = list(MATRIX_COLUMNS).index("review_state") + 1
 MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:_STATE_AT], "comparable", *list(MATRIX_COLUMNS)[_STATE_AT:]]
 
 
-def evaluation_comparable(*, review_state: str, repeated_review_state: str | None) -> bool:
-    """Source checked, and not a copy of a measurement that is itself compared (counted once)."""
-    return review_state == ReviewState.SOURCE_CHECKED and repeated_review_state != ReviewState.SOURCE_CHECKED
-
-
 def chunks_by_pk(queryset: QuerySet, *, chunk_size: int) -> Iterator[list]:
     """Keyset pagination on pk over a `values()` (with "pk") or `values_list()` (pk first) queryset.
 
@@ -96,7 +92,7 @@ def matrix_rows(results: QuerySet, *, chunk_size: int = 2000) -> Iterator[dict[s
     names = list(columns)
     for values in values_by_pk(results, columns.values(), chunk_size=chunk_size):
         row = dict(zip(names, values))
-        row["comparable"] = evaluation_comparable(review_state=row["review_state"], repeated_review_state=row["repeated_review_state"])
+        row["comparable"] = m.evaluation_comparable(review_state=row["review_state"], original_state=row["repeated_review_state"])
         yield {name: row[name] for name in MATRIX_FIELDNAMES}
 
 
@@ -111,8 +107,8 @@ def as_text(value: object) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if hasattr(value, "as_tuple"):
-        return m.format_decimal(value)
+    if isinstance(value, Decimal):
+        return exact_text(value)
     return str(value)
 
 
@@ -127,4 +123,4 @@ def rows_as_csv(rows: list[dict[str, object]]) -> str:
 
 def rows_as_json(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     """JSON-ready rows: decimals as exact strings, the rest as is."""
-    return [{name: (m.format_decimal(v) if hasattr(v, "as_tuple") else v) for name, v in row.items()} for row in rows]
+    return [{name: (exact_text(v) if isinstance(v, Decimal) else v) for name, v in row.items()} for row in rows]

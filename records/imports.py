@@ -8,8 +8,8 @@ untouched, so importing twice changes nothing. New records start as proposed; an
 sourced field of a reviewed record reopens it, and never makes an excluded record comparable
 (records.services, reviews.transitions).
 
-Re-imports merge three ways, field by field, against what the document held at its last import
-(`ImportSnapshot`): a field the document changed and nobody else did is updated; a field a
+Re-imports merge three ways, field by field, against what the document (known by its title) held
+at its last import (`ImportSnapshot`): a field the document changed and nobody else did is updated; a field a
 curator or an accepted correction changed while the document did not is kept (and reported); a
 field both changed is a conflict, which the dry run lists and the real import refuses, unless the
 caller names the record in `overwrite` to take the document's values.
@@ -287,6 +287,11 @@ def _parse(document: Any) -> list[Entry]:
     return entries
 
 
+# What a document may recommend: an exclusion with its reason. Bringing a record back (reinstate)
+# is a curator's decision on the portal, never a document's.
+RECOMMENDED_REVIEWS = ("exclude",)
+
+
 @dataclass(frozen=True)
 class PlannedReview:
     section: str
@@ -298,8 +303,8 @@ class PlannedReview:
 def review_plan(document: dict, *, entries: list[Entry] | None = None, errors: list | None = None) -> list[PlannedReview]:
     """The document's `reviews`: [{"record": "evaluations/<id>", "action": "exclude", "reason": "..."}].
 
-    An import validates them (each names a reviewable record of the document and a transition of
-    the table, with a reason where one is needed) but never applies them: new records are proposed.
+    An import validates them (each names a reviewable record of the document, the action is an
+    exclusion, with its reason) but never applies them: new records are proposed.
     """
     from reviews.models import Reviewable
     from reviews.transitions import TRANSITIONS
@@ -317,14 +322,15 @@ def review_plan(document: dict, *, entries: list[Entry] | None = None, errors: l
             errors.append({"path": path, "message": "must be an object with record, action and reason"})
             continue
         section, _, stable_id = str(item.get("record", "")).partition("/")
-        spec = TRANSITIONS.get(item.get("action"))
+        action = item.get("action")
+        spec = TRANSITIONS.get(action) if action in RECOMMENDED_REVIEWS else None
         reason = item.get("reason", "")
         if section not in SECTION_BY_KEY or not issubclass(SECTION_BY_KEY[section].model, Reviewable):
             errors.append({"path": f"{path}.record", "message": "must name a reviewable record as section/stable id, e.g. evaluations/<id>"})
         elif entries is not None and (section, stable_id) not in in_document:
             errors.append({"path": f"{path}.record", "message": f"{section}/{stable_id} is not a record of this document"})
         elif spec is None:
-            errors.append({"path": f"{path}.action", "message": f"must be one of: {', '.join(TRANSITIONS)}"})
+            errors.append({"path": f"{path}.action", "message": f"must be one of: {', '.join(RECOMMENDED_REVIEWS)}"})
         elif not isinstance(reason, str) or (spec.needs_reason and not reason.strip()):
             errors.append({"path": f"{path}.reason", "message": f"'{spec.label}' needs a reason (a text)"})
         else:
@@ -590,7 +596,7 @@ def _write(*, entries: list[Entry], actor, report: ImportReport, overwrite: set[
 
     snapshots = {
         (snapshot.section, snapshot.stable_id): snapshot
-        for snapshot in m.ImportSnapshot.objects.filter(stable_id__in={entry.stable_id for entry in entries})
+        for snapshot in m.ImportSnapshot.objects.filter(document=title, stable_id__in={entry.stable_id for entry in entries})
     }
     failed: set[tuple[str, str]] = set()
     for entry in entries:
@@ -641,8 +647,8 @@ def _write(*, entries: list[Entry], actor, report: ImportReport, overwrite: set[
         snapshot = snapshots.get((entry.section.key, entry.stable_id))
         if snapshot is None or snapshot.values != wanted:
             m.ImportSnapshot.objects.update_or_create(
-                section=entry.section.key, stable_id=entry.stable_id,
-                defaults={"values": wanted, "document_title": title, "imported_at": timezone.now(), "imported_by": actor if getattr(actor, "pk", None) else None},
+                document=title, section=entry.section.key, stable_id=entry.stable_id,
+                defaults={"values": wanted, "imported_at": timezone.now(), "imported_by": actor if getattr(actor, "pk", None) else None},
             )
         if created:
             report.created.setdefault(entry.section.key, []).append(entry.stable_id)

@@ -129,7 +129,7 @@ class CuratedModel(models.Model):
         return f"{prefix}{self.stable_id}{suffix}"
 
 
-_PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", re.ASCII)
+_PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?\Z", re.ASCII)
 
 
 def validate_partial_date(value: str) -> None:
@@ -170,13 +170,13 @@ class ArxivIdField(models.CharField):
 
 
 def validate_doi(value: str) -> None:
-    if value and not re.match(r"^10\.\d{4,9}/\S+$", normalise_doi(value), re.ASCII):
+    if value and not re.fullmatch(r"10\.\d{4,9}/\S+", normalise_doi(value), re.ASCII):
         raise ValidationError("A DOI starts with 10. and a registrant code, e.g. 10.1038/s41592-024-02523-z.", code="invalid")
 
 
 def validate_arxiv_id(value: str) -> None:
     text = normalise_arxiv_id(value)
-    if value and not re.match(r"^(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})$", text, re.ASCII):
+    if value and not re.fullmatch(r"\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7}", text, re.ASCII):
         raise ValidationError("An arXiv id looks like 2306.15006 (no version: that goes in the arXiv version).", code="invalid")
 
 
@@ -198,12 +198,12 @@ class Source(CuratedModel):
     )
     arxiv_version = models.CharField(
         max_length=5, blank=True, verbose_name="arXiv version read",
-        validators=[RegexValidator(r"^v[1-9][0-9]{0,3}$", "Write the version as v1, v2, ...")],
+        validators=[RegexValidator(r"^v[1-9][0-9]{0,3}\Z", "Write the version as v1, v2, ...")],
     )
     url = models.URLField(max_length=500, blank=True, verbose_name="URL")
     commit = models.CharField(
         max_length=64, blank=True, help_text="For a repository: the commit read (7 to 64 hex digits).",
-        validators=[RegexValidator(r"^[0-9a-f]{7,64}$", "A commit is 7 to 64 lowercase hex digits.")],
+        validators=[RegexValidator(r"^[0-9a-f]{7,64}\Z", "A commit is 7 to 64 lowercase hex digits.")],
     )
     copy_consulted = models.CharField(max_length=500, blank=True, help_text='Which copy was read, e.g. "full-text XML".')
     history = HistoricalRecords()
@@ -487,6 +487,13 @@ class Evaluation(CuratedModel, Reviewable):
             others = self.results.exclude(unit=protocol.metric_unit).count()
             if others:
                 raise ValidationError({"protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"})
+        if self.pk is not None:
+            moved = self.repeated_by.exclude(protocol_id=self.protocol_id, configuration_id=self.configuration_id, dataset_id=self.dataset_id)
+            if moved.exists() or (self.repeats_id and self.repeated_by.exists()):
+                raise ValidationError({"repeats" if self.repeats_id else "protocol": (
+                    f"{self.repeated_by.count()} evaluation(s) repeat this one: they must keep its protocol, configuration and "
+                    "dataset, and an original repeats nothing; change or unlink them first"
+                )})
         original = self.repeats if self.repeats_id else None
         if original is not None:
             problem = ""
@@ -507,20 +514,25 @@ class Evaluation(CuratedModel, Reviewable):
 
     @property
     def is_comparable(self) -> bool:
-        """Source checked, not excluded, and not a copy of a measurement that is compared itself."""
-        return super().is_comparable and not (self.repeats_id is not None and self.repeats.review_state == ReviewState.SOURCE_CHECKED)
+        return evaluation_comparable(
+            review_state=self.review_state, original_state=self.repeats.review_state if self.repeats_id is not None else None
+        )
 
-    @property
-    def provenance(self) -> str:
-        """Who measured it and who reports it, in words: "Measured by a third party (Zhou et al. 2024),
-        reported by DNABERT-2 (ICLR 2024); read from a table"."""
-        if self.measured_by == MeasuredBy.PORTAL:
-            return "Measured by this portal"
-        who = "the model's authors" if self.measured_by == MeasuredBy.AUTHORS else f"a third party ({self.measured_by_name})"
-        text = f"Measured by {who}"
-        if self.source_id:
-            text += f", reported by {self.source.authors_short or self.source.title}"
-        return f"{text}; {self.get_reading_method_display().lower()}"
+
+
+def evaluation_comparable(*, review_state: str, original_state: str | None) -> bool:
+    """Whether an evaluation enters comparisons: source checked, and, when it repeats another
+    source's measurement, only while that original is unchecked. A checked original is compared
+    itself (the measurement counts once); an excluded one keeps its copies out too (the exclusion
+    is the measurement's). The API's filter (`comparable_q`), the release and the pages use this rule."""
+    return review_state == ReviewState.SOURCE_CHECKED and original_state in (None, ReviewState.PROPOSED)
+
+
+def comparable_q(prefix: str = "") -> Q:
+    """`evaluation_comparable` as a query condition on evaluations (or on `<prefix>` evaluations)."""
+    return Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED}) & (
+        Q(**{f"{prefix}repeats__isnull": True}) | Q(**{f"{prefix}repeats__review_state": ReviewState.PROPOSED})
+    )
 
 
 class Result(CuratedModel):
@@ -574,9 +586,9 @@ class Result(CuratedModel):
                 message="Say what kind of uncertainty the figures are (s.d., s.e., CI or range).",
             ),
             _check(
-                Q(uncertainty_kind="") | Q(uncertainty_value__isnull=False) | Q(lower_bound__isnull=False, upper_bound__isnull=False),
+                Q(uncertainty_kind="") | Q(uncertainty_value__isnull=False) | Q(lower_bound__isnull=False) | Q(upper_bound__isnull=False),
                 name="result_uncertainty_has_figures", field="uncertainty_value",
-                message="An uncertainty needs its printed ± figure or both bounds.",
+                message="An uncertainty needs its printed ± figure or a bound.",
             ),
             _check(
                 Q(uncertainty_value__isnull=True) | GreaterThanOrEqual(Cast("uncertainty_value", FloatField()), 0),
@@ -612,6 +624,11 @@ class Result(CuratedModel):
                     errors["uncertainty_value"] = f"{self.printed_value!r} prints ±{exact_text(spread)}: record it with its kind"
                 elif spread.as_tuple() != self.uncertainty_value.as_tuple():
                     errors["uncertainty_value"] = f"must be {exact_text(spread)}, the ± figure printed in {self.printed_value!r}"
+        if isinstance(self.value, Decimal):
+            if self.lower_bound is not None and self.lower_bound > self.value:
+                errors["lower_bound"] = "The lower bound cannot exceed the value."
+            if self.upper_bound is not None and self.upper_bound < self.value:
+                errors["upper_bound"] = "The upper bound cannot be below the value."
         if self.uncertainty_level is not None and not 0 < self.uncertainty_level < 100:
             errors["uncertainty_level"] = "A confidence level is a percentage between 0 and 100, e.g. 95."
         if errors:
@@ -625,10 +642,6 @@ class Result(CuratedModel):
         """The exact value with its printed digits, for readers (0.410, 3.00 × 10¹¹)."""
         return display(self.value)
 
-    @property
-    def comparison_key(self) -> tuple[str, int | None]:
-        """Results compare only with results of the same relation to the same reference."""
-        return (self.relation, self.reference_configuration_id)
 
 
 class EvidenceRow(CuratedModel, Reviewable):
@@ -700,25 +713,22 @@ class Decision(CuratedModel):
 
 
 class ImportSnapshot(models.Model):
-    """What the last import of a record wrote, field by field (references as stable ids, decimals as
-    their exact text): the base of the next import's three-way merge (records.imports), so that a
-    re-import never silently overwrites what a curator or an accepted correction changed since.
+    """What a document's last import wrote to a record, field by field (references as stable ids,
+    decimals as their exact text): the base of that document's next three-way merge
+    (records.imports), so that a re-import never silently overwrites what a curator or an accepted
+    correction changed since. Kept per document (by its title): two documents that hold the same
+    record each merge against their own last import, and one cannot undo the other unnoticed.
     Bookkeeping of the import service, not a catalogue record."""
 
+    document = models.CharField(max_length=500, blank=True, help_text="The import document's title.")
     section = models.CharField(max_length=40, help_text='The import document\'s section, e.g. "evaluations".')
     stable_id = models.CharField(max_length=150)
     values = models.JSONField()
-    document_title = models.CharField(max_length=500, blank=True)
     imported_at = models.DateTimeField()
     imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["section", "stable_id"], name="importsnapshot_one_per_record")]
+        constraints = [models.UniqueConstraint(fields=["document", "section", "stable_id"], name="importsnapshot_one_per_document_record")]
 
     def __str__(self) -> str:
         return f"{self.section}/{self.stable_id}"
-
-
-def format_decimal(value: Decimal | None) -> str:
-    """The exact value with its printed digits, as files and the API write it ("0.410", "3.00E+11")."""
-    return exact_text(value)

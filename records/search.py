@@ -116,15 +116,15 @@ def _hit(kind: SearchType, stable_id: str, title: str, rank: float) -> Hit:
 
 
 def _search_results(query: str) -> list[Hit]:
-    """Result rows: a number finds the results with that value (0.41 finds 0.410, and a printed
-    "300B" is found by 300E9); words find results by their evaluation, configuration, task or
-    printed text. A hit shows the value with its printed digits, the unit, the task and the state."""
+    """Result rows: a number finds the results with that value (0.41 finds 0.410; 300E9 finds a
+    printed "300B"); words find results by their evaluation, configuration, task or printed text
+    ("300B" too). A hit shows the value with its printed digits, the unit, the task and the state."""
     try:
         number = parse_exact(query)
     except ValueInvalid:
         number = None
     if number is not None:
-        condition = Q(value=exact_text(number)) | Q(value_number=float(number)) | Q(printed_value__icontains=query)
+        condition = Q(value=exact_text(number)) | Q(value_number=float(number))
     else:
         condition = Q()
         for term in query.lower().split():

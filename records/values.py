@@ -8,6 +8,7 @@ A value is a `Decimal` kept with the precision it was printed with: 0.410 is not
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 # Plain ASCII decimal notation only: no NaN, no infinity, no other scripts' digits, no words.
@@ -24,6 +25,8 @@ def parse_exact(raw: object) -> Decimal:
     """An exact decimal from text (or a Decimal or int), keeping every printed digit."""
     if isinstance(raw, bool):
         raise ValueInvalid("must be a number written with digits, e.g. 0.410 or 3E-12")
+    if isinstance(getattr(raw, "json_text", None), str):
+        raw = raw.json_text  # a JSON number as the request wrote it (portal.parsers): its digits, not a float's
     if isinstance(raw, Decimal):
         value = raw
     elif isinstance(raw, int):
@@ -53,8 +56,10 @@ def parse_exact(raw: object) -> Decimal:
 
 def exact_text(value: Decimal | None) -> str:
     """The stored, exported and API form: Python's decimal text, which reads back to the same digits
-    ("0.410", "66.47", "3.00E+11", "3E-12")."""
-    return "" if value is None else str(value)
+    ("0.410", "66.47", "3.00E+11", "3E-12"); no negative zero."""
+    if value is None:
+        return ""
+    return str(abs(value)) if value.is_zero() else str(value)
 
 
 def same_exact(a: object, b: object) -> bool:
@@ -72,15 +77,20 @@ _TO_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 def display(value: Decimal | None) -> str:
     """For readers: every printed digit and no more. Positional notation where the digits allow it
-    (0.410, 66.47, 20, 0.000031), otherwise engineering notation ("300 × 10⁹" for 300B, which keeps
-    its three digits; "1 × 10¹²" for 1T; "3 × 10⁻¹²")."""
+    (0.410, 66.47, 20, 0.000031); otherwise powers of ten, in engineering notation when that adds no
+    digit ("300 × 10⁹" for 300B, three digits as printed) and scientific when it would ("1 × 10⁴",
+    "3 × 10⁻⁷", never "10 × 10³" or "300 × 10⁻⁹")."""
     if value is None:
         return ""
-    if value.as_tuple().exponent <= 0 and value.adjusted() >= -5:
+    sign, digits, exponent = value.as_tuple()
+    if exponent <= 0 and value.adjusted() >= -5:
         text = format(value, "f")
-        return "0" if text == "-0" else text
+        return text.removeprefix("-") if value.is_zero() else text
     mantissa, _, power = value.to_eng_string().partition("E")
-    return f"{mantissa} × 10{str(int(power)).translate(_TO_SUPERSCRIPT)}" if power else mantissa
+    if len(mantissa.lstrip("-").replace(".", "").lstrip("0")) != len(digits) or not power:
+        mantissa = format(Decimal((sign, digits, 1 - len(digits))), "f")
+        power = str(value.adjusted())
+    return f"{mantissa} × 10{str(int(power)).translate(_TO_SUPERSCRIPT)}"
 
 
 # -- the printed-value check -------------------------------------------------------------------
@@ -93,47 +103,70 @@ _SCALE_WORDS = {
 }
 _PRINTED_NUMBER = re.compile(
     r"(?P<sign>[-+−]?)(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d*)?|\.\d+)"
-    r"(?:\s*(?:[eE](?P<e>[-+−]?\d+)|[x×·]\s*10\s*(?:\^\s*)?(?P<pow>[-+−]?\d+|[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)))?"
+    r"(?:\s*(?:[eE](?P<e>[-+−]?\d{1,6})|[x×·]\s*10\s*(?:\^\s*)?(?P<pow>[-+−]?\d{1,6}|[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,6})))?"
     r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|kb|Mb|Gb|Tb|[kKMBGT])(?![A-Za-z]))?",
     re.ASCII,
 )
-_PLUS_MINUS = re.compile(r"±\s*(?P<spread>\d+(?:\.\d*)?|\.\d+)")
+# Powers beyond this are not numbers a source prints; they are skipped rather than computed.
+_MAX_POWER = 1000
+
+
+@dataclass(frozen=True)
+class PrintedNumber:
+    value: Decimal
+    # After "±" (the spread), inside brackets (bounds, a note) or after "n =" (a count): not the value.
+    beside: bool
+
+
+def _printed(printed: str) -> list[PrintedNumber]:
+    found = []
+    for match in _PRINTED_NUMBER.finditer(printed):
+        sign, digits, exponent = Decimal(match["number"].replace(",", "")).as_tuple()
+        power = match["e"] or match["pow"]
+        shift = int(power.translate(_SUPERSCRIPT).replace("−", "-")) if power else 0
+        shift += _SCALE_WORDS[match["scale"]] if match["scale"] else 0
+        if abs(exponent + shift) > _MAX_POWER:
+            continue
+        value = Decimal((1 if match["sign"] in ("-", "−") else 0, digits, exponent + shift))
+        before = printed[: match.start()]
+        beside = (
+            before.rstrip().endswith(("±", "+/-"))
+            or before.count("(") > before.count(")")
+            or before.count("[") > before.count("]")
+            or re.search(r"\bn\s*=\s*$", before) is not None
+        )
+        found.append(PrintedNumber(value=value, beside=beside))
+    return found
 
 
 def printed_numbers(printed: str) -> list[Decimal]:
     """The numbers a printed value shows, each scaled by its exponent or scale word ("300B" ->
-    3.00E+11, "3 × 10^-12" -> 3E-12, "1,024" -> 1024), in the order printed."""
-    numbers = []
-    for match in _PRINTED_NUMBER.finditer(printed):
-        sign = "-" if match["sign"] in ("-", "−") else ""
-        number = Decimal(sign + match["number"].replace(",", ""))
-        power = match["e"] or match["pow"]
-        if power:
-            number = number.scaleb(int(power.translate(_SUPERSCRIPT).replace("−", "-")))
-        if match["scale"]:
-            number = number.scaleb(_SCALE_WORDS[match["scale"]])
-        numbers.append(number)
-    return numbers
+    3.00E+11, "3 × 10^-12" -> 3E-12, "1,024" -> 1024), exactly, in the order printed."""
+    return [number.value for number in _printed(printed)]
 
 
 def printed_spread(printed: str) -> Decimal | None:
-    """The number after "±" in a printed value, if any ("74.32±0.89" -> 0.89)."""
-    match = _PLUS_MINUS.search(printed)
-    return Decimal(match["spread"]) if match else None
+    """The number after "±" in a printed value, scaled like the value ("74.32±0.89" -> 0.89,
+    "300B ± 20B" -> 2.0E+10), or None."""
+    at = printed.find("±")
+    if at < 0:
+        return None
+    numbers = _printed(printed[at:])
+    return numbers[0].value if numbers else None
 
 
 def printed_value_problem(*, value: Decimal, printed: str) -> str:
-    """Why `printed` does not show `value` with the same digits, or "" when it does."""
-    numbers = printed_numbers(printed)
+    """Why `printed` does not show `value` with the same digits as its first number (not a ±
+    spread, a bracketed note or a count), or "" when it does."""
+    numbers = [number.value for number in _printed(printed) if not number.beside]
     if not numbers:
         return f"{printed[:60]!r} shows no number; record the value as the source prints it"
-    if any(same_exact(number, value) for number in numbers):
+    shown = numbers[0]
+    if same_exact(shown, value):
         return ""
-    equal = [number for number in numbers if number == value]
-    if equal:
+    if shown == value:
         return (
             f"the value {exact_text(value)} does not keep the precision printed in {printed[:60]!r} "
-            f"({exact_text(equal[0])}): write it with the same digits"
+            f"({exact_text(shown)}): write it with the same digits"
         )
-    shown = ", ".join(exact_text(number) for number in numbers[:4])
-    return f"the value {exact_text(value)} is not the number printed in {printed[:60]!r} (it shows {shown})"
+    return f"the value {exact_text(value)} is not the number printed in {printed[:60]!r} (it shows {exact_text(shown)} first)"

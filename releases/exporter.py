@@ -37,7 +37,10 @@ from reviews.models import ReviewState
 PACKAGE_NAME = "genomic-model-benchmark-evidence"
 PACKAGE_TITLE = "Benchmark evidence about genomic foundation models"
 FORMAT_NAME = "benchmark-evidence-release"
-FORMAT_VERSION = 1
+# 2: the protocol, dataset and configuration tables; the matrix's provenance, uncertainty and
+# relation columns; decimals with every recorded digit. Content digests of releases in another
+# format are not compared (releases.services._change_querysets).
+FORMAT_VERSION = 2
 
 # The record types a portal release tracks in its memberships (lower-case model names).
 RECORD_TYPES = ("protocol", "evaluation", "result", "configuration", "dataset", "source", "evidencerow", "baselinerole")

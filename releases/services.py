@@ -592,9 +592,10 @@ def _publish(
         previous = Release.objects.published().newest_first().first()
         now = timezone.now()
         release.counts = {
+            "format_version": exporter.FORMAT_VERSION,
             "rows": dict(result.row_counts),
             "records": _count_by_type(ReleaseRecord.objects.filter(release=release)),
-            **membership_changes(release=release, previous=previous),
+            **membership_changes(release=release, previous=previous, format_version=exporter.FORMAT_VERSION),
         }
         release.release_id = result.release_id
         release.payload_sha256 = payload_sha256
@@ -631,7 +632,14 @@ def _count_by_type(queryset) -> dict[str, int]:
     return dict(sorted(queryset.order_by().values("record_type").annotate(n=Count("id")).values_list("record_type", "n")))
 
 
-def _change_querysets(*, release: Release, previous: Release | None):
+def content_comparable(*, release: Release, previous: Release, format_version: int | None = None) -> bool:
+    """Whether the two releases' content digests can be compared: both built here in one format
+    (a digest covers a record's exported columns, which a new format changes for every record)."""
+    mine = format_version or release.counts.get("format_version", 1)
+    return not previous.is_external and previous.counts.get("format_version", 1) == mine
+
+
+def _change_querysets(*, release: Release, previous: Release | None, format_version: int | None = None):
     """(added, removed, changed) memberships of `release` against `previous`, over the tracked record types."""
     mine = ReleaseRecord.objects.filter(release=release)
     if previous is None:
@@ -641,13 +649,15 @@ def _change_querysets(*, release: Release, previous: Release | None):
     in_mine = mine.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id"))
     added = mine.exclude(Exists(in_previous))
     removed = theirs.exclude(Exists(in_mine))
-    # A membership recorded without a content hash (an external release) cannot be compared.
-    changed = mine.filter(Exists(in_previous.exclude(content_sha256="").exclude(content_sha256=OuterRef("content_sha256"))))
+    if content_comparable(release=release, previous=previous, format_version=format_version):
+        changed = mine.filter(Exists(in_previous.exclude(content_sha256=OuterRef("content_sha256"))))
+    else:  # an external release (no content hashes) or another format: presence is compared, content is not
+        changed = ReleaseRecord.objects.none()
     return added, removed, changed
 
 
-def membership_changes(*, release: Release, previous: Release | None) -> dict[str, dict[str, int]]:
-    added, removed, changed = _change_querysets(release=release, previous=previous)
+def membership_changes(*, release: Release, previous: Release | None, format_version: int | None = None) -> dict[str, dict[str, int]]:
+    added, removed, changed = _change_querysets(release=release, previous=previous, format_version=format_version)
     return {"added": _count_by_type(added), "removed": _count_by_type(removed), "changed": _count_by_type(changed)}
 
 

@@ -2,62 +2,12 @@
 
 import django.core.validators
 import django.db.models.deletion
-import django.db.models.functions.comparison
-import django.db.models.functions.text
-import django.db.models.lookups
 import records.fields
 import records.models
 from django.conf import settings
 from django.db import migrations, models
 
 from records import db_triggers
-
-
-def origin_to_provenance(apps, schema_editor):
-    """origin said one of three things; who measured, who reported and how it was read now say them apart."""
-    for name in ("Evaluation", "HistoricalEvaluation"):
-        model = apps.get_model("records", name)
-        for evaluation in model.objects.all():
-            if evaluation.origin == "measured_here":
-                evaluation.measured_by, evaluation.reading_method = "portal", "job_report"
-            elif evaluation.origin == "third_party":
-                evaluation.measured_by = "third_party"
-                evaluation.measured_by_name = "a third party (not named when the evaluation was recorded)"
-            else:
-                evaluation.measured_by = "authors"
-            evaluation.save(update_fields=["measured_by", "measured_by_name", "reading_method"])
-
-
-def dates_null_to_blank(model_name):
-    def run(apps, schema_editor):
-        apps.get_model("records", model_name).objects.filter(published_date__isnull=True).update(published_date="")
-    return run
-
-
-def _as_printed(value, printed):
-    """The stored DECIMAL(15,6) text ("20.000000") as the source printed it ("20"), or without its padding."""
-    from decimal import Decimal
-
-    from records.values import printed_numbers
-
-    if value in (None, ""):
-        return value
-    number = Decimal(str(value))
-    for candidate in printed_numbers(printed or ""):
-        if candidate == number:
-            return str(candidate)
-    text = format(number.normalize(), "f")
-    return "0" if text in ("-0", "0") else text
-
-
-def values_as_printed(apps, schema_editor):
-    for name in ("Result", "HistoricalResult"):
-        model = apps.get_model("records", name)
-        for result in model.objects.all():
-            fields = {"value": _as_printed(result.value, result.printed_value)}
-            for bound in ("lower_bound", "upper_bound"):
-                fields[bound] = _as_printed(getattr(result, bound), "")
-            model.objects.filter(pk=result.pk).update(**fields)
 
 
 def sqlite_triggers_off(apps, schema_editor):
@@ -73,6 +23,8 @@ def sqlite_triggers_on(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
+    """Schema first: new fields and types (PostgreSQL refuses to alter a table with pending trigger
+    events, so the data steps and the constraints that need them are migrations of their own)."""
 
     dependencies = [
         ('records', '0004_constraint_messages'),
@@ -178,12 +130,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='historicalsource',
             name='arxiv_version',
-            field=models.CharField(blank=True, max_length=5, validators=[django.core.validators.RegexValidator('^v[1-9][0-9]{0,3}$', 'Write the version as v1, v2, ...')], verbose_name='arXiv version read'),
+            field=models.CharField(blank=True, max_length=5, validators=[django.core.validators.RegexValidator('^v[1-9][0-9]{0,3}\\Z', 'Write the version as v1, v2, ...')], verbose_name='arXiv version read'),
         ),
         migrations.AddField(
             model_name='historicalsource',
             name='commit',
-            field=models.CharField(blank=True, help_text='For a repository: the commit read (7 to 64 hex digits).', max_length=64, validators=[django.core.validators.RegexValidator('^[0-9a-f]{7,64}$', 'A commit is 7 to 64 lowercase hex digits.')]),
+            field=models.CharField(blank=True, help_text='For a repository: the commit read (7 to 64 hex digits).', max_length=64, validators=[django.core.validators.RegexValidator('^[0-9a-f]{7,64}\\Z', 'A commit is 7 to 64 lowercase hex digits.')]),
         ),
         migrations.AddField(
             model_name='result',
@@ -218,21 +170,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='source',
             name='arxiv_version',
-            field=models.CharField(blank=True, max_length=5, validators=[django.core.validators.RegexValidator('^v[1-9][0-9]{0,3}$', 'Write the version as v1, v2, ...')], verbose_name='arXiv version read'),
+            field=models.CharField(blank=True, max_length=5, validators=[django.core.validators.RegexValidator('^v[1-9][0-9]{0,3}\\Z', 'Write the version as v1, v2, ...')], verbose_name='arXiv version read'),
         ),
         migrations.AddField(
             model_name='source',
             name='commit',
-            field=models.CharField(blank=True, help_text='For a repository: the commit read (7 to 64 hex digits).', max_length=64, validators=[django.core.validators.RegexValidator('^[0-9a-f]{7,64}$', 'A commit is 7 to 64 lowercase hex digits.')]),
-        ),
-        migrations.RunPython(origin_to_provenance, migrations.RunPython.noop),
-        migrations.RemoveField(
-            model_name='evaluation',
-            name='origin',
-        ),
-        migrations.RemoveField(
-            model_name='historicalevaluation',
-            name='origin',
+            field=models.CharField(blank=True, help_text='For a repository: the commit read (7 to 64 hex digits).', max_length=64, validators=[django.core.validators.RegexValidator('^[0-9a-f]{7,64}\\Z', 'A commit is 7 to 64 lowercase hex digits.')]),
         ),
         migrations.AlterField(
             model_name='baselinerole',
@@ -344,12 +287,6 @@ class Migration(migrations.Migration):
             name='published_date',
             field=models.CharField(blank=True, null=True, max_length=10),
         ),
-        migrations.RunPython(dates_null_to_blank('historicalsource'), migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name='historicalsource',
-            name='published_date',
-            field=models.CharField(blank=True, help_text='First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.', max_length=10, validators=[records.models.validate_partial_date]),
-        ),
         migrations.AlterField(
             model_name='protocol',
             name='metric_direction',
@@ -400,97 +337,6 @@ class Migration(migrations.Migration):
             name='published_date',
             field=models.CharField(blank=True, null=True, max_length=10),
         ),
-        migrations.RunPython(dates_null_to_blank('source'), migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name='source',
-            name='published_date',
-            field=models.CharField(blank=True, help_text='First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.', max_length=10, validators=[records.models.validate_partial_date]),
-        ),
-        migrations.RunPython(values_as_printed, migrations.RunPython.noop),
-        migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('measured_by__in', ['authors', 'third_party', 'portal'])), name='evaluation_measured_by_valid', violation_error_code='measured_by', violation_error_message='Unknown measuring party.'),
-        ),
-        migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('measured_by', 'third_party'), _negated=True), models.Q(('measured_by_name', ''), _negated=True), _connector='OR'), name='evaluation_third_party_named', violation_error_code='measured_by_name', violation_error_message='Name the third party that measured it.'),
-        ),
-        migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('reading_method__in', ['text', 'table', 'figure_label', 'digitised_plot', 'job_report'])), name='evaluation_reading_method_valid', violation_error_code='reading_method', violation_error_message='Unknown reading method.'),
-        ),
-        migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('measured_by', 'portal'), ('reading_method', 'job_report')), models.Q(models.Q(('measured_by', 'portal'), _negated=True), models.Q(('reading_method', 'job_report'), _negated=True)), _connector='OR'), name='evaluation_job_report_iff_portal', violation_error_code='reading_method', violation_error_message="Only the portal's own measurements are read from a job report, and they always are."),
-        ),
-        migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('repeats', models.F('id')), _negated=True), name='evaluation_not_own_repeat', violation_error_code='repeats', violation_error_message='An evaluation cannot repeat itself.'),
-        ),
-        migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('measured_by', 'portal'), ('source__isnull', False), _connector='OR'), name='evaluation_reported_has_source', violation_error_code='source', violation_error_message="A reported evaluation needs its source (only the portal's own measurements have none)."),
-        ),
-        migrations.AddConstraint(
-            model_name='protocol',
-            constraint=models.CheckConstraint(condition=models.Q(('metric_direction__in', ['lower', 'higher', 'none'])), name='protocol_direction_valid', violation_error_code='metric_direction', violation_error_message='Use lower, higher or none.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('printed_value', ''), _negated=True), name='result_printed_value_not_empty', violation_error_code='printed_value', violation_error_message='This field cannot be empty.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('lower_bound__isnull', True), django.db.models.lookups.LessThanOrEqual(django.db.models.functions.comparison.Cast('lower_bound', models.FloatField()), django.db.models.functions.comparison.Cast('value', models.FloatField())), _connector='OR'), name='result_lower_bound_le_value', violation_error_code='lower_bound', violation_error_message='The lower bound cannot exceed the value.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('upper_bound__isnull', True), django.db.models.lookups.GreaterThanOrEqual(django.db.models.functions.comparison.Cast('upper_bound', models.FloatField()), django.db.models.functions.comparison.Cast('value', models.FloatField())), _connector='OR'), name='result_upper_bound_ge_value', violation_error_code='upper_bound', violation_error_message='The upper bound cannot be below the value.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_kind__in', ['', 'sd', 'se', 'ci', 'range'])), name='result_uncertainty_kind_valid', violation_error_code='uncertainty_kind', violation_error_message='Unknown kind of uncertainty.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('uncertainty_kind', ''), _negated=True), models.Q(('lower_bound__isnull', True), ('uncertainty_level__isnull', True), ('uncertainty_value__isnull', True), ('upper_bound__isnull', True)), _connector='OR'), name='result_uncertainty_has_kind', violation_error_code='uncertainty_kind', violation_error_message='Say what kind of uncertainty the figures are (s.d., s.e., CI or range).'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_kind', ''), ('uncertainty_value__isnull', False), models.Q(('lower_bound__isnull', False), ('upper_bound__isnull', False)), _connector='OR'), name='result_uncertainty_has_figures', violation_error_code='uncertainty_value', violation_error_message='An uncertainty needs its printed ± figure or both bounds.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_value__isnull', True), django.db.models.lookups.GreaterThanOrEqual(django.db.models.functions.comparison.Cast('uncertainty_value', models.FloatField()), 0), _connector='OR'), name='result_uncertainty_value_not_negative', violation_error_code='uncertainty_value', violation_error_message='A ± figure is not negative.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_level__isnull', True), ('uncertainty_kind', 'ci'), _connector='OR'), name='result_level_only_for_ci', violation_error_code='uncertainty_level', violation_error_message='Only a confidence interval has a level.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('relation__in', ['absolute', 'ratio', 'difference'])), name='result_relation_valid', violation_error_code='relation', violation_error_message='Unknown relation.'),
-        ),
-        migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('reference_configuration__isnull', True), ('relation', 'absolute')), models.Q(models.Q(('relation', 'absolute'), _negated=True), ('reference_configuration__isnull', False)), _connector='OR'), name='result_relative_has_reference', violation_error_code='reference_configuration', violation_error_message='A ratio or difference names the configuration it is relative to, and only those do.'),
-        ),
-        migrations.AddConstraint(
-            model_name='source',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('doi'), condition=models.Q(('doi', ''), _negated=True), name='source_doi_unique', violation_error_message='Another source has this DOI.'),
-        ),
-        migrations.AddConstraint(
-            model_name='source',
-            constraint=models.UniqueConstraint(condition=models.Q(('arxiv_id', ''), _negated=True), fields=('arxiv_id',), name='source_arxiv_id_unique', violation_error_message='Another source has this arXiv id.'),
-        ),
-        migrations.AddConstraint(
-            model_name='source',
-            constraint=models.UniqueConstraint(condition=models.Q(('url', ''), _negated=True), fields=('url',), name='source_url_unique', violation_error_message='Another source has this URL.'),
-        ),
-        migrations.AddConstraint(
-            model_name='source',
-            constraint=models.CheckConstraint(condition=models.Q(('arxiv_version', ''), models.Q(('arxiv_id', ''), _negated=True), _connector='OR'), name='source_arxiv_version_has_id', violation_error_code='arxiv_version', violation_error_message='An arXiv version needs its arXiv id.'),
-        ),
         migrations.AlterField(
             model_name='evaluation',
             name='aggregation',
@@ -531,7 +377,6 @@ class Migration(migrations.Migration):
             name='copy_consulted',
             field=models.CharField(blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=500),
         ),
-    
         migrations.AlterField(
             model_name='historicalsource',
             name='arxiv_id',
@@ -552,6 +397,4 @@ class Migration(migrations.Migration):
             name='doi',
             field=records.models.DOIField(blank=True, help_text='Bare DOI, e.g. 10.1038/s41592-024-02523-z.', max_length=200, validators=[records.models.validate_doi], verbose_name='DOI'),
         ),
-    
-        migrations.RunPython(sqlite_triggers_on, sqlite_triggers_off),
     ]

@@ -134,6 +134,11 @@ def test_a_json_number_keeps_its_trailing_zero_through_the_api(seeded, token_cli
 
 def test_the_reviews_of_a_document_are_checked_but_not_applied(seeded, token_client):
     document = copy.deepcopy(seed_document())
-    document["reviews"] = [{"record": "evaluations/nobody", "action": "exclude", "reason": "x"}, {"record": f"evaluations/{EVALUATION}", "action": "exclude", "reason": " "}]
+    document["reviews"] = [
+        {"record": "evaluations/nobody", "action": "exclude", "reason": "x"},
+        {"record": f"evaluations/{EVALUATION}", "action": "exclude", "reason": " "},
+        {"record": f"evaluations/{EVALUATION}", "action": "reinstate", "reason": "a document never brings a record back"},
+        {"record": f"evaluations/{EVALUATION}", "action": ["exclude"], "reason": "x"},
+    ]
     errors = token_client("curator").post("/api/v1/imports/", document, format="json").json()["errors"]
-    assert [e["path"] for e in errors] == ["reviews[0].record", "reviews[1].reason"]
+    assert [e["path"] for e in errors] == ["reviews[0].record", "reviews[1].reason", "reviews[2].action", "reviews[3].action"]

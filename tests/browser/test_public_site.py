@@ -40,7 +40,7 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(brow
 
     page.get_by_role("link", name="View coverage and remaining gaps across all benchmarks").click()
     page.wait_for_selector("table.coverage")
-    assert "✕ excluded" in page.locator("table.coverage").inner_text()
+    assert "✕ 1 excluded" in page.locator("table.coverage").inner_text()
     visited.append(page.url)
 
     page.screenshot(path=str(tmp_path / f"coverage-{device}.png"), full_page=True)

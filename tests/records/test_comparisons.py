@@ -120,7 +120,7 @@ def test_a_relative_result_names_its_reference_and_only_it_does():
             ResultFactory(evaluation=evaluation, **bad)
 
 
-def test_a_repeated_measurement_counts_once_and_stands_in_when_its_original_is_not_compared(client):
+def test_a_repeated_measurement_counts_once_stays_out_with_an_excluded_original_and_stands_in_for_an_unchecked_one(client):
     protocol = ProtocolFactory(stable_id="repeats", metric_direction="higher", metric_unit="MCC")
     task = DatasetFactory(stable_id="task")
     model = ConfigurationFactory(name="Model R")
@@ -129,14 +129,38 @@ def test_a_repeated_measurement_counts_once_and_stands_in_when_its_original_is_n
     ResultFactory(evaluation=copy_evaluation, value=Decimal("0.61"), printed_value="0.61")
     apply_transitions(copy_evaluation, "check_source")
     checked_result(protocol, task, ConfigurationFactory(name="Model S"), "0.55")
-    [group] = comparisons.compare(protocol=protocol, evaluations=list(protocol.evaluations.select_related("repeats")), include_excluded=False)
-    assert group.compared_count == 2 and sum(row.is_best for row in group.rows) == 1
-    copy_row = next(row for row in group.rows if row.evaluation == copy_evaluation)
-    assert copy_row.counted_through_original and not copy_row.in_comparison
+
+    def copy_row():
+        evaluations = list(protocol.evaluations.select_related("repeats"))
+        [group] = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=False)
+        return group, next(row for row in group.rows if row.evaluation == copy_evaluation)
+
+    group, row = copy_row()
+    assert group.compared_count == 2 and sum(r.is_best for r in group.rows) == 1
+    assert row.counted_through_original and not row.in_comparison
     assert "reported again by this source: counted once" in page_text(client.get("/protocols/repeats/"))
+    # An exclusion is the measurement's: its copy stays out with it, and says why.
     apply_transitions(original.evaluation, "exclude", reason="Wrong split.")
-    [group] = comparisons.compare(protocol=protocol, evaluations=list(protocol.evaluations.select_related("repeats")), include_excluded=False)
-    assert next(row for row in group.rows if row.evaluation == copy_evaluation).in_comparison
+    group, row = copy_row()
+    assert row.excluded_through_original and not row.in_comparison and group.best_value is None
+    assert "which is excluded from comparison: Wrong split." in page_text(client.get("/protocols/repeats/"))
+    copy_evaluation.refresh_from_db()
+    assert not copy_evaluation.is_comparable
+    assert not m.Evaluation.objects.filter(m.comparable_q(), pk=copy_evaluation.pk).exists()
+    # An original nobody has checked yet: the checked copy stands in for the measurement.
+    apply_transitions(original.evaluation, "reopen_excluded", "reinstate", "reopen")
+    group, row = copy_row()
+    assert row.in_comparison and m.Evaluation.objects.filter(m.comparable_q(), pk=copy_evaluation.pk).exists()
+
+
+def test_an_original_cannot_move_away_from_its_repeats():
+    from django.core.exceptions import ValidationError
+
+    original = EvaluationFactory()
+    EvaluationFactory(protocol=original.protocol, configuration=original.configuration, dataset=original.dataset, repeats=original, source=SourceFactory())
+    original.dataset = DatasetFactory(stable_id="moved")
+    with pytest.raises(ValidationError, match="1 evaluation"):
+        original.full_clean()
 
 
 def test_a_repeat_must_name_the_same_measurement_reported_by_another_source():
