@@ -56,7 +56,7 @@ def seed(size: int) -> m.Protocol:
         )
         record_save(record=evaluation, actor=None)
         record_save(
-            record=m.Result(stable_id=f"bench-{size}-result-{index}", evaluation=evaluation, value=Decimal(index % 97) + Decimal("0.5"), unit="minute", printed_value="x"),
+            record=m.Result(stable_id=f"bench-{size}-result-{index}", evaluation=evaluation, value=Decimal(index % 97) + Decimal("0.5"), unit="minute", printed_value=f"{Decimal(index % 97) + Decimal('0.5')} min"),
             actor=None,
         )
     return protocol

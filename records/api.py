@@ -77,6 +77,12 @@ class CatalogueSerializer(serializers.ModelSerializer):
         fields = super().get_fields()
         if self.instance is not None and not isinstance(self.instance, list):
             fields[self.id_field].read_only = True  # stable ids never change
+        for field in fields.values():
+            if isinstance(field, serializers.ChoiceField) and not field.read_only:
+                # name the valid choices, so a client can correct its request from the error alone
+                field.error_messages["invalid_choice"] = '"{input}" is not a valid choice: use one of ' + ", ".join(
+                    str(choice) for choice in field.choices if choice != ""
+                )
         return fields
 
     def validate(self, attrs):

@@ -32,3 +32,11 @@ def test_an_extreme_json_number_is_a_clear_400_never_a_500(seeded, token_client,
     suggestion = '{"target_type": "result", "target_id": "%s", "field": "value", "proposed_value": %s, "explanation": "x"}' % (RESULT, number)
     sent = APIClient().post("/api/v1/corrections/", suggestion, content_type="application/json", REMOTE_ADDR="192.0.2.41")
     assert sent.status_code == 400
+
+
+def test_a_choice_error_names_the_valid_choices(seeded, token_client):
+    response = token_client("curator").patch(
+        "/api/v1/evaluations/nt-500m-ia3-finetune-runtime-dalla-torre-2025/", {"measured_by": "rumour"}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["measured_by"] == ['"rumour" is not a valid choice: use one of authors, third_party, portal']

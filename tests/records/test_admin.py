@@ -78,3 +78,27 @@ def test_every_changelist_runs_the_same_queries_for_few_and_many_rows(admin_clie
         return len(captured)
 
     assert queries(1) == queries(100)
+
+
+def test_a_second_source_with_a_held_doi_is_a_form_error_naming_the_first(admin_client, seeded):
+    paper = m.Source.objects.get(stable_id="dalla-torre-2025-nature-methods-nucleotide-transformer")
+    paper.doi = "10.1038/s41592-024-02523-z"
+    paper.save()
+    response = admin_client.post(
+        url(m.Source, "add"),
+        {"stable_id": "nt-again", "title": "NT, again", "kind": "paper", "doi": "https://doi.org/10.1038/S41592-024-02523-Z", "published_date": "2024"},
+    )
+    assert response.status_code == 200 and not m.Source.objects.filter(stable_id="nt-again").exists()
+    assert f"source &#x27;{paper.stable_id}&#x27; already has this DOI" in response.content.decode()
+
+
+def test_a_result_whose_printed_value_does_not_show_it_is_a_form_error(admin_client, seeded):
+    result = m.Result.objects.get(stable_id="nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime")
+    data = {
+        "stable_id": result.stable_id, "evaluation": result.evaluation_id, "value": "0.41", "unit": "minute",
+        "printed_value": "0.410 min", "relation": "absolute", "uncertainty_kind": "",
+    }
+    response = admin_client.post(url(m.Result, "change", result.pk), data)
+    assert response.status_code == 200
+    assert "does not keep the precision printed in" in response.content.decode()
+    assert m.Result.objects.get(pk=result.pk).printed_value == "20 min"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import html
 import re
-from decimal import Decimal
 
 import pytest
 from django.forms.models import model_to_dict

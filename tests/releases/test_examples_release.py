@@ -27,7 +27,14 @@ def examples_release(seeded, releases_dir, release_manager, build_now):
     return release
 
 
-def test_it_validates_with_bagit_frictionless_and_sha256sum(examples_release):
+def test_it_validates_and_holds_every_printed_digit_and_what_a_reader_needs_to_judge_a_conflict(examples_release):
+    """One build of the four documents (it takes seconds), checked three ways."""
+    validates_with_bagit_frictionless_and_sha256sum(examples_release)
+    every_value_is_released_with_its_printed_digits_and_read_back_exactly(examples_release)
+    the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release)
+
+
+def validates_with_bagit_frictionless_and_sha256sum(examples_release):
     bag = bag_of(examples_release)
     bagit.Bag(str(bag)).validate()
     completed = subprocess.run([str(FRICTIONLESS), "validate", "--json", "datapackage.json"], cwd=bag / "data", capture_output=True, text=True, timeout=300)
@@ -37,7 +44,7 @@ def test_it_validates_with_bagit_frictionless_and_sha256sum(examples_release):
         assert subprocess.run(["sha256sum", "--strict", "-c", manifest], cwd=bag, capture_output=True).returncode == 0
 
 
-def test_every_value_is_released_with_its_printed_digits_and_read_back_exactly(examples_release):
+def every_value_is_released_with_its_printed_digits_and_read_back_exactly(examples_release):
     printed = {
         result["stable_id"]: exact_text(parse_exact(result["value"]))
         for path in example_paths()
@@ -51,7 +58,7 @@ def test_every_value_is_released_with_its_printed_digits_and_read_back_exactly(e
     assert read_back["dnafm-t3-human-5mc-dnabert-2-r1"] == "0.685" and read_back["gue-cfg-nt-2500m-multi-on-gue-epigenetic-marks-h3k79me3-r1"] == "64.70"
 
 
-def test_the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release):
+def the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release):
     bag = bag_of(examples_release)
     rows = {row["result_id"]: row for row in table(bag, "model_evaluation_matrix")}
     self_reported = rows["hyena-t42-hyenadna-1-6m-ft-ntv1-enhancers-r"]
