@@ -96,3 +96,16 @@ def create(apps, schema_editor) -> None:
 
 def drop(apps, schema_editor) -> None:
     _run(schema_editor, postgresql=POSTGRESQL_DROP, sqlite=SQLITE_DROP)
+
+
+def sqlite_off(apps, schema_editor) -> None:
+    """For a migration that rebuilds these tables on SQLite: the unit triggers name the other tables,
+    so they would stop the rebuild's renames, and the rebuild would drop them anyway. `sqlite_on`
+    creates them again once the tables are rebuilt (PostgreSQL alters tables in place and keeps them)."""
+    if schema_editor.connection.vendor == "sqlite":
+        drop(apps, schema_editor)
+
+
+def sqlite_on(apps, schema_editor) -> None:
+    if schema_editor.connection.vendor == "sqlite":
+        create(apps, schema_editor)

@@ -10,17 +10,6 @@ from django.db import migrations, models
 from records import db_triggers
 
 
-def sqlite_triggers_off(apps, schema_editor):
-    """SQLite rebuilds a table to alter it: the unit triggers, which name the other tables, would
-    stop the renames, and the rebuild would drop them anyway. They are created again at the end."""
-    if schema_editor.connection.vendor == "sqlite":
-        db_triggers.drop(apps, schema_editor)
-
-
-def sqlite_triggers_on(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        db_triggers.create(apps, schema_editor)
-
 
 class Migration(migrations.Migration):
     """Schema first: new fields and types (PostgreSQL refuses to alter a table with pending trigger
@@ -32,7 +21,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(sqlite_triggers_off, sqlite_triggers_on),
+        migrations.RunPython(db_triggers.sqlite_off, db_triggers.sqlite_on),
         migrations.RemoveConstraint(
             model_name='evaluation',
             name='evaluation_origin_valid',
@@ -198,11 +187,6 @@ class Migration(migrations.Migration):
             field=models.ForeignKey(blank=True, help_text='The source that reports it.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='evaluations', to='records.source'),
         ),
         migrations.AlterField(
-            model_name='evaluation',
-            name='uncertainty',
-            field=models.CharField(blank=True, help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.", max_length=300, verbose_name='uncertainty note'),
-        ),
-        migrations.AlterField(
             model_name='evidencerow',
             name='review_state',
             field=models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison'), ('excluded_recheck', 'Excluded from comparison, edited since: re-check pending')], db_index=True, default='proposed', editable=False, max_length=20),
@@ -226,11 +210,6 @@ class Migration(migrations.Migration):
             model_name='historicalevaluation',
             name='source',
             field=models.ForeignKey(blank=True, db_constraint=False, help_text='The source that reports it.', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source'),
-        ),
-        migrations.AlterField(
-            model_name='historicalevaluation',
-            name='uncertainty',
-            field=models.CharField(blank=True, help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.", max_length=300, verbose_name='uncertainty note'),
         ),
         migrations.AlterField(
             model_name='historicalevidencerow',

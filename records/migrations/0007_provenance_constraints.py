@@ -9,17 +9,6 @@ from django.db import migrations, models
 from records import db_triggers
 
 
-def sqlite_triggers_off(apps, schema_editor):
-    """SQLite rebuilds a table to alter it: the unit triggers, which name the other tables, would
-    stop the renames, and the rebuild would drop them anyway. They are created again at the end."""
-    if schema_editor.connection.vendor == "sqlite":
-        db_triggers.drop(apps, schema_editor)
-
-
-def sqlite_triggers_on(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        db_triggers.create(apps, schema_editor)
-
 
 class Migration(migrations.Migration):
     """The old origin goes; the constraints of the new fields come; SQLite's unit triggers come back."""
@@ -129,5 +118,5 @@ class Migration(migrations.Migration):
             model_name='source',
             constraint=models.CheckConstraint(condition=models.Q(('arxiv_version', ''), models.Q(('arxiv_id', ''), _negated=True), _connector='OR'), name='source_arxiv_version_has_id', violation_error_code='arxiv_version', violation_error_message='An arXiv version needs its arXiv id.'),
         ),
-        migrations.RunPython(sqlite_triggers_on, sqlite_triggers_off),
+        migrations.RunPython(db_triggers.sqlite_on, db_triggers.sqlite_off),
     ]
