@@ -111,6 +111,8 @@ def test_no_edit_makes_an_excluded_row_comparable(client, conflict, curator, oth
     assert conflict.concern.startswith("Self-reported by the HyenaDNA authors")
     column = enhancer_column(client)
     assert "Excluded from comparison (edited since; re-check pending): Self-reported by the HyenaDNA authors" in column
+    evaluation_page = client.get(f"/evaluations/{EXCLUDED}/").content.decode()
+    assert "Source checked, then edited: re-check pending" in evaluation_page and "Evidence concern: excluded from comparisons" in evaluation_page
     assert best_configurations(client) == TIED_BEST
     assert APIClient().get(f"/api/v1/evaluations/{EXCLUDED}/").json()["comparable"] is False
     # The review log shows the edit and that the row stays out.
