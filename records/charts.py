@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -20,8 +20,7 @@ from django.template.loader import render_to_string
 
 from records import models as m
 from records.comparisons import ComparisonGroup, ResultRow
-from records.templatetags.record_tags import rounded
-from records.values import exact_text
+from records.values import display, exact_text
 
 WIDTH = 760
 LABEL_WIDTH = 300
@@ -74,6 +73,22 @@ class Chart:
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+TICK_SIGNIFICANT_DIGITS = 4
+
+
+def tick_label(value: Decimal | None) -> str:
+    """An axis tick for a chart: four significant digits, whole numbers kept whole."""
+    if value is None:
+        return ""
+    if value == 0:
+        return "0"
+    if abs(value.adjusted()) >= 6:  # 1 × 10⁹ rather than 1000000000
+        return display(value.quantize(Decimal(1).scaleb(value.adjusted() - TICK_SIGNIFICANT_DIGITS + 1), rounding=ROUND_HALF_UP).normalize())
+    exponent = min(0, max(value.adjusted() - TICK_SIGNIFICANT_DIGITS + 1, -6))
+    text = format(value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP).normalize(), "f")
+    return "0" if text == "-0" else text
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -149,7 +164,7 @@ def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_ex
         plot_right=plot_right,
         zero_x=x(0.0),
         axis_y=axis_y,
-        ticks=[(x(t), rounded(Decimal(str(t)))) for t in ticks],
+        ticks=[(x(t), tick_label(Decimal(str(t)))) for t in ticks],
         compared=compared,
         excluded=excluded,
         excluded_heading_y=excluded_heading_y,
