@@ -19,7 +19,7 @@ from benchmarks.services import (
     benchmark_job_rerun,
     recipe_save,
 )
-from portal.admin import ReadOnlyAdminMixin
+from common.admin import ReadOnlyAdminMixin
 from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")

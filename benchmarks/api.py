@@ -31,7 +31,7 @@ from benchmarks.services import (
     benchmark_job_rerun,
 )
 from benchmarks.views import VIEW_PERMISSION, job_status
-from portal.api import ConditionalGetMixin, StableCursorPagination
+from common.api import ConditionalGetMixin, StableCursorPagination
 
 
 class HasPermission(BasePermission):

@@ -9,14 +9,23 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from benchmarks.presets import DEVICES, MAX_BATCH_SIZE, MAX_STEPS, PRECISIONS, PRESETS, SYNTHETIC, canonical_task
+from benchmarks.presets import (
+    DEVICES,
+    MAX_BATCH_SIZE,
+    MAX_STEPS,
+    PRECISIONS,
+    PRESETS,
+    SYNTHETIC,
+    canonical_task,
+)
+from common.errors import DomainError
 
 #: What a job may change of its recipe's parameters (API body "overrides", run_benchmark options).
 OVERRIDABLE = ("preset", "task", "steps", "batch_size", "learning_rate", "precision", "eval_interval", "seed", "warmup_steps", "device")
 INTEGER_FIELDS = ("steps", "batch_size", "eval_interval", "seed", "warmup_steps")
 
 
-class ParameterError(ValueError):
+class ParameterError(DomainError, ValueError):
     """Parameters that cannot run; `errors` maps each field to why."""
 
     def __init__(self, errors: dict[str, str]):

@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmarks import conf
+from common.errors import DomainError
 from benchmarks.execution import JobStopped, LogTail, run_measurement
 from benchmarks.models import ACTIVE, BenchmarkJob, JobEvent, JobStatus, Recipe
 from benchmarks.parameters import OVERRIDABLE, ParameterError, job_parameters, parameter_errors
@@ -78,15 +79,12 @@ FIGURES = (
 )
 
 
-class JobError(Exception):
-    """A refused request. `status` is the HTTP status an API answers with; `errors` maps fields to reasons."""
+class JobError(DomainError):
+    """A refused request; `errors` maps each field to its reason (one or several)."""
 
-    status = 400
-
-    def __init__(self, message: str, *, field: str = "non_field_errors", errors: dict[str, str] | None = None):
-        super().__init__(message)
-        self.message = message
-        self.errors = errors or {field: message}
+    def __init__(self, message: str, *, field: str | None = None, errors: dict[str, str] | None = None):
+        super().__init__(message, field=field)
+        self.errors = errors or {self.field: message}
 
 
 class JobInvalid(JobError):
@@ -95,10 +93,12 @@ class JobInvalid(JobError):
 
 class JobForbidden(JobError):
     status = 403
+    code = "permission_denied"
 
 
 class JobConflict(JobError):
     status = 409
+    code = "conflict"
 
 
 def _require(actor: Actor, permission: str, doing: str) -> None:

@@ -47,7 +47,7 @@ class AdminLoginThrottleMiddleware:
 
     def __call__(self, request):
         if request.method == "POST" and request.path == self.path:
-            from reviews.ratelimit import Limit, RateLimited, client_ip, hit, ip_hash
+            from common.ratelimit import Limit, RateLimited, client_ip, hit, ip_hash
 
             limit = Limit("admin-login", settings.ADMIN_LOGIN_ATTEMPTS, settings.ADMIN_LOGIN_WINDOW_SECONDS)
             try:
@@ -126,4 +126,20 @@ class DatabaseUnavailableMiddleware:
             connection.close_if_unusable_or_obsolete()  # a connection that raised is checked, and closed if dead
         response = RequestSizeLimitMiddleware._refuse(request, "the database is unavailable for a moment; try again shortly", status=503)
         response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
+        return response
+
+
+class PortalReleaseHeaderMiddleware:
+    """`X-Portal-Release` on every API response: the latest published release the data belongs to."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith("/api/"):
+            from releases.selectors import latest_published
+
+            release = latest_published()
+            response["X-Portal-Release"] = release.release_id if release else "none"
         return response

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "csp",
     "django_prometheus",
+    "common",
     "reviews",
     "records",
     "releases",
@@ -93,7 +94,7 @@ MIDDLEWARE = [
     "portal.middleware.AdminLoginThrottleMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "portal.middleware.DatabaseUnavailableMiddleware",
-    "portal.api.PortalReleaseHeaderMiddleware",
+    "portal.middleware.PortalReleaseHeaderMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -331,16 +332,16 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["portal.parsers.JSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "portal.api.StableCursorPagination",
+    "DEFAULT_PARSER_CLASSES": ["common.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "common.api.StableCursorPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend", "rest_framework.filters.OrderingFilter"],
-    "DEFAULT_SCHEMA_CLASS": "portal.api_schema.PortalAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "common.api_schema.PortalAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle", "rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_API_ANON_RATE", "300/minute"),
         "user": env_str("PORTAL_API_USER_RATE", "3000/minute"),
     },
-    "EXCEPTION_HANDLER": "portal.api.exception_handler",
+    "EXCEPTION_HANDLER": "common.api.exception_handler",
     "ORDERING_PARAM": "ordering",
 }
 
@@ -359,7 +360,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api_schema.add_error_responses"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.add_error_responses"],
     "ENUM_NAME_OVERRIDES": {
         "ReviewStateEnum": "reviews.models.ReviewState",
         "MeasuredByEnum": "records.models.MeasuredBy",

@@ -27,7 +27,7 @@ def handler404(request, exception):
     """JSON under /api/, the site's page elsewhere."""
     from django.views.defaults import page_not_found
 
-    from portal.api import json_not_found
+    from common.api import json_not_found
 
     return json_not_found(request) if request.path.startswith("/api/") else page_not_found(request, exception)
 
@@ -35,6 +35,6 @@ def handler404(request, exception):
 def handler500(request):
     from django.views.defaults import server_error
 
-    from portal.api import json_server_error
+    from common.api import json_server_error
 
     return json_server_error(request) if request.path.startswith("/api/") else server_error(request)

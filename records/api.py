@@ -19,7 +19,7 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.api import ConditionalGetMixin, newest
+from common.api import ConditionalGetMixin, newest
 from records import models as m
 from records.values import ValueInvalid, exact_text, parse_exact
 from records.imports import SECTIONS, ImportConflict, ImportInvalid, records_import

@@ -27,6 +27,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
+from common.errors import DomainError
 from records import models as m
 from records.fields import ExactDecimalField
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
@@ -152,10 +153,10 @@ NESTED = {
 METRIC_KEYS = {"name", "short_name", "description", "unit", "direction"}
 
 
-class ImportInvalid(Exception):
+class ImportInvalid(DomainError):
     """The document cannot be imported; `errors` name each problem by its path in the document."""
 
-    status = 400
+    default_field = "document"
 
     def __init__(self, errors: list[dict[str, str]]):
         super().__init__(f"{len(errors)} problem(s): " + "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5]))
@@ -166,6 +167,7 @@ class ImportConflict(ImportInvalid):
     """Fields the document changed that a curator or a correction changed too since its last import."""
 
     status = 409
+    code = "conflict"
 
     def __init__(self, errors: list[dict[str, str]], conflicts: dict[str, dict[str, list[dict]]]):
         super().__init__(errors)

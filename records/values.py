@@ -11,13 +11,15 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from common.errors import DomainError
+
 # Plain ASCII decimal notation only: no NaN, no infinity, no other scripts' digits, no words.
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 MAX_EXPONENT = 300  # floats (the database's cast for bounds checks) hold up to about 1e308
 MAX_TEXT = 60
 
 
-class ValueInvalid(ValueError):
+class ValueInvalid(DomainError, ValueError):
     """Text that is not an exact decimal; the message says why in words a curator can act on."""
 
 
@@ -26,7 +28,7 @@ def parse_exact(raw: object) -> Decimal:
     if isinstance(raw, bool):
         raise ValueInvalid("must be a number written with digits, e.g. 0.410 or 3E-12")
     if isinstance(getattr(raw, "json_text", None), str):
-        raw = raw.json_text  # a JSON number as the request wrote it (portal.parsers): its digits, not a float's
+        raw = raw.json_text  # a JSON number as the request wrote it (common.parsers): its digits, not a float's
     if isinstance(raw, Decimal):
         value = raw
     elif isinstance(raw, int):

@@ -13,7 +13,7 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from portal.admin import ReadOnlyAdminMixin
+from common.admin import ReadOnlyAdminMixin
 from releases.models import Release, ReleaseEvent, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
 from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cancel, release_cut
 

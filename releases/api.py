@@ -22,8 +22,8 @@ from rest_framework.exceptions import MethodNotAllowed, NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.api import ConditionalGetMixin
-from releases import queries
+from common.api import ConditionalGetMixin
+from releases import selectors
 from releases.models import Release, ReleaseFile, ReleaseStatus
 from releases.services import CUT_PERMISSION, ReleaseError, may_cut_release, release_cut
 
@@ -134,8 +134,8 @@ class ReleaseListView(ReleaseAPIView):
 
     @extend_schema(operation_id="releases_list", responses={200: ReleaseListSerializer}, description="Published releases, newest first, and builds in progress.")
     def get(self, request):
-        published = queries.published_releases().prefetch_related(queries.files_prefetch())
-        building = queries.unfinished_releases()
+        published = selectors.published_releases().prefetch_related(selectors.files_prefetch())
+        building = selectors.unfinished_releases()
         context = {"request": request}
         return Response(
             {
@@ -175,10 +175,10 @@ class ReleaseDetailView(ReleaseAPIView):
     )
     def get(self, request, key: str):
         if key.isascii() and key.isdigit():  # str.isdigit() also accepts "²", which int() refuses
-            release = Release.objects.select_related("previous").prefetch_related(queries.files_prefetch()).filter(pk=int(key)).first()
+            release = Release.objects.select_related("previous").prefetch_related(selectors.files_prefetch()).filter(pk=int(key)).first()
         else:
             release = (
-                Release.objects.select_related("previous").prefetch_related(queries.files_prefetch())
+                Release.objects.select_related("previous").prefetch_related(selectors.files_prefetch())
                 .filter(release_id=key, status=ReleaseStatus.PUBLISHED).first()
             )
         if release is None:

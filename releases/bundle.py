@@ -49,6 +49,8 @@ from typing import BinaryIO, TextIO
 
 import bagit
 
+from common.errors import DomainError
+
 __all__ = [
     "BAG_SOFTWARE_AGENT",
     "BundleDialect",
@@ -96,7 +98,7 @@ Key = tuple[object, ...]
 Progress = Callable[[str, int], None]
 
 
-class BundleError(Exception):
+class BundleError(DomainError):
     """A bundle cannot be written: bad spec, bad row, or a conflicting earlier bundle.
 
     ``table``, ``primary_key`` and ``field`` locate the offending row value when

@@ -37,6 +37,7 @@ from django.db.models import Count, Exists, F, OuterRef, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from common.errors import DomainError
 from releases import conf, exporter
 from releases.bundle import CHECKSUM_ALGORITHMS, BundleResult, FileInfo, verify_bundle
 from releases.models import (
@@ -69,15 +70,11 @@ RELEASE_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}-[0-9a-f]{12}")  # RELEASES_DIR/<
 # ------------------------------------------------------------------ errors
 
 
-class ReleaseError(Exception):
-    """A refused release operation. `status` is the HTTP status an API answers with, `code` its name."""
-
-    status = 400
-    code = "invalid"
+class ReleaseError(DomainError):
+    """A refused release operation; `release` is the one it was about, where there is one."""
 
     def __init__(self, message: str, *, release: Release | None = None):
         super().__init__(message)
-        self.message = message
         self.release = release
 
 
@@ -116,11 +113,6 @@ def _lock_cuts() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext('releases.release_cut'))")
-
-
-def latest_published() -> Release | None:
-    """The newest published release (by release date, then the later cut): pages are derived from it."""
-    return Release.objects.published().newest_first().first()
 
 
 def latest_built() -> Release | None:

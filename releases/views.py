@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from releases import queries
+from releases import selectors
 from releases.models import ReleaseStatus
 
 REFRESH_SECONDS = 3
@@ -31,25 +31,25 @@ CONTENT_TYPES = {
 
 @require_safe
 def release_list(request):
-    return render(request, "releases/release_list.html", queries.release_list_page())
+    return render(request, "releases/release_list.html", selectors.release_list_page())
 
 
 @require_safe
 def release_latest(request):
-    release = queries.latest_published_or_404()
+    release = selectors.latest_published_or_404()
     return redirect("releases:detail", release_id=release.release_id)
 
 
 @require_safe
 def release_detail(request, release_id: str):
-    page = queries.release_page(release_id=release_id)
+    page = selectors.release_page(release_id=release_id)
     return render(request, "releases/release_detail.html", {"page": page, "release": page.release})
 
 
 @require_safe
 def release_build_detail(request, pk: int):
     """A release before it has an id: its progress while it builds (the page refreshes itself)."""
-    release = queries.release_by_pk_or_404(pk)
+    release = selectors.release_by_pk_or_404(pk)
     if release.status == ReleaseStatus.PUBLISHED:
         return redirect("releases:detail", release_id=release.release_id)
     response = render(request, "releases/release_build.html", {"release": release})
@@ -60,7 +60,7 @@ def release_build_detail(request, pk: int):
 
 @require_safe
 def release_file(request, release_id: str, name: str):
-    release, record, path = queries.release_file_or_404(release_id=release_id, name=name)
+    release, record, path = selectors.release_file_or_404(release_id=release_id, name=name)
     etag = f'"{record.sha256}"'
     size = record.bytes
     headers = {

@@ -16,7 +16,7 @@ from django.urls import path, reverse
 
 from simple_history.admin import SimpleHistoryAdmin
 
-from portal.admin import ReadOnlyAdminMixin
+from common.admin import ReadOnlyAdminMixin
 from reviews.corrections import CorrectionError, correction_decide, targets
 from reviews.models import Correction, CorrectionStatus, Reviewable, ReviewEvent, ReviewState
 from reviews.services import ReviewError, available_transitions, review_transition_apply

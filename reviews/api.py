@@ -13,11 +13,11 @@ from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.api import ConditionalGetMixin, StableCursorPagination
+from common.api import ConditionalGetMixin, StableCursorPagination
 from reviews.corrections import correction_submit, targets
 from reviews.forms import EXPLANATION_MAX, LOCATOR_MAX, PROPOSED_VALUE_MAX, SOURCE_MAX, validate_proposal, validate_supporting_source
 from reviews.models import ReviewEvent, ReviewState
-from reviews.ratelimit import RateLimited, client_ip
+from common.ratelimit import RateLimited, client_ip
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
 

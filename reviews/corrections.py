@@ -16,19 +16,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from reviews.models import Correction, CorrectionStatus
-from reviews.ratelimit import Limit, hit, ip_hash
+from common.errors import DomainError
+from common.ratelimit import Limit, hit, ip_hash
 
 FOLD_WINDOW = timedelta(days=1)
 TOKEN_BYTES = 24
 
 
-class CorrectionError(Exception):
+class CorrectionError(DomainError):
     """A decision that cannot be taken; `field` names what is wrong."""
 
-    def __init__(self, message: str, *, field: str = "decision"):
-        super().__init__(message)
-        self.message = message
-        self.field = field
+    default_field = "decision"
 
 
 def targets() -> ModuleType:
@@ -65,7 +63,7 @@ def correction_submit(
 ) -> Correction:
     """Store a suggestion on `target` (already validated), after the per-IP and per-record limits.
 
-    Raises reviews.ratelimit.RateLimited. An identical suggestion on the same record within a day is
+    Raises common.ratelimit.RateLimited. An identical suggestion on the same record within a day is
     folded into the first one while that is undecided (stored, marked duplicate of it, and decided
     with it); once the first is decided, the same text starts a new suggestion that a curator sees.
     """

@@ -10,28 +10,32 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
-from reviews.models import EXCLUDED_STATES, REVIEW_STATE_FIELDS, Reviewable, ReviewEvent, ReviewState
+from common.errors import DomainError
+from reviews.models import (
+    EXCLUDED_STATES,
+    REVIEW_STATE_FIELDS,
+    Reviewable,
+    ReviewEvent,
+    ReviewState,
+)
 from reviews.roles import ROLES, role_label_for
 from reviews.transitions import REOPEN_ON_EDIT, TRANSITIONS, Transition
 
 
-class ReviewError(Exception):
-    """A refused transition. `status` is the HTTP status an API answers with."""
+class ReviewError(DomainError):
+    """A refused transition."""
 
-    status = 400
-
-    def __init__(self, message: str, *, field: str = "transition"):
-        super().__init__(message)
-        self.message = message
-        self.field = field
+    default_field = "transition"
 
 
 class TransitionConflict(ReviewError):
     status = 409
+    code = "conflict"
 
 
 class TransitionForbidden(ReviewError):
     status = 403
+    code = "permission_denied"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 from reviews.corrections import correction_submit, targets
 from reviews.forms import CorrectionForm, parse_target
 from reviews.models import Correction
-from reviews.ratelimit import RateLimited, client_ip
+from common.ratelimit import RateLimited, client_ip
 
 
 def _page_record(reference: str):

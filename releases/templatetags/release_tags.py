@@ -1,10 +1,10 @@
 """Template tags through which record pages name their release without importing this app."""
 
 from django import template
-
 from django.urls import reverse
 
 from releases.models import FileKind, Release, ReleaseStatus
+from releases.selectors import latest_published
 
 register = template.Library()
 
@@ -12,7 +12,7 @@ register = template.Library()
 @register.simple_tag
 def current_release() -> Release | None:
     """The newest published release: the one public pages are derived from."""
-    return Release.objects.filter(status=ReleaseStatus.PUBLISHED).order_by("-release_date", "-id").first()
+    return latest_published()
 
 
 @register.simple_tag

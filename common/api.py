@@ -68,22 +68,6 @@ def exception_handler(exc, context):
     return response
 
 
-class PortalReleaseHeaderMiddleware:
-    """`X-Portal-Release` on every API response: the latest published release the data belongs to."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        response = self.get_response(request)
-        if request.path.startswith("/api/"):
-            from releases.templatetags.release_tags import current_release
-
-            release = current_release()
-            response["X-Portal-Release"] = release.release_id if release else "none"
-        return response
-
-
 def json_not_found(request, exception=None):
     return JsonResponse({"detail": f"Nothing at {request.path}."}, status=404)
 

@@ -9,7 +9,12 @@ from django.db.models import Case, IntegerField, Prefetch, Value, When
 from django.http import Http404
 
 from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseStatus
-from releases.services import ChangeList, release_change_list, release_directory, release_file_path
+from releases.services import (
+    ChangeList,
+    release_change_list,
+    release_directory,
+    release_file_path,
+)
 
 CHANGE_LIST_LIMIT = 100
 
@@ -37,8 +42,13 @@ def release_list_page() -> dict:
     return {"releases": list(published_releases()), "building": list(unfinished_releases())}
 
 
+def latest_published() -> Release | None:
+    """The newest published release (by release date, then the later cut): pages are derived from it."""
+    return Release.objects.published().newest_first().first()
+
+
 def latest_published_or_404() -> Release:
-    release = Release.objects.published().newest_first().first()
+    release = latest_published()
     if release is None:
         raise Http404("No release has been published yet")
     return release

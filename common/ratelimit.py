@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 
+from common.errors import DomainError
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -21,7 +23,10 @@ class Limit:
     window_seconds: int
 
 
-class RateLimited(Exception):
+class RateLimited(DomainError):
+    status = 429
+    code = "throttled"
+
     def __init__(self, limit: Limit, retry_after: int):
         super().__init__(f"too many suggestions ({limit.name}): try again in {retry_after} s")
         self.limit = limit
