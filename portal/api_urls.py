@@ -5,7 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from records import api as records_api
-from reviews.api import CorrectionCreateView, ReviewEventViewSet
+from corrections.api import CorrectionCreateView
+from reviews.api import ReviewEventViewSet
 
 router = DefaultRouter()
 router.register("protocols", records_api.ProtocolViewSet, basename="protocol")

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "common",
     "reviews",
     "records",
+    "corrections",
     "releases",
     "benchmarks",
     "portal",
@@ -307,8 +308,7 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "portal@localhost")
 # entry that many from the right; with 0 the header is ignored (so it cannot dodge rate limits).
 NUM_PROXIES = env_int("PORTAL_NUM_PROXIES", 0)
 
-# Public correction suggestions (reviews app) and the module that knows the record types.
-CORRECTION_TARGETS = "records.corrections"
+# Public correction suggestions (corrections app): limits per client and per record, digest interval.
 CORRECTIONS_PER_IP = env_int("PORTAL_CORRECTIONS_PER_IP", 20, minimum=1)
 CORRECTIONS_WINDOW_SECONDS = env_int("PORTAL_CORRECTIONS_WINDOW_SECONDS", 3600, minimum=1)
 CORRECTIONS_PER_RECORD = env_int("PORTAL_CORRECTIONS_PER_RECORD", 50, minimum=1)

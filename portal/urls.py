@@ -18,7 +18,7 @@ urlpatterns = [
     path("api/v1/", include("portal.api_urls")),
     path("benchmarks/", include("benchmarks.urls")),
     path("", include("releases.urls")),
-    path("", include("reviews.urls")),
+    path("", include("corrections.urls")),
     path("", include("records.urls")),
 ]
 

@@ -14,11 +14,8 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from simple_history.admin import SimpleHistoryAdmin
-
 from common.admin import ReadOnlyAdminMixin
-from reviews.corrections import CorrectionError, correction_decide, targets
-from reviews.models import Correction, CorrectionStatus, Reviewable, ReviewEvent, ReviewState
+from reviews.models import Reviewable, ReviewEvent, ReviewState
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
 
@@ -183,105 +180,3 @@ def review_queue_view(request):
         "protocol": protocol,
     }
     return render(request, "admin/reviews/review_queue.html", context)
-
-
-class ModerationForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject"), ("duplicate", "Mark duplicate")])
-    response = forms.CharField(max_length=REASON_MAX_LENGTH, required=False)
-    apply_value = forms.BooleanField(required=False)
-    printed_value = forms.CharField(max_length=200, required=False, strip=True)
-    duplicate_of = forms.IntegerField(required=False, min_value=1)
-
-
-class ProtocolFilter(admin.SimpleListFilter):
-    title = "protocol"
-    parameter_name = "protocol"
-
-    def lookups(self, request, model_admin):
-        values = Correction.objects.exclude(protocol_stable_id="").values_list("protocol_stable_id", flat=True).distinct()
-        return [(value, value) for value in sorted(values)]
-
-    def queryset(self, request, queryset):
-        return queryset.filter(protocol_stable_id=self.value()) if self.value() else queryset
-
-
-@admin.register(Correction)
-class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
-    """The moderation queue: suggestions oldest first, each beside its field's current value.
-    Read-only here: decisions go through the moderation panel and its service only."""
-
-    list_display = ("id", "created_at", "status", "record_type", "target_stable_id", "field_label", "value_now", "proposed_value_short", "folded")
-    list_filter = ("status", ("content_type", admin.RelatedOnlyFieldListFilter), ProtocolFilter)
-    search_fields = ("target_stable_id", "explanation", "proposed_value", "protocol_stable_id")
-    ordering = ("created_at", "id")
-    change_form_template = "admin/reviews/correction_change_form.html"
-    readonly_fields = [f.name for f in Correction._meta.fields if f.name not in {"token", "ip_hash", "fingerprint"}]
-    exclude = ("token", "ip_hash", "fingerprint")
-
-    def get_queryset(self, request):
-        from django.db.models import Count
-
-        return super().get_queryset(request).select_related("content_type").prefetch_related("target").annotate(folded_count=Count("duplicates"))
-
-    @admin.display(description="record type")
-    def record_type(self, obj):
-        return obj.content_type.model
-
-    @admin.display(description="current value")
-    def value_now(self, obj):
-        if not obj.field_name or obj.target is None:
-            return "—"
-        return targets().field_text(obj.target, obj.field_name)
-
-    @admin.display(description="proposed value")
-    def proposed_value_short(self, obj):
-        return obj.proposed_value[:80]
-
-    @admin.display(description="folded")
-    def folded(self, obj):
-        return obj.folded_count
-
-
-    def get_urls(self):
-        custom = [path("<path:object_id>/decide/", self.admin_site.admin_view(self.decide_view), name="reviews_correction_decide")]
-        return custom + super().get_urls()
-
-    def decide_view(self, request, object_id):
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        correction = get_object_or_404(Correction, pk=object_id)
-        change_url = reverse("admin:reviews_correction_change", args=[correction.pk])
-        form = ModerationForm(request.POST)
-        if not form.is_valid():
-            errors = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in form.errors.items())
-            self.message_user(request, f"Nothing changed: {errors}", messages.ERROR)
-            return HttpResponseRedirect(change_url)
-        duplicate_of = None
-        if form.cleaned_data["duplicate_of"]:
-            duplicate_of = Correction.objects.filter(pk=form.cleaned_data["duplicate_of"]).first()
-            if duplicate_of is None:
-                self.message_user(request, f"Nothing changed: there is no suggestion #{form.cleaned_data['duplicate_of']}", messages.ERROR)
-                return HttpResponseRedirect(change_url)
-        try:
-            decided = correction_decide(
-                correction=correction, actor=request.user, decision=form.cleaned_data["decision"],
-                response=form.cleaned_data["response"], apply_value=form.cleaned_data["apply_value"], duplicate_of=duplicate_of,
-                printed_value=form.cleaned_data["printed_value"],
-            )
-        except CorrectionError as exc:
-            self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
-        else:
-            applied = " The proposed value was applied and the record reopened for review." if decided.value_applied else ""
-            self.message_user(request, f"Suggestion #{decided.pk}: {decided.get_status_display().lower()}.{applied}", messages.SUCCESS)
-        return HttpResponseRedirect(change_url)
-
-    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
-        if obj is not None:
-            context["moderation"] = {
-                "action_url": reverse("admin:reviews_correction_decide", args=[obj.pk]),
-                "current_value": self.value_now(obj),
-                **targets().moderation_extras(obj.target, obj.field_name, obj.proposed_value),
-                "may_decide": obj.status == CorrectionStatus.NEW and request.user.has_perm("reviews.moderate_correction"),
-                "public_url": reverse("reviews:correction-status", args=[obj.token]),
-            }
-        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)

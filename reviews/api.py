@@ -1,107 +1,19 @@
-"""POST /api/v1/corrections/: the public form's rules, as JSON."""
+"""The review actions of every reviewable record's endpoint (transitions, events) and the review event log."""
 
 from __future__ import annotations
 
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status, viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from common.api import ConditionalGetMixin, StableCursorPagination
-from reviews.corrections import correction_submit, targets
-from reviews.forms import EXPLANATION_MAX, LOCATOR_MAX, PROPOSED_VALUE_MAX, SOURCE_MAX, validate_proposal, validate_supporting_source
 from reviews.models import ReviewEvent, ReviewState
-from common.ratelimit import RateLimited, client_ip
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
-
-
-class CorrectionCreateSerializer(serializers.Serializer):
-    target_type = serializers.CharField(max_length=40, help_text="Record type: protocol, evaluation, result, configuration, dataset, source, evidencerow, baselinerole, decision.")
-    target_id = serializers.SlugField(max_length=150, help_text="The record's stable id.")
-    field = serializers.CharField(max_length=60, required=False, allow_blank=True, default="", help_text="The field concerned; empty for the record as a whole.")
-    proposed_value = serializers.CharField(max_length=PROPOSED_VALUE_MAX, required=False, allow_blank=True, default="")
-    explanation = serializers.CharField(max_length=EXPLANATION_MAX)
-    supporting_source = serializers.CharField(max_length=SOURCE_MAX, required=False, allow_blank=True, default="", help_text="An http(s) URL or a DOI.")
-    supporting_locator = serializers.CharField(max_length=LOCATOR_MAX, required=False, allow_blank=True, default="")
-    contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True, default="", help_text="Never shown publicly.")
-    website = serializers.CharField(required=False, allow_blank=True, default="", help_text="Must be empty (a trap for robots).")
-
-    def validate_target_type(self, value: str) -> str:
-        if value not in targets().target_types():
-            raise serializers.ValidationError(f"unknown record type; use one of: {', '.join(targets().target_types())}")
-        return value
-
-    def validate_supporting_source(self, value: str) -> str:
-        try:
-            return validate_supporting_source(value)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
-
-    def validate_website(self, value: str) -> str:
-        if value:
-            raise serializers.ValidationError("must be empty")
-        return value
-
-    def validate(self, data):
-        record = targets().resolve(data["target_type"], data["target_id"])
-        if record is None:
-            raise serializers.ValidationError({"target_id": f"no {data['target_type']} with stable id {data['target_id']!r}"})
-        if data["field"] and targets().field_label(data["target_type"], data["field"]) is None:
-            raise serializers.ValidationError({"field": f"a {data['target_type']}'s {data['field']!r} cannot be the subject of a suggestion"})
-        try:
-            validate_proposal(target_type=data["target_type"], field_name=data["field"], proposed_value=data["proposed_value"])
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.message_dict) from None
-        data["record"] = record
-        return data
-
-
-class CorrectionCreatedSerializer(serializers.Serializer):
-    status = serializers.CharField()
-    status_url = serializers.URLField(help_text="The private link to follow the suggestion.")
-
-
-class CorrectionCreateView(APIView):
-    """Suggest a correction to any public record; no account needed. Limited per client and per record."""
-
-    permission_classes = [AllowAny]
-    authentication_classes: list = []  # anonymous by design; no session, so no CSRF to bypass either
-
-    @extend_schema(
-        request=CorrectionCreateSerializer,
-        responses={
-            201: CorrectionCreatedSerializer,
-            400: OpenApiResponse(description="Invalid input; the body names each field."),
-            413: OpenApiResponse(description="The body is larger than 32 KB."),
-            429: OpenApiResponse(description="Too many suggestions from this client or for this record; see Retry-After."),
-        },
-    )
-    def post(self, request):
-        serializer = CorrectionCreateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        try:
-            correction = correction_submit(
-                target=data["record"],
-                field_name=data["field"],
-                proposed_value=data["proposed_value"],
-                explanation=data["explanation"],
-                supporting_source=data["supporting_source"],
-                supporting_locator=data["supporting_locator"],
-                contact_email=data["contact_email"],
-                ip=client_ip(request),
-            )
-        except RateLimited as limited:
-            raise Throttled(wait=limited.retry_after, detail=f"Too many suggestions ({limited.limit.name} limit); try again later.") from None
-        url = request.build_absolute_uri(f"/corrections/{correction.token}/")
-        return Response({"status": correction.status, "status_url": url}, status=status.HTTP_201_CREATED)
 
 
 # -- review actions on every reviewable record's endpoint -------------------------------------

@@ -41,8 +41,8 @@ CURATORS = Role(
         "reviews.reinstate_record",
         "reviews.reopen_record",
         "reviews.view_reviewevent",
-        "reviews.view_correction",
-        "reviews.moderate_correction",
+        "corrections.view_correction",
+        "corrections.moderate_correction",
         # Recipes are reviewed like catalogue records ("source checked": parameters checked against the source).
         "benchmarks.view_recipe",
         "benchmarks.change_recipe",

@@ -15,7 +15,7 @@ from records import models as m
 from records.imports import records_import
 from records.seed import seed_document
 from records.values import exact_text
-from reviews.corrections import correction_decide, correction_submit
+from corrections.services import correction_decide, correction_submit
 
 pytestmark = pytest.mark.django_db
 

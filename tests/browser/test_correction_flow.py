@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from records.seed import PROTOCOL_ID
-from reviews.forms import MIN_SECONDS
-from reviews.models import Correction
+from corrections.forms import MIN_SECONDS
+from corrections.models import Correction
 from tests.browser.conftest import admin_login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -31,7 +31,7 @@ def test_a_visitor_suggests_a_correction_and_follows_it_to_acceptance(browser, l
     moderator = browser.new_context(base_url=live_server.url)
     admin_page = moderator.new_page()
     admin_login(admin_page, curator.username)
-    admin_page.goto(f"/admin/reviews/correction/{correction.pk}/change/")
+    admin_page.goto(f"/admin/corrections/correction/{correction.pk}/change/")
     assert admin_page.locator("#value-now").inner_text() == "20"
     admin_page.fill("#moderation-response", "Thank you: the single-GPU figure is recorded as a concern, not as a value.")
     admin_page.get_by_role("button", name="Accept").click()

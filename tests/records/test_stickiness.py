@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from records import models as m
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports import records_import
-from reviews.corrections import correction_decide, correction_submit
+from corrections.services import correction_decide, correction_submit
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionConflict, TransitionForbidden, review_transition_apply
 from tests.helpers import load_examples

@@ -1,8 +1,8 @@
 from django.urls import path
 
-from reviews import views
+from corrections import views
 
-app_name = "reviews"
+app_name = "corrections"
 
 urlpatterns = [
     path("corrections/new/", views.correction_new, name="correction-new"),

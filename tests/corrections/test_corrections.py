@@ -13,9 +13,10 @@ from django.urls import reverse
 from portal.celery import app as celery_app
 from records import models as m
 from records.seed import PROTOCOL_ID
-from reviews.corrections import CorrectionError, correction_decide, correction_submit
-from reviews.forms import TIMING_SALT
-from reviews.models import Correction, CorrectionStatus, ReviewEvent, ReviewState
+from corrections.services import CorrectionError, correction_decide, correction_submit
+from corrections.forms import TIMING_SALT
+from corrections.models import Correction, CorrectionStatus
+from reviews.models import ReviewEvent, ReviewState
 
 pytestmark = pytest.mark.django_db
 
@@ -78,10 +79,10 @@ def test_it_lists_new_suggestions_oldest_first_beside_the_current_value(client, 
     client.post("/corrections/new/", form_data())
     client.post("/corrections/new/", form_data(target=f"protocol:{PROTOCOL_ID}:title", proposed_value="A better title", explanation="Second."))
     client.force_login(curator)
-    body = client.get(reverse("admin:reviews_correction_changelist"), {"status__exact": "new"}).content.decode()
+    body = client.get(reverse("admin:corrections_correction_changelist"), {"status__exact": "new"}).content.decode()
     assert body.index(RESULT_500M) < body.index(">title<")
     assert '<td class="field-value_now">20</td>' in body
-    assert client.get(reverse("admin:reviews_correction_changelist"), {"protocol": PROTOCOL_ID, "content_type__id__exact": Correction.objects.first().content_type_id}).status_code == 200
+    assert client.get(reverse("admin:corrections_correction_changelist"), {"protocol": PROTOCOL_ID, "content_type__id__exact": Correction.objects.first().content_type_id}).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -206,7 +207,7 @@ def test_it_shows_hostile_text_escaped_on_the_status_page_in_the_admin_and_in_th
     assert correction.explanation == payload.strip()  # stored as sent
     status_page = client.get(f"/corrections/{correction.token}/").content.decode()
     client.force_login(curator)
-    admin_page = client.get(reverse("admin:reviews_correction_change", args=[correction.pk])).content.decode()
+    admin_page = client.get(reverse("admin:corrections_correction_change", args=[correction.pk])).content.decode()
     for body in (status_page, admin_page):
         assert "<script>alert" not in body and "<img src=x" not in body and "<svg onload" not in body
         assert 'href="javascript:' not in body
@@ -219,7 +220,7 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
     correction = Correction.objects.get()
     client.force_login(curator)
     response = client.post(
-        reverse("admin:reviews_correction_decide", args=[correction.pk]),
+        reverse("admin:corrections_correction_decide", args=[correction.pk]),
         {"decision": "accept", "response": "Recorded the single-GPU figure.", "apply_value": "1"},
     )
     assert response.status_code == 302
@@ -287,7 +288,7 @@ def test_it_folds_identical_suggestions_on_the_same_record_within_a_day(client, 
     first, second = Correction.objects.order_by("id")
     assert (first.status, second.status, second.duplicate_of) == ("new", "duplicate", first)
     client.force_login(curator)
-    body = client.get(reverse("admin:reviews_correction_changelist"), {"status__exact": "new"}).content.decode()
+    body = client.get(reverse("admin:corrections_correction_changelist"), {"status__exact": "new"}).content.decode()
     assert body.count(RESULT_500M) == 1 and '<td class="field-folded">1</td>' in body
     correction_decide(correction=first, actor=curator, decision="reject", response="The Methods figure stands.")
     assert "The Methods figure stands." in client.get(f"/corrections/{second.token}/").content.decode()
@@ -326,7 +327,7 @@ def test_it_mails_curators_only_after_commit(seeded, curator, settings, eager_ta
 
 
 def test_it_batches_curator_mail_to_one_digest_per_interval(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
-    from reviews.tasks import correction_digest_send
+    from corrections.tasks import correction_digest_send
 
     settings.CORRECTIONS_DIGEST_INTERVAL_SECONDS = 900
     curator.email = "curator@example.org"
@@ -390,10 +391,10 @@ def test_the_curator_gives_the_printed_value_that_goes_with_a_corrected_value(cl
     client.post("/corrections/new/", form_data(proposed_value="14.5"))
     correction = Correction.objects.get()
     client.force_login(curator)
-    panel = client.get(reverse("admin:reviews_correction_change", args=[correction.pk])).content.decode()
+    panel = client.get(reverse("admin:corrections_correction_change", args=[correction.pk])).content.decode()
     assert 'name="printed_value"' in panel and 'value="14.5 min"' in panel  # the old printed text with the new number
     client.post(
-        reverse("admin:reviews_correction_decide", args=[correction.pk]),
+        reverse("admin:corrections_correction_decide", args=[correction.pk]),
         {"decision": "accept", "response": "As printed in the Discussion.", "apply_value": "1", "printed_value": "under 14.5 min"},
     )
     result = m.Result.objects.get(stable_id=RESULT_500M)

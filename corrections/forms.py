@@ -10,7 +10,7 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from reviews.corrections import targets
+from corrections import selectors
 
 EXPLANATION_MAX = 5000
 PROPOSED_VALUE_MAX = 2000
@@ -42,7 +42,7 @@ def validate_proposal(*, target_type: str, field_name: str, proposed_value: str)
     if field_name and not proposed_value.strip():
         raise ValidationError({"proposed_value": "Say what the value should be, or choose the record as a whole."})
     if field_name:
-        problem = targets().value_problem(target_type, field_name, proposed_value)
+        problem = selectors.value_problem(target_type, field_name, proposed_value)
         if problem:
             raise ValidationError({"proposed_value": problem})
 

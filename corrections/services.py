@@ -6,18 +6,22 @@ import hashlib
 import secrets
 import unicodedata
 from datetime import timedelta
-from importlib import import_module
-from types import ModuleType
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
-from reviews.models import Correction, CorrectionStatus
 from common.errors import DomainError
 from common.ratelimit import Limit, hit, ip_hash
+from common.types import Actor
+from corrections import selectors
+from corrections.models import Correction, CorrectionStatus
+from corrections.tasks import correction_digest_schedule, correction_notify_submitters
+from records import models as m
+from records.services import record_save, reviewed_owner
+from reviews.services import review_reopen_if_reviewed
 
 FOLD_WINDOW = timedelta(days=1)
 TOKEN_BYTES = 24
@@ -27,11 +31,6 @@ class CorrectionError(DomainError):
     """A decision that cannot be taken; `field` names what is wrong."""
 
     default_field = "decision"
-
-
-def targets() -> ModuleType:
-    """The module that knows the public record types (records.corrections); see settings.CORRECTION_TARGETS."""
-    return import_module(settings.CORRECTION_TARGETS)
 
 
 def limits() -> tuple[Limit, Limit]:
@@ -51,7 +50,7 @@ def _fingerprint(*, target_type: str, target_id: str, field_name: str, proposed_
 
 def correction_submit(
     *,
-    target,
+    target: models.Model,
     field_name: str,
     proposed_value: str,
     explanation: str,
@@ -59,7 +58,7 @@ def correction_submit(
     supporting_locator: str,
     contact_email: str,
     ip: str,
-    user=None,
+    user: Actor = None,
 ) -> Correction:
     """Store a suggestion on `target` (already validated), after the per-IP and per-record limits.
 
@@ -67,7 +66,6 @@ def correction_submit(
     folded into the first one while that is undecided (stored, marked duplicate of it, and decided
     with it); once the first is decided, the same text starts a new suggestion that a curator sees.
     """
-    module = targets()
     target_type = target._meta.model_name
     hashed_ip = ip_hash(ip)
     per_ip, per_record = limits()
@@ -91,11 +89,11 @@ def correction_submit(
             content_type=ContentType.objects.get_for_model(type(target)),
             object_id=target.pk,
             target_stable_id=target.stable_id,
-            target_label=module.label_of(target)[:500],
-            protocol_stable_id=module.protocol_of(target),
+            target_label=selectors.label_of(target)[:500],
+            protocol_stable_id=selectors.protocol_of(target),
             field_name=field_name,
-            field_label=module.field_label(target_type, field_name) or "",
-            value_at_submission=module.field_text(target, field_name) if field_name else "",
+            field_label=selectors.field_label(target_type, field_name) or "",
+            value_at_submission=selectors.field_text(target, field_name) if field_name else "",
             proposed_value=proposed_value,
             explanation=explanation,
             supporting_source=supporting_source,
@@ -113,14 +111,8 @@ def correction_submit(
         correction._change_reason = "submitted" if original is None else f"folded into #{original.pk}"
         correction.save()
         if original is None:
-            transaction.on_commit(_schedule_digest)
+            transaction.on_commit(correction_digest_schedule)
     return correction
-
-
-def _schedule_digest() -> None:
-    from reviews.tasks import correction_digest_schedule
-
-    correction_digest_schedule()
 
 
 DECISIONS = {
@@ -133,7 +125,7 @@ DECISIONS = {
 def correction_decide(
     *,
     correction: Correction,
-    actor,
+    actor: Actor,
     decision: str,
     response: str,
     apply_value: bool = False,
@@ -142,7 +134,7 @@ def correction_decide(
 ) -> Correction:
     """Accept (optionally applying the proposed value), reject, or mark duplicate, with a public response.
 
-    The record changes only through records' services (via CORRECTION_TARGETS.apply_value), which
+    The record changes only through records' services (_value_apply), which
     reopen it for review with the correction as the reason; `printed_value` goes with a corrected
     result value (by default the old printed text takes the new number). Mails the submitter after commit.
     """
@@ -151,7 +143,7 @@ def correction_decide(
     response = (response or "").strip()
     if not response:
         raise CorrectionError("a public response is required", field="response")
-    if actor is None or not actor.has_perm("reviews.moderate_correction"):
+    if actor is None or not actor.has_perm("corrections.moderate_correction"):
         raise CorrectionError("you do not have permission to moderate suggestions", field="decision")
     with transaction.atomic():
         locked = Correction.objects.select_for_update().get(pk=correction.pk)
@@ -169,7 +161,7 @@ def correction_decide(
             if not locked.field_name:
                 raise CorrectionError("this suggestion names no field to apply a value to", field="apply_value")
             try:
-                targets().apply_value(
+                _value_apply(
                     record=locked.target, field_name=locked.field_name, value_text=locked.proposed_value,
                     actor=actor, correction_id=locked.pk, printed_value=printed_value,
                 )
@@ -183,11 +175,34 @@ def correction_decide(
         locked._history_user = actor
         locked._change_reason = f"{decision}: {response}"
         locked.save()
-        transaction.on_commit(lambda: _notify_submitters(locked.pk))
+        transaction.on_commit(lambda: correction_notify_submitters.delay(locked.pk))
     return locked
 
 
-def _notify_submitters(correction_pk: int) -> None:
-    from reviews.tasks import correction_notify_submitters
+@transaction.atomic
+def _value_apply(*, record: models.Model, field_name: str, value_text: str, actor: Actor, correction_id: int, printed_value: str = "") -> None:
+    """Write an accepted suggestion's value through the records service, then reopen the record.
 
-    correction_notify_submitters.delay(correction_pk)
+    A corrected result value carries its printed value along: `printed_value` when the curator
+    gives it, else the old printed text with the new number (`printed_value_after`); the two must
+    agree (records.values). Raises ValidationError (naming the field) when the text is not a valid
+    value for the field.
+    """
+    if selectors.field_label(record._meta.model_name, field_name) is None:
+        raise ValidationError({field_name: "this field cannot be changed by a suggestion"})
+    try:
+        value = selectors.clean_text(record._meta.get_field(field_name), value_text, record)
+    except ValidationError as exc:
+        raise ValidationError({field_name: exc.messages}) from None
+    changed = [field_name]
+    if isinstance(record, m.Result) and field_name == "value":
+        record.printed_value = printed_value.strip() or selectors.printed_value_after(result=record, value=value)
+        changed.append("printed_value")
+    elif printed_value.strip():
+        raise ValidationError({"printed_value": "a printed value goes only with a corrected result value"})
+    setattr(record, field_name, value)
+    reason = f"correction #{correction_id} accepted: {', '.join(changed)}"
+    record_save(record=record, actor=actor, changed_fields=changed, reason=reason)
+    owner = reviewed_owner(record)
+    if owner is not None:  # any accepted value, sourced or not, is news to the record's review
+        review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)

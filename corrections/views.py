@@ -7,9 +7,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from reviews.corrections import correction_submit, targets
-from reviews.forms import CorrectionForm, parse_target
-from reviews.models import Correction
+from corrections import selectors
+from corrections.services import correction_submit
+from corrections.forms import CorrectionForm, parse_target
+from corrections.models import Correction
 from common.ratelimit import RateLimited, client_ip
 
 
@@ -18,7 +19,7 @@ def _page_record(reference: str):
         target_type, stable_id, _field = parse_target(f"{reference}:")
     except Exception:
         raise Http404("No such record") from None
-    record = targets().resolve(target_type, stable_id)
+    record = selectors.resolve(target_type, stable_id)
     if record is None:
         raise Http404("No such record")
     return record
@@ -29,12 +30,12 @@ def _page_record(reference: str):
 def correction_new(request):
     reference = (request.POST.get("record") or request.GET.get("record") or "")[:200]
     page_record = _page_record(reference)
-    choices = targets().page_choices(page_record)
+    choices = selectors.page_choices(page_record)
     form = CorrectionForm(request.POST or None, choices=choices, initial={"record": reference})
     context = {"form": form, "page_record": page_record}
     if request.method == "POST" and form.is_valid():
         target_type, stable_id, field_name = parse_target(form.cleaned_data["target"])
-        target = targets().resolve(target_type, stable_id)
+        target = selectors.resolve(target_type, stable_id)
         if target is None:
             form.add_error("target", "That record no longer exists.")
         else:
@@ -51,18 +52,18 @@ def correction_new(request):
                     user=request.user,
                 )
             except RateLimited as limited:
-                response = render(request, "reviews/correction_limited.html", {"retry_after": limited.retry_after}, status=429)
+                response = render(request, "corrections/correction_limited.html", {"retry_after": limited.retry_after}, status=429)
                 response["Retry-After"] = str(limited.retry_after)
                 return response
             return redirect(f"/corrections/{correction.token}/?sent=1")
-    return render(request, "reviews/correction_new.html", context, status=400 if request.method == "POST" else 200)
+    return render(request, "corrections/correction_new.html", context, status=400 if request.method == "POST" else 200)
 
 
 @never_cache
 @require_http_methods(["GET"])
 def correction_status(request, token: str):
     correction = get_object_or_404(Correction.objects.select_related("duplicate_of"), token=token)
-    response = render(request, "reviews/correction_status.html", {"correction": correction, "sent": "sent" in request.GET})
+    response = render(request, "corrections/correction_status.html", {"correction": correction, "sent": "sent" in request.GET})
     response["X-Robots-Tag"] = "noindex"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the URL: never leak it to another site
     return response

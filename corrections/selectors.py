@@ -1,20 +1,16 @@
-"""What the public may suggest corrections to, and how an accepted suggestion is applied.
-
-The reviews app owns suggestions and their moderation but never imports this app; it reaches
-these functions through `settings.CORRECTION_TARGETS` (this module's dotted path).
-"""
+"""What the public may suggest corrections to: the record types, their correctable fields, their
+labels and current values, and the choices a record page's form offers (read only; an accepted
+value is written by `corrections.services`)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import models
 
 from records import models as m
 from records.values import exact_text
-from records.services import record_save, reviewed_owner
-from reviews.services import review_reopen_if_reviewed
 
 # model name -> (field, label) pairs a suggestion may concern; the order is the form's order.
 CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -67,7 +63,7 @@ def field_label(target_type: str, field_name: str) -> str | None:
     return dict(CORRECTABLE_FIELDS.get(target_type, ())).get(field_name)
 
 
-def _clean_text(field: models.Field, text: str, record: models.Model | None):
+def clean_text(field: models.Field, text: str, record: models.Model | None):
     """`text` as a value of `field`, or ValidationError with the field's own words (choices listed)."""
     try:
         return field.clean(text.strip() if text.strip() or not field.null else None, record)
@@ -86,7 +82,7 @@ def value_problem(target_type: str, field_name: str, text: str) -> str:
     if model is None or field_label(target_type, field_name) is None:
         return ""  # the target itself is refused elsewhere, with its own message
     try:
-        _clean_text(model._meta.get_field(field_name), text, None)
+        clean_text(model._meta.get_field(field_name), text, None)
     except ValidationError as exc:
         return f"not a valid {field_label(target_type, field_name)}: {' '.join(exc.messages)}"
     return ""
@@ -144,7 +140,7 @@ def moderation_extras(record: models.Model | None, field_name: str, proposed_val
     if not isinstance(record, m.Result) or field_name != "value":
         return {"asks_printed_value": False}
     try:
-        value = _clean_text(record._meta.get_field("value"), proposed_value, record)
+        value = clean_text(record._meta.get_field("value"), proposed_value, record)
     except ValidationError:
         return {"asks_printed_value": True, "printed_value_default": record.printed_value}
     return {"asks_printed_value": True, "printed_value_default": printed_value_after(result=record, value=value)}
@@ -159,32 +155,3 @@ def printed_value_after(*, result: m.Result, value: Decimal) -> str:
     if old and old in printed and printed.count(old) == 1:
         return printed.replace(old, exact_text(value))
     return exact_text(value)
-
-
-@transaction.atomic
-def apply_value(*, record: models.Model, field_name: str, value_text: str, actor, correction_id: int, printed_value: str = "") -> None:
-    """Write an accepted suggestion's value through the records service, then reopen the record.
-
-    A corrected result value carries its printed value along: `printed_value` when the curator
-    gives it, else the old printed text with the new number (`printed_value_after`); the two must
-    agree (records.values). Raises ValidationError (naming the field) when the text is not a valid
-    value for the field.
-    """
-    if field_label(record._meta.model_name, field_name) is None:
-        raise ValidationError({field_name: "this field cannot be changed by a suggestion"})
-    try:
-        value = _clean_text(record._meta.get_field(field_name), value_text, record)
-    except ValidationError as exc:
-        raise ValidationError({field_name: exc.messages}) from None
-    changed = [field_name]
-    if isinstance(record, m.Result) and field_name == "value":
-        record.printed_value = printed_value.strip() or printed_value_after(result=record, value=value)
-        changed.append("printed_value")
-    elif printed_value.strip():
-        raise ValidationError({"printed_value": "a printed value goes only with a corrected result value"})
-    setattr(record, field_name, value)
-    reason = f"correction #{correction_id} accepted: {', '.join(changed)}"
-    record_save(record=record, actor=actor, changed_fields=changed, reason=reason)
-    owner = reviewed_owner(record)
-    if owner is not None:  # any accepted value, sourced or not, is news to the record's review
-        review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)

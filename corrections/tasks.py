@@ -12,7 +12,7 @@ from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.utils import timezone
 
-from reviews.models import Correction, CorrectionStatus
+from corrections.models import Correction, CorrectionStatus
 from reviews.roles import CURATORS
 
 MAIL_ERRORS = (smtplib.SMTPException, OSError)
@@ -43,7 +43,7 @@ def correction_digest_send() -> int:
         lines = [f"- #{c.pk} on {c.target_stable_id} ({c.field_label or 'whole record'}): {c.explanation[:200]}" for c in pending]
         body = (
             f"{len(pending)} new correction suggestion(s) wait in the moderation queue:\n\n" + "\n".join(lines)
-            + f"\n\n{settings.PORTAL_BASE_URL}/admin/reviews/correction/?status__exact=new\n"
+            + f"\n\n{settings.PORTAL_BASE_URL}/admin/corrections/correction/?status__exact=new\n"
         )
         messages = [
             EmailMessage(subject=f"[{settings.PORTAL_SITE_NAME}] {len(pending)} new correction suggestion(s)", body=body, to=[user.email])
