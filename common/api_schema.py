@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.openapi import AutoSchema
 
 ERROR_SCHEMA = {
@@ -26,7 +28,7 @@ def _error(description: str) -> dict:
     return {"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
-def add_error_responses(result, generator, request, public):
+def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
@@ -48,7 +50,7 @@ def add_error_responses(result, generator, request, public):
 class PortalAutoSchema(AutoSchema):
     """drf-spectacular's schema, saying which reads need no credentials (the security entry `{}`)."""
 
-    def get_auth(self):
+    def get_auth(self) -> list[dict[str, list[str]]]:
         auths = super().get_auth()
         if self.method == "GET" and {} not in auths and self._anonymous_may_read():
             auths.append({})

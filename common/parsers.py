@@ -1,7 +1,11 @@
 """Request parsers of the API (a module of its own: DRF's settings import it while loading views)."""
 
+from __future__ import annotations
+
 import codecs
 import json
+from collections.abc import Mapping
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework import parsers
@@ -16,7 +20,7 @@ class JSONNumber(float):
 
     json_text: str
 
-    def __new__(cls, text: str):
+    def __new__(cls, text: str) -> JSONNumber:
         number = super().__new__(cls, text)
         number.json_text = text
         return number
@@ -31,7 +35,7 @@ class JSONParser(parsers.JSONParser):
     it was written with (JSONNumber), and JSON nested deeper than Python can parse is a 400, not a
     500. NaN and Infinity are refused, as DRF's strict mode does."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(self, stream: IO[bytes], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             return json.load(codecs.getreader(encoding)(stream), parse_float=JSONNumber, parse_constant=strict_constant)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 
 from common.errors import DomainError
 
@@ -49,7 +50,7 @@ def hit(*, limit: Limit, key: str) -> None:
         raise RateLimited(limit, retry_after)
 
 
-def client_ip(request) -> str:
+def client_ip(request: HttpRequest) -> str:
     """The client's address, trusting exactly settings.NUM_PROXIES proxies in front of the portal.
 
     Each trusted proxy appends the address it saw to X-Forwarded-For, so the client is the entry

@@ -4,7 +4,9 @@ value is written by `corrections.services`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
+from typing import Any, TypeAlias
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -43,27 +45,35 @@ CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "decision": (("title", "title"), ("description", "description")),
 }
 MODELS: dict[str, type[models.Model]] = {
-    model._meta.model_name: model
+    str(model._meta.model_name): model
     for model in (m.Protocol, m.Evaluation, m.Result, m.Configuration, m.Dataset, m.Source, m.EvidenceRow, m.BaselineRole, m.Decision)
 }
+# A record of one of MODELS. They share no base class that declares their `stable_id`, so the type
+# checker is told nothing more than that.
+Target: TypeAlias = Any
 # A protocol page offers its results' values too, up to this many (beyond, each evaluation page has its form).
 PAGE_RESULT_CHOICES = 200
+
+
+def target_type_of(record: Target) -> str:
+    """A record's type as suggestions name it ("protocol", "evaluation", ...)."""
+    return str(record._meta.model_name)
 
 
 def target_types() -> list[str]:
     return list(MODELS)
 
 
-def resolve(target_type: str, stable_id: str) -> models.Model | None:
+def resolve(target_type: str, stable_id: str) -> Target | None:
     model = MODELS.get(target_type)
-    return None if model is None else model.objects.filter(stable_id=stable_id).first()
+    return None if model is None else model._default_manager.filter(stable_id=stable_id).first()
 
 
 def field_label(target_type: str, field_name: str) -> str | None:
     return dict(CORRECTABLE_FIELDS.get(target_type, ())).get(field_name)
 
 
-def clean_text(field: models.Field, text: str, record: models.Model | None):
+def clean_text(field: Any, text: str, record: models.Model | None) -> Any:
     """`text` as a value of `field`, or ValidationError with the field's own words (choices listed)."""
     try:
         return field.clean(text.strip() if text.strip() or not field.null else None, record)
@@ -88,7 +98,7 @@ def value_problem(target_type: str, field_name: str, text: str) -> str:
     return ""
 
 
-def field_text(record: models.Model, field_name: str) -> str:
+def field_text(record: Target, field_name: str) -> str:
     """A field's current value as plain text (exact decimals, ISO dates, related records by stable id)."""
     value = getattr(record, field_name)
     if value is None:
@@ -102,13 +112,13 @@ def field_text(record: models.Model, field_name: str) -> str:
     return str(value)
 
 
-def label_of(record: models.Model) -> str:
+def label_of(record: Target) -> str:
     if isinstance(record, m.Result):
         return f"{record.evaluation.title}: {record.display_value} {record.unit}"
     return str(record)
 
 
-def protocol_of(record: models.Model) -> str:
+def protocol_of(record: Target) -> str:
     if isinstance(record, m.Protocol):
         return record.stable_id
     if isinstance(record, m.Result):
@@ -117,11 +127,12 @@ def protocol_of(record: models.Model) -> str:
     return protocol.stable_id if protocol is not None else ""
 
 
-def page_choices(record: models.Model) -> list[tuple[str, str]]:
+def page_choices(record: Target) -> list[tuple[str, str]]:
     """The options of a record page's "what should change?" select: (type:stable_id:field, label)."""
-    kind = record._meta.model_name
+    kind = target_type_of(record)
     choices = [(f"{kind}:{record.stable_id}:", f"this {record._meta.verbose_name} as a whole")]
     choices += [(f"{kind}:{record.stable_id}:{name}", label) for name, label in CORRECTABLE_FIELDS[kind]]
+    results: Iterable[m.Result]
     if isinstance(record, m.Protocol):
         results = m.Result.objects.filter(evaluation__protocol=record).select_related("evaluation__configuration")
         results = results.order_by("evaluation__configuration__name", "stable_id")[:PAGE_RESULT_CHOICES]
@@ -135,7 +146,7 @@ def page_choices(record: models.Model) -> list[tuple[str, str]]:
     return choices
 
 
-def moderation_extras(record: models.Model | None, field_name: str, proposed_value: str) -> dict[str, object]:
+def moderation_extras(record: Target | None, field_name: str, proposed_value: str) -> dict[str, object]:
     """What the moderation panel asks beside the decision: a corrected result value's printed form."""
     if not isinstance(record, m.Result) or field_name != "value":
         return {"asks_printed_value": False}

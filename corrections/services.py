@@ -10,12 +10,13 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from common.errors import DomainError
 from common.ratelimit import Limit, hit, ip_hash
-from common.types import Actor
+from common.history import history_note
+from common.types import Actor, acting_user
 from corrections import selectors
 from corrections.models import Correction, CorrectionStatus
 from corrections.tasks import correction_digest_schedule, correction_notify_submitters
@@ -50,7 +51,7 @@ def _fingerprint(*, target_type: str, target_id: str, field_name: str, proposed_
 
 def correction_submit(
     *,
-    target: models.Model,
+    target: selectors.Target,
     field_name: str,
     proposed_value: str,
     explanation: str,
@@ -66,7 +67,7 @@ def correction_submit(
     folded into the first one while that is undecided (stored, marked duplicate of it, and decided
     with it); once the first is decided, the same text starts a new suggestion that a curator sees.
     """
-    target_type = target._meta.model_name
+    target_type = selectors.target_type_of(target)
     hashed_ip = ip_hash(ip)
     per_ip, per_record = limits()
     hit(limit=per_ip, key=hashed_ip)
@@ -108,7 +109,7 @@ def correction_submit(
             correction.status = CorrectionStatus.DUPLICATE
             correction.duplicate_of = original
             correction.response = "Identical to a suggestion sent earlier; it is decided together with that one."
-        correction._change_reason = "submitted" if original is None else f"folded into #{original.pk}"
+        history_note(correction, user=acting_user(user), reason="submitted" if original is None else f"folded into #{original.pk}")
         correction.save()
         if original is None:
             transaction.on_commit(correction_digest_schedule)
@@ -171,16 +172,15 @@ def correction_decide(
         locked.status = DECISIONS[decision]
         locked.response = response
         locked.decided_at = timezone.now()
-        locked.decided_by = actor
-        locked._history_user = actor
-        locked._change_reason = f"{decision}: {response}"
+        locked.decided_by = acting_user(actor)
+        history_note(locked, user=actor, reason=f"{decision}: {response}")
         locked.save()
         transaction.on_commit(lambda: correction_notify_submitters.delay(locked.pk))
     return locked
 
 
 @transaction.atomic
-def _value_apply(*, record: models.Model, field_name: str, value_text: str, actor: Actor, correction_id: int, printed_value: str = "") -> None:
+def _value_apply(*, record: selectors.Target, field_name: str, value_text: str, actor: Actor, correction_id: int, printed_value: str = "") -> None:
     """Write an accepted suggestion's value through the records service, then reopen the record.
 
     A corrected result value carries its printed value along: `printed_value` when the curator
@@ -188,7 +188,7 @@ def _value_apply(*, record: models.Model, field_name: str, value_text: str, acto
     agree (records.values). Raises ValidationError (naming the field) when the text is not a valid
     value for the field.
     """
-    if selectors.field_label(record._meta.model_name, field_name) is None:
+    if selectors.field_label(selectors.target_type_of(record), field_name) is None:
         raise ValidationError({field_name: "this field cannot be changed by a suggestion"})
     try:
         value = selectors.clean_text(record._meta.get_field(field_name), value_text, record)

@@ -3,6 +3,9 @@ the review queue and the read-only event log. Every state change goes through th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from django import forms
 from django.apps import apps
 from django.contrib import admin, messages
@@ -10,9 +13,10 @@ from django.contrib.admin.helpers import ActionForm
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
 from common.admin import ReadOnlyAdminMixin
 from reviews.models import Reviewable, ReviewEvent, ReviewState
@@ -20,6 +24,12 @@ from reviews.services import ReviewError, available_transitions, review_transiti
 from reviews.transitions import TRANSITIONS
 
 REASON_MAX_LENGTH = 5000
+
+
+if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
+    _ModelAdminBase = admin.ModelAdmin
+else:
+    _ModelAdminBase = object
 
 
 class TransitionForm(forms.Form):
@@ -34,15 +44,18 @@ class ReasonActionForm(ActionForm):
     reason = forms.CharField(required=False, max_length=REASON_MAX_LENGTH, label="Reason")
 
 
-def review_events_for(record) -> list[ReviewEvent]:
+def review_events_for(record: Model) -> list[ReviewEvent]:
     content_type = ContentType.objects.get_for_model(type(record))
     return list(ReviewEvent.objects.filter(content_type=content_type, object_id=record.pk).order_by("-created_at", "-id"))
 
 
-def _bulk_action(name: str):
+def _bulk_action(name: str) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet], None]:
     spec = TRANSITIONS[name]
 
-    def action(modeladmin, request, queryset):
+    @admin.action(
+        description=f"{spec.label} (selected records{', with the reason given' if spec.needs_reason else ''})", permissions=["review"]
+    )
+    def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
         reason = request.POST.get("reason", "")
         applied, failed = 0, []
         for record in queryset.order_by("pk"):
@@ -57,29 +70,27 @@ def _bulk_action(name: str):
             modeladmin.message_user(request, f"{spec.label}: {len(failed)} refused. " + "; ".join(failed), messages.ERROR)
 
     action.__name__ = f"bulk_{name}"
-    action.short_description = f"{spec.label} (selected records{', with the reason given' if spec.needs_reason else ''})"
-    action.allowed_permissions = ("review",)
     return action
 
 
-class ReviewableAdminMixin:
+class ReviewableAdminMixin(_ModelAdminBase):
     """Adds the review panel (legal transitions only, reason, review log) and bulk transitions."""
 
     change_form_template = "admin/reviews/reviewable_change_form.html"
     action_form = ReasonActionForm
     actions = [_bulk_action(name) for name in TRANSITIONS]
 
-    def has_review_permission(self, request) -> bool:
+    def has_review_permission(self, request: HttpRequest) -> bool:
         return any(request.user.has_perm(spec.permission) for spec in TRANSITIONS.values())
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         info = self.model._meta.app_label, self.model._meta.model_name
         custom = [
             path("<path:object_id>/transition/", self.admin_site.admin_view(self.transition_view), name="%s_%s_transition" % info),
         ]
         return custom + super().get_urls()
 
-    def transition_view(self, request, object_id):
+    def transition_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         record = get_object_or_404(self.model, pk=object_id)
@@ -88,7 +99,7 @@ class ReviewableAdminMixin:
         change_url = reverse(f"admin:{record._meta.app_label}_{record._meta.model_name}_change", args=[record.pk])
         form = TransitionForm(request.POST)
         if not form.is_valid():
-            errors = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in form.errors.items())
+            errors = "; ".join(f"{field}: {' '.join(str(msg) for msg in msgs)}" for field, msgs in form.errors.items())
             self.message_user(request, f"Nothing changed: {errors}", messages.ERROR)
             return HttpResponseRedirect(change_url)
         try:
@@ -106,7 +117,9 @@ class ReviewableAdminMixin:
             self.message_user(request, f"{spec.label}: the record is now {ReviewState(spec.target).label.lower()}.", messages.SUCCESS)
         return HttpResponseRedirect(change_url)
 
-    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+    def render_change_form(
+        self, request: HttpRequest, context: dict[str, Any], add: bool = False, change: bool = False, form_url: str = "", obj: Any = None
+    ) -> HttpResponse:
         if obj is not None and obj.pk:
             context["review"] = {
                 "state": ReviewState(obj.review_state).label,
@@ -137,7 +150,7 @@ def reviewable_models() -> list[type[Reviewable]]:
 QUEUE_PAGE_SIZE = 50
 
 
-def review_queue_view(request):
+def review_queue_view(request: HttpRequest) -> HttpResponse:
     """Proposed records of every reviewable type, oldest first, filterable by type and protocol."""
     if not request.user.has_perm("reviews.check_source"):
         raise PermissionDenied
@@ -148,7 +161,7 @@ def review_queue_view(request):
     for name, model in models.items():
         if chosen_type and name != chosen_type:
             continue
-        queryset = model.objects.filter(review_state=ReviewState.PROPOSED)
+        queryset: QuerySet[Any] = model._default_manager.filter(review_state=ReviewState.PROPOSED)  # fields differ by type
         field_names = {f.name for f in model._meta.get_fields()}
         if protocol:
             if "protocol" in field_names:

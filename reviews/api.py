@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib.contenttypes.models import ContentType
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from common.api import ConditionalGetMixin, StableCursorPagination
@@ -17,6 +20,12 @@ from reviews.transitions import TRANSITIONS
 
 
 # -- review actions on every reviewable record's endpoint -------------------------------------
+
+
+if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
+    _ViewSetBase = viewsets.GenericViewSet
+else:
+    _ViewSetBase = object
 
 
 class TransitionRequestSerializer(serializers.Serializer):
@@ -30,7 +39,7 @@ class TransitionRequestSerializer(serializers.Serializer):
 
 class AvailableTransitionSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the API names it "label"; DRF's stubs reserve the name
     needs_reason = serializers.BooleanField()
 
 
@@ -54,7 +63,7 @@ class ReviewErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="The request field at fault, when one is.")
 
 
-class ReviewActionsMixin:
+class ReviewActionsMixin(_ViewSetBase):
     """`/transitions/` (GET: the transitions you may apply now; POST: apply one) and `/events/` on a record."""
 
     @extend_schema(methods=["GET"], responses={200: AvailableTransitionSerializer(many=True)}, description="The transitions the caller may apply to the record now (the admin's buttons).")
@@ -70,7 +79,7 @@ class ReviewActionsMixin:
         description="Apply a review transition through the same service as the admin: one event and one history row.",
     )
     @action(detail=True, methods=["get", "post"], url_path="transitions", permission_classes=[IsAuthenticatedOrReadOnly])
-    def transitions(self, request, **kwargs):
+    def transitions(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
         if request.method == "GET":
             available = available_transitions(record=record, user=request.user)
@@ -86,7 +95,7 @@ class ReviewActionsMixin:
 
     @extend_schema(responses={200: ReviewEventSerializer(many=True)}, description="The record's review log, oldest first.")
     @action(detail=True, methods=["get"], url_path="events", permission_classes=[AllowAny])
-    def events(self, request, **kwargs):
+    def events(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
         content_type = ContentType.objects.get_for_model(type(record))
         events = ReviewEvent.objects.filter(content_type=content_type, object_id=record.pk).select_related("content_type").order_by("created_at", "id")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from common.types import Actor
+
 CATALOGUE_MODELS = (
     "source",
     "dataset",
@@ -80,7 +82,7 @@ SYSTEM_LABEL = "portal"
 ADMINISTRATOR_LABEL = "administrator"
 
 
-def role_label_for(user) -> str:
+def role_label_for(user: Actor) -> str:
     """The public name of the role a user acts in: never the person's name."""
     if user is None:
         return SYSTEM_LABEL

@@ -11,6 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from common.errors import DomainError
+from common.history import history_note
+from common.types import Actor, acting_user
 from reviews.models import (
     EXCLUDED_STATES,
     REVIEW_STATE_FIELDS,
@@ -45,7 +47,7 @@ class AvailableTransition:
     needs_reason: bool
 
 
-def _refusal(*, spec: Transition, record: Reviewable, actor, automatic: bool) -> ReviewError | None:
+def _refusal(*, spec: Transition, record: Reviewable, actor: Actor, automatic: bool) -> ReviewError | None:
     """Why `actor` may not apply `spec` to `record` now, or None when they may."""
     if record.review_state not in spec.sources:
         state = ReviewState(record.review_state).label.lower()
@@ -61,7 +63,7 @@ def _refusal(*, spec: Transition, record: Reviewable, actor, automatic: bool) ->
     return None
 
 
-def available_transitions(*, record: Reviewable, user) -> list[AvailableTransition]:
+def available_transitions(*, record: Reviewable, user: Actor) -> list[AvailableTransition]:
     """The transitions `user` may apply to `record` in its current state (the admin's and API's buttons)."""
     return [
         AvailableTransition(name=spec.name, label=spec.label, needs_reason=spec.needs_reason)
@@ -74,7 +76,7 @@ def review_transition_apply(
     *,
     record: Reviewable,
     transition: str,
-    actor,
+    actor: Actor,
     reason: str = "",
     expected_state: str | None = None,
     automatic: bool = False,
@@ -107,15 +109,14 @@ def review_transition_apply(
         now = timezone.now()
         locked.review_state = spec.target
         locked.review_state_changed_at = now
-        locked.review_state_changed_by = actor
+        locked.review_state_changed_by = acting_user(actor)
         locked.review_state_changed_by_role = role
         if spec.target in (ReviewState.SOURCE_CHECKED, ReviewState.PROPOSED):
             locked.concern = ""  # back in comparisons (reinstate), or never excluded
         elif from_state not in EXCLUDED_STATES:
             locked.concern = reason  # newly excluded: the reason is the public concern
         # between the two excluded states the concern stays as the exclusion set it
-        locked._change_reason = f"{spec.label}: {reason}" if reason else spec.label
-        locked._history_user = actor
+        history_note(locked, user=actor, reason=f"{spec.label}: {reason}" if reason else spec.label)
         fields = list(REVIEW_STATE_FIELDS)
         if hasattr(locked, "updated_at"):
             fields.append("updated_at")  # a new state is a change of the record: ETags and Last-Modified move on
@@ -128,7 +129,7 @@ def review_transition_apply(
             from_state=from_state,
             to_state=spec.target,
             reason=reason,
-            actor=actor,
+            actor=acting_user(actor),
             actor_role=role,
         )
     for field in REVIEW_STATE_FIELDS:
@@ -136,7 +137,7 @@ def review_transition_apply(
     return event
 
 
-def review_reopen_if_reviewed(*, record: Reviewable, actor, reason: str) -> ReviewEvent | None:
+def review_reopen_if_reviewed(*, record: Reviewable, actor: Actor, reason: str) -> ReviewEvent | None:
     """Apply what an edit its review did not see means for `record` (REOPEN_ON_EDIT): a
     source-checked record goes back to proposed, an excluded one stays excluded with a re-check
     pending; a proposed record, or one already pending its re-check, is left as it is. The state is

@@ -6,7 +6,7 @@ from reviews.services import roles_ensure
 class Command(BaseCommand):
     help = "Create or update the role groups (Curators, Release managers, Benchmark operators). Idempotent."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: object, **options: object) -> None:
         try:
             report = roles_ensure()
         except LookupError as exc:

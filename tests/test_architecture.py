@@ -1,0 +1,73 @@
+"""The house rules a newcomer can rely on: imports point down the layers (README, "Layout"), no app
+code is loaded by a dotted string, and no module grows past what one reader holds in mind."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("common", "reviews", "records", "corrections", "benchmarks", "releases", "portal")
+LINT_IMPORTS = str(Path(sys.executable).with_name("lint-imports"))
+MAX_LINES = 500
+
+
+def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _copy_of_the_tree(tmp_path: Path) -> Path:
+    for app in APPS:
+        shutil.copytree(ROOT / app, tmp_path / app, ignore=shutil.ignore_patterns("__pycache__", "migrations"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_the_import_contracts_hold() -> None:
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("reviews/_upward.py", "from records import models\n", "The apps are layers"),
+        ("records/_upward.py", "import portal.settings\n", "The apps are layers"),
+        ("common/_upward.py", "from reviews.models import ReviewState\n", "The apps are layers"),
+        ("benchmarks/_upward.py", "from releases import selectors\n", "The apps are layers"),
+        ("corrections/_sideways.py", "from benchmarks import selectors\n", "Corrections never import"),
+        ("benchmarks/ia3/_django.py", "import django\n", "The IA3 runner is plain"),
+    ],
+)
+def test_a_deliberate_upward_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
+    tree = _copy_of_the_tree(tmp_path)
+    (tree / module).write_text(line)
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    broken = [row for row in result.stdout.splitlines() if row.endswith("BROKEN")]
+    assert any(row.startswith(contract) for row in broken), result.stdout
+    assert module.removesuffix(".py").replace("/", ".") in result.stdout
+
+
+def _python_files() -> list[Path]:
+    files = []
+    for top in (*APPS, "tests", "bench"):
+        files += [path for path in (ROOT / top).rglob("*.py") if "migrations" not in path.parts]
+    return sorted(files)
+
+
+def test_no_module_is_longer_than_500_lines() -> None:
+    long = {str(path.relative_to(ROOT)): n for path in _python_files() if (n := len(path.read_text().splitlines())) >= MAX_LINES}
+    assert long == {}
+
+
+def test_no_app_code_is_loaded_by_a_dotted_string() -> None:
+    loader = re.compile(r"\b(import_string|import_module|__import__)\s*\(")
+    users = [str(path.relative_to(ROOT)) for path in _python_files() if path.parent.name != "tests" and loader.search(path.read_text())]
+    # portal/ may load what its settings name (Django does so itself); the apps load nothing by name.
+    assert [user for user in users if not user.startswith(("portal/", "tests/"))] == []
