@@ -1,6 +1,6 @@
-"""Running the IA3 runner inside a worker: progress, heartbeat, cancellation and the log tail.
+"""Running the IA3 runner inside a worker, watched: progress, heartbeat, cancellation and the log tail.
 
-No ORM here: the caller (`benchmarks.services.benchmark_job_execute`) passes the callbacks that
+No ORM here: the caller (`benchmarks.execution.benchmark_job_execute`) passes the callbacks that
 write to the job's row, each answering whether the row still belongs to this attempt. When one
 answers no (the job was cancelled, or the sweeper gave it to another worker) the run stops at its
 next progress point by raising `JobStopped`.
