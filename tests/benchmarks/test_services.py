@@ -422,3 +422,14 @@ def test_it_enforces_the_status_table_in_the_database_too(tiny_recipe, operator,
         BenchmarkJob.objects.filter(pk=job.pk).update(status="paused")
     with pytest.raises(IntegrityError), transaction.atomic():
         BenchmarkJob.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED)  # finished without finished_at
+
+
+def test_the_beat_task_sweeps_and_sends_through_the_gpu_task(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+    from benchmarks.tasks import benchmark_jobs_sweep as sweep_task
+
+    job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+    BenchmarkJob.objects.filter(pk=job.pk).update(sent_at=timezone.now() - timedelta(hours=1))  # no worker took it
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_task() == {"resent": [job.pk], "requeued": [], "failed": []}
+    assert [message["task_id"] for message in broker.sent] == [job.celery_task_id]
+    assert statuses(job) == [("", "queued"), ("queued", "queued")]
