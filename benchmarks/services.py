@@ -114,7 +114,8 @@ def benchmark_job_enqueue(*, recipe: Recipe, requested_by: Actor, overrides: dic
         parameters = job_parameters(recipe=recipe, overrides=overrides)
     except ParameterError as error:
         raise JobInvalid(str(error), errors=error.errors) from None
-    changed = {name: parameters[name] for name in OVERRIDABLE if name in (overrides or {}) and overrides[name] is not None}
+    given = overrides or {}
+    changed = {name: parameters[name] for name in OVERRIDABLE if given.get(name) is not None}
     reason = f"queued from recipe {recipe.stable_id}" + (f" with {changed}" if changed else "")
     return _enqueue(recipe=recipe, requested_by=requested_by, parameters=parameters, reason=reason, rerun_of=None)
 
