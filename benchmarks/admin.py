@@ -9,11 +9,11 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from benchmarks.jobs import JobError
 from benchmarks.models import BenchmarkJob, JobEvent, Recipe
 from benchmarks.services import (
     CANCEL_PERMISSION,
     QUEUE_PERMISSION,
-    JobError,
     benchmark_job_cancel,
     benchmark_job_enqueue,
     benchmark_job_rerun,

@@ -20,12 +20,12 @@ from rest_framework.generics import GenericAPIView, ListAPIView, RetrieveAPIView
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 
+from benchmarks.jobs import JobError
 from benchmarks.models import BenchmarkJob, JobStatus, Recipe
 from benchmarks.parameters import OVERRIDABLE
 from benchmarks.presets import DEVICES, MAX_BATCH_SIZE, MAX_STEPS, PRECISIONS, PRESETS
 from benchmarks.services import (
     QUEUE_PERMISSION,
-    JobError,
     benchmark_job_cancel,
     benchmark_job_enqueue,
     benchmark_job_rerun,

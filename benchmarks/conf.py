@@ -6,20 +6,22 @@ from datetime import timedelta
 
 from django.conf import settings
 
+from common.lifecycle import duration_setting
+
 
 def heartbeat_interval() -> timedelta:
     """How often a running job's worker writes its heartbeat while the runner is busy."""
-    return timedelta(seconds=getattr(settings, "BENCHMARK_HEARTBEAT_SECONDS", 30))
+    return duration_setting("BENCHMARK_HEARTBEAT_SECONDS", 30)
 
 
 def stale_after() -> timedelta:
     """A running job whose heartbeat is older than this has lost its worker (ten missed beats)."""
-    return timedelta(seconds=getattr(settings, "BENCHMARK_STALE_AFTER_SECONDS", 300))
+    return duration_setting("BENCHMARK_STALE_AFTER_SECONDS", 300)
 
 
 def resend_after() -> timedelta:
     """A queued job not started this long after its message was sent gets its message again, same id (doubling each time)."""
-    return timedelta(seconds=getattr(settings, "BENCHMARK_RESEND_AFTER_SECONDS", 600))
+    return duration_setting("BENCHMARK_RESEND_AFTER_SECONDS", 600)
 
 
 def max_attempts() -> int:

@@ -144,13 +144,13 @@ def test_it_exits_non_zero_with_one_line_for_a_non_operator(tiny_recipe, make_us
 
 @pytest.mark.django_db(transaction=True)
 def test_it_follows_the_job_to_its_end_with_wait(tiny_recipe, operator, monkeypatch):
-    from benchmarks import services
+    from benchmarks import execution
     from benchmarks.tasks import benchmark_job_run
     from tests.benchmarks.conftest import fake_report
 
     def a_worker_runs_it(args=None, task_id=None, **options):
-        services.benchmark_job_claim(job_id=args[0], task_id=task_id, worker_host="gpu-1")
-        services.benchmark_job_succeed(job_id=args[0], attempt=1, report=fake_report(seconds=30))
+        execution.benchmark_job_claim(job_id=args[0], task_id=task_id, worker_host="gpu-1")
+        execution.benchmark_job_succeed(job_id=args[0], attempt=1, report=fake_report(seconds=30))
 
     monkeypatch.setattr(benchmark_job_run, "apply_async", a_worker_runs_it)
     out = StringIO()

@@ -7,8 +7,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from benchmarks.execution import benchmark_job_claim
 from benchmarks.models import BenchmarkJob, JobStatus
-from benchmarks.services import benchmark_job_claim, benchmark_job_enqueue
+from benchmarks.services import benchmark_job_enqueue
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.benchmarks.urls_for_tests")]
 

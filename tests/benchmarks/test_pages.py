@@ -11,15 +11,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from benchmarks.execution import benchmark_job_claim, benchmark_job_fail, benchmark_job_progress, benchmark_job_succeed
 from benchmarks.models import Recipe
-from benchmarks.services import (
-    benchmark_job_claim,
-    benchmark_job_enqueue,
-    benchmark_job_fail,
-    benchmark_job_progress,
-    benchmark_job_succeed,
-    benchmark_jobs_sweep,
-)
+from benchmarks.services import benchmark_job_enqueue, benchmark_jobs_sweep
 from tests.benchmarks.conftest import fake_report, make_tiny_recipe
 from tests.factories import EvaluationFactory
 from tests.helpers import apply_transitions

@@ -9,21 +9,11 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks import services
+from benchmarks import execution, measurement
+from benchmarks.execution import benchmark_job_claim, benchmark_job_fail, benchmark_job_progress, benchmark_job_succeed
+from benchmarks.jobs import JOBS, JobConflict, JobForbidden, JobInvalid
 from benchmarks.models import BenchmarkJob, JobEvent, JobStatus
-from benchmarks.services import (
-    JobConflict,
-    JobForbidden,
-    JobInvalid,
-    benchmark_job_cancel,
-    benchmark_job_claim,
-    benchmark_job_enqueue,
-    benchmark_job_fail,
-    benchmark_job_progress,
-    benchmark_job_rerun,
-    benchmark_job_succeed,
-    benchmark_jobs_sweep,
-)
+from benchmarks.services import benchmark_job_cancel, benchmark_job_enqueue, benchmark_job_rerun, benchmark_jobs_sweep
 from records import models as rm
 from reviews.models import ReviewState
 from tests.benchmarks.conftest import fake_report
@@ -195,7 +185,7 @@ def test_it_takes_the_configuration_another_job_created_meanwhile(tiny_recipe, o
     assert job.status == JobStatus.SUCCEEDED and job.evaluation.configuration == others
     assert rm.Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
     # Called again, the helper finds the row at once.
-    assert services._configuration_for(preset="tiny", precision="bf16", device="cuda", actor=operator) == others
+    assert measurement._configuration_for(preset="tiny", precision="bf16", device="cuda", actor=operator) == others
 
 
 def test_it_records_a_run_whose_loss_is_not_a_number_replacing_it_with_null(tiny_recipe, operator, broker):
@@ -243,14 +233,14 @@ def test_it_runs_the_task_body_and_fails_the_job_with_the_runners_error(tiny_rec
         logging.getLogger("benchmarks.ia3").warning("about to fail")
         raise ValueError("device 'cuda' requested but CUDA is not available")
 
-    monkeypatch.setattr(services, "run_measurement", broken_runner)
-    outcome = services.benchmark_job_execute(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-1")
+    monkeypatch.setattr(execution, "run_measurement", broken_runner)
+    outcome = execution.benchmark_job_execute(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-1")
     assert outcome == "failed"
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
     assert job.error.startswith("ValueError: device 'cuda' requested but CUDA is not available")
     assert "about to fail" in job.log_tail
-    assert services.benchmark_job_execute(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-2") == "skipped"
+    assert execution.benchmark_job_execute(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-2") == "skipped"
 
 
 def test_it_cancels_queued_and_running_jobs_and_revokes_their_messages(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
@@ -325,7 +315,7 @@ def test_it_keeps_a_resent_queued_jobs_place_the_first_copy_to_arrive_runs_it(ti
         assert benchmark_job_claim(job_id=job_id, task_id=message["task_id"], worker_host="gpu-1") is not None
     for message in second_copies:  # the duplicates do nothing
         [job_id] = message["args"]
-        assert services.benchmark_job_execute(job_id=job_id, task_id=message["task_id"], worker_host="gpu-2") == "skipped"
+        assert execution.benchmark_job_execute(job_id=job_id, task_id=message["task_id"], worker_host="gpu-2") == "skipped"
     for job in (older, newer):
         job.refresh_from_db()
         assert (job.status, job.attempts, job.worker_host, job.sends) == (JobStatus.RUNNING, 1, "gpu-1", 2)
@@ -384,14 +374,14 @@ def test_it_sweeps_the_other_jobs_when_one_raises(tiny_recipe, operator, broker,
     lost = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
     broken_queued = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
     waiting = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
-    locked = services._locked
+    locked = JOBS.locked
 
     def locked_or_broken(job_id):
         if job_id in (broken_running.pk, broken_queued.pk):
             raise RuntimeError(f"a row the sweeper cannot read: {job_id}")
         return locked(job_id)
 
-    monkeypatch.setattr(services, "_locked", locked_or_broken)
+    monkeypatch.setattr(JOBS, "locked", locked_or_broken)
     report = benchmark_jobs_sweep(now=timezone.now() + timedelta(minutes=11))
     assert report.as_dict() == {"resent": [waiting.pk], "requeued": [lost.pk], "failed": []}
     assert f"benchmark job {broken_running.pk} could not be swept" in caplog.text
@@ -432,3 +422,14 @@ def test_it_enforces_the_status_table_in_the_database_too(tiny_recipe, operator,
         BenchmarkJob.objects.filter(pk=job.pk).update(status="paused")
     with pytest.raises(IntegrityError), transaction.atomic():
         BenchmarkJob.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED)  # finished without finished_at
+
+
+def test_the_beat_task_sweeps_and_sends_through_the_gpu_task(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+    from benchmarks.tasks import benchmark_jobs_sweep as sweep_task
+
+    job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+    BenchmarkJob.objects.filter(pk=job.pk).update(sent_at=timezone.now() - timedelta(hours=1))  # no worker took it
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_task() == {"resent": [job.pk], "requeued": [], "failed": []}
+    assert [message["task_id"] for message in broker.sent] == [job.celery_task_id]
+    assert statuses(job) == [("", "queued"), ("queued", "queued")]

@@ -9,10 +9,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import NoReverseMatch, reverse
 
+from benchmarks.jobs import JobError
 from benchmarks.models import FINISHED, BenchmarkJob, JobStatus, Recipe
 from benchmarks.parameters import OVERRIDABLE
 from benchmarks.presets import DEVICES, PRECISIONS, PRESETS
-from benchmarks.services import JobError, benchmark_job_enqueue
+from benchmarks.services import benchmark_job_enqueue
 
 
 def _positive(text: str) -> int:
