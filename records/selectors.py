@@ -1,4 +1,4 @@
-"""Read queries for the public pages: a constant number of SQL statements whatever the row count."""
+"""Read selectors for the public pages: a constant number of SQL statements whatever the row count."""
 
 from __future__ import annotations
 
