@@ -15,6 +15,7 @@ from records.imports.document import (
     DOCUMENT_KEYS, FORMAT_NAME, FORMAT_VERSION, METRIC_KEYS, NESTED, SECTION_BY_KEY, SECTIONS, Entry, ImportInvalid, Section,
     entry_targets, referenced_ids,
 )
+from records.rules import unit_problem
 
 
 def parse_document(document: Any) -> list[Entry]:
@@ -258,7 +259,8 @@ def _check_identity(entries: list[Entry], errors: list) -> None:
 
 
 def _check_units(entries: list[Entry], errors: list) -> None:
-    """A result's unit must be its protocol's metric unit (the database enforces it too)."""
+    """The unit rule (records.rules) for every result of the document, against the unit of its
+    evaluation's protocol, from the document or else the database (whose triggers enforce it too)."""
     protocol_of = {e.stable_id: e.references.get("protocol") for e in entries if e.section.key == "evaluations"}
     unit_of = {e.stable_id: e.values.get("metric_unit") for e in entries if e.section.key == "protocols"}
     missing = {p for p in protocol_of.values() if p and p not in unit_of}
@@ -270,6 +272,7 @@ def _check_units(entries: list[Entry], errors: list) -> None:
         if evaluation not in protocol_of:
             protocol_of[evaluation] = m.Evaluation.objects.filter(stable_id=evaluation).values_list("protocol__stable_id", flat=True).first()
             unit_of.setdefault(protocol_of[evaluation], m.Protocol.objects.filter(stable_id=protocol_of[evaluation]).values_list("metric_unit", flat=True).first())
-        expected = unit_of.get(protocol_of.get(evaluation))
-        if expected and entry.values.get("unit") != expected:
-            errors.append({"path": f"{entry.path}.unit", "message": f"must be {expected!r}, the metric unit of protocol {protocol_of[evaluation]!r}"})
+        expected = unit_of.get(protocol_of.get(evaluation)) or None  # not known (a missing reference is reported elsewhere)
+        problem = unit_problem(unit=entry.values.get("unit"), metric_unit=expected, protocol=protocol_of.get(evaluation) or "")
+        if problem:
+            errors.append({"path": f"{entry.path}.unit", "message": problem})

@@ -13,6 +13,7 @@ from django.db.models.functions import Lower
 from simple_history.models import HistoricalRecords
 
 from records.models.base import CuratedModel, Direction, SourceKind, _check, _non_empty
+from records.rules import count_off_unit
 from reviews.models import Reviewable
 
 
@@ -257,12 +258,12 @@ class Protocol(CuratedModel, Reviewable):
         ]
 
     def clean(self) -> None:
-        """The unit rule (see records.db_triggers) as a form error rather than the trigger's refusal."""
+        """The unit rule (records.rules) as a form error rather than the trigger's refusal (records.db_triggers)."""
         super().clean()
         if self.pk is not None:
             from records.models.evidence import Result  # defined after protocols, which it refers to
 
-            others = Result.objects.filter(evaluation__protocol=self).exclude(unit=self.metric_unit).count()
+            others = count_off_unit(Result.objects.filter(evaluation__protocol=self), metric_unit=self.metric_unit)
             if others:
                 raise ValidationError({"metric_unit": f"{others} result(s) of this protocol are in another unit; change them first"})
 

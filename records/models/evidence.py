@@ -16,6 +16,7 @@ from records.models.base import (
     BaselineKind, BaselineStatus, CuratedModel, EvidenceSupport, MeasuredBy, ReadingMethod, Relation, UncertaintyKind, _check, _non_empty,
 )
 from records.models.catalogue import Configuration, Dataset, Protocol, Source
+from records.rules import count_off_unit, unit_problem
 from records.values import display, exact_text, printed_spread, printed_value_problem
 from reviews.models import Reviewable, ReviewState
 
@@ -98,7 +99,7 @@ class Evaluation(CuratedModel, Reviewable):
         super().clean()
         protocol = getattr(self, "protocol", None)
         if self.pk is not None and protocol is not None:
-            others = self.results.exclude(unit=protocol.metric_unit).count()
+            others = count_off_unit(self.results.all(), metric_unit=protocol.metric_unit)
             if others:
                 raise ValidationError({"protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"})
         if self.pk is not None:
@@ -222,12 +223,13 @@ class Result(CuratedModel):
         ]
 
     def clean(self) -> None:
-        """The unit rule (see records.db_triggers) and the printed-value check, as form errors."""
+        """The unit rule (records.rules; the database's triggers are records.db_triggers) and the printed-value check, as form errors."""
         super().clean()
         errors: dict[str, str] = {}
         protocol = getattr(getattr(self, "evaluation", None), "protocol", None)
-        if protocol is not None and self.unit != protocol.metric_unit:
-            errors["unit"] = f"must be {protocol.metric_unit!r}, the metric unit of the evaluation's protocol"
+        wrong_unit = unit_problem(unit=self.unit, metric_unit=protocol.metric_unit) if protocol is not None else ""
+        if wrong_unit:
+            errors["unit"] = wrong_unit
         if isinstance(self.value, Decimal) and self.printed_value:
             problem = printed_value_problem(value=self.value, printed=self.printed_value)
             if problem:
