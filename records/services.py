@@ -1,14 +1,28 @@
 """Writes to the catalogue. Every create, edit and delete of a curated record goes through
-`record_save` or `record_delete`."""
+`record_save` or `record_delete`.
+
+`record_save` is the one place that decides whether an edit reopens a review ("reopen on edit"):
+a sourced field changed (SOURCED_FIELDS, or the caller's `sourced_fields`), a result added, moved
+or deleted, or the caller says the edit is news to the review (`reopen=True`, an accepted
+correction). What reopening does to each state is reviews.transitions.REOPEN_ON_EDIT, applied under
+the row lock by reviews.services.review_reopen_if_reviewed.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
+from common.types import Actor
 from records.values import same_exact
 from reviews.models import REVIEW_STATE_FIELDS, Reviewable
 from reviews.services import review_reopen_if_reviewed
+
+if TYPE_CHECKING:
+    from records.models import Protocol
 
 # Fields whose value a source vouches for: editing one of a reviewed record sends it back to review.
 SOURCED_FIELDS: dict[str, frozenset[str]] = {
@@ -34,12 +48,12 @@ def reviewed_owner(record: models.Model) -> Reviewable | None:
     return owner if isinstance(owner, Reviewable) else None
 
 
-def changed_field_names(*, record: models.Model, values: dict) -> list[str]:
+def changed_field_names(*, record: models.Model, values: Mapping[str, Any]) -> list[str]:
     """Names of the fields in `values` that differ from the record's current values (an exact
     decimal differs when its printed digits do: 0.410 is not 0.41)."""
-    changed = []
+    changed: list[str] = []
     for name, value in values.items():
-        field = record._meta.get_field(name)
+        field = cast("models.Field[Any, Any]", record._meta.get_field(name))  # `values` hold concrete fields only
         current = getattr(record, field.attname if field.is_relation else name)
         new = value.pk if field.is_relation and isinstance(value, models.Model) else value
         if not same_exact(current, new):
@@ -48,15 +62,27 @@ def changed_field_names(*, record: models.Model, values: dict) -> list[str]:
 
 
 @transaction.atomic
-def record_save(*, record: models.Model, actor, changed_fields: list[str] | None = None, reason: str = "") -> bool:
+def record_save(
+    *,
+    record: models.Model,
+    actor: Actor,
+    changed_fields: Sequence[str] | None = None,
+    reason: str = "",
+    reopen: bool = False,
+    sourced_fields: Collection[str] | None = None,
+) -> bool:
     """Create or update one curated record, with history under `actor` and `reason`.
 
     `changed_fields` (None for a new record) names the fields the caller changed. The review
     fields are taken from the locked row, so an edit never undoes a transition made meanwhile.
     When a sourced field of a source-checked or excluded record changes, or a result is added to
     or moved between reviewed evaluations, the record that carries the review goes back to
-    proposed through the review service ("edited: <fields>"), and the editor becomes its last
-    editor (the four-eyes rule). The model's check constraints are enforced by the database as the
+    proposed (an excluded one stays excluded, its re-check pending) through the review service
+    ("edited: <fields>"), and the editor becomes its last editor (the four-eyes rule). `reopen`
+    reopens the reviewed owner even when no sourced field changed (an accepted correction is news
+    to the review whatever it changed), with `reason` as the review event's reason.
+    `sourced_fields` replaces SOURCED_FIELDS for a model this app does not know (an app above
+    that saves its records here). The model's check constraints are enforced by the database as the
     row is written (validating them in Python costs a query each, per record: most of an import's
     time) and a violation comes back as the same field error; unique constraints are checked first,
     so their error names the record that holds the value. A database rule the validation did not
@@ -77,9 +103,8 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
     elif not created and "evaluation" in (changed_fields or []):
         previous_owner_id = model._default_manager.filter(pk=record.pk).values_list("evaluation_id", flat=True).first()
     if isinstance(record, Reviewable) and actor is not None:
-        record.last_edited_by = actor
-    record._history_user = actor
-    record._change_reason = reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}")
+        record.last_edited_by = actor  # type: ignore[assignment]  # a signed-in user: only they edit records
+    _history_by(record, actor=actor, reason=reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}"))
     try:
         with transaction.atomic():
             record.save()
@@ -90,13 +115,24 @@ def record_save(*, record: models.Model, actor, changed_fields: list[str] | None
         if owner is not record:  # a new result changes what its evaluation's review saw
             _owner_changed(record=record, owner=owner, what=["added"], actor=actor, why=reason)
         return True
-    sourced = sorted(set(changed_fields or []) & SOURCED_FIELDS.get(record._meta.model_name, frozenset()))
+    if sourced_fields is None:
+        sourced_fields = SOURCED_FIELDS.get(record._meta.model_name or "", frozenset())
+    sourced = sorted(set(changed_fields or []) & set(sourced_fields))
     if sourced:
         _owner_changed(record=record, owner=owner, what=sourced, actor=actor, why=reason)
         if previous_owner_id is not None and previous_owner_id != getattr(record, "evaluation_id", None):
-            previous = record._meta.get_field("evaluation").related_model._default_manager.get(pk=previous_owner_id)
+            evaluation_model = cast("type[Reviewable]", record._meta.get_field("evaluation").related_model)
+            previous = evaluation_model._default_manager.get(pk=previous_owner_id)
             _owner_changed(record=record, owner=previous, what=["moved away"], actor=actor, why=reason)
+    elif reopen:
+        _owner_changed(record=record, owner=owner, what=sorted(changed_fields or []), actor=actor, why=reason, reason=reason or None)
     return True
+
+
+def _history_by(record: models.Model, *, actor: Actor, reason: str) -> None:
+    """Who makes the record's next history row, and why (django-simple-history reads these two attributes)."""
+    record._history_user = actor  # type: ignore[attr-defined]
+    record._change_reason = reason  # type: ignore[attr-defined]
 
 
 def _validate_unique_constraints(record: models.Model) -> None:
@@ -104,7 +140,7 @@ def _validate_unique_constraints(record: models.Model) -> None:
     for constraint in record._meta.constraints:
         if isinstance(constraint, models.UniqueConstraint):
             try:
-                constraint.validate(type(record), record)
+                constraint.validate(type(record), record)  # type: ignore[attr-defined]  # django-stubs lacks BaseConstraint.validate
             except ValidationError as exc:
                 errors.append(exc)
     if errors:
@@ -123,33 +159,36 @@ def _constraint_error(model: type[models.Model], exc: IntegrityError) -> Validat
 
 
 @transaction.atomic
-def record_delete(*, record: models.Model, actor, reason: str = "") -> None:
+def record_delete(*, record: models.Model, actor: Actor, reason: str = "") -> None:
     """Delete one curated record (an inline row in practice) with history under `actor`; removing a
     result reopens its reviewed evaluation as an edit would."""
     owner = reviewed_owner(record)
-    record._history_user = actor
-    record._change_reason = reason or "deleted"
+    _history_by(record, actor=actor, reason=reason or "deleted")
     record.delete()
     if owner is not None and owner is not record:
         _owner_changed(record=record, owner=owner, what=["deleted"], actor=actor, why=reason)
 
 
-def _owner_changed(*, record: models.Model, owner: Reviewable | None, what: list[str], actor, why: str) -> None:
+def _owner_changed(
+    *, record: models.Model, owner: Reviewable | None, what: list[str], actor: Actor, why: str, reason: str | None = None
+) -> None:
     """`record` changed in ways its owner's review vouched for: the actor becomes the owner's last
-    editor and a reviewed owner goes back to proposed."""
+    editor and a reviewed owner is reopened (REOPEN_ON_EDIT), with `reason`, by default
+    "edited: <what> (<why>)"."""
     if owner is None:
         return
     if actor is not None and owner is not record:
         type(owner)._default_manager.filter(pk=owner.pk).update(last_edited_by=actor)
-        owner.last_edited_by = actor
-    prefix = "" if owner is record else f"{record._meta.model_name} {getattr(record, 'stable_id', record.pk)} "
-    reason = f"edited: {prefix}{', '.join(what)}" + (f" ({why})" if why else "")
+        owner.last_edited_by = actor  # type: ignore[assignment]  # a signed-in user: only they edit records
+    if reason is None:
+        prefix = "" if owner is record else f"{record._meta.model_name} {getattr(record, 'stable_id', record.pk)} "
+        reason = f"edited: {prefix}{', '.join(what)}" + (f" ({why})" if why else "")
     review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)
 
 
 @transaction.atomic
 def record_upsert(
-    *, record: models.Model, values: dict, many: dict[str, list] | None = None, actor, reason: str = ""
+    *, record: models.Model, values: Mapping[str, Any], many: Mapping[str, Sequence[models.Model]] | None = None, actor: Actor, reason: str = ""
 ) -> list[str]:
     """Set `values` (and many-to-many sets) on a new or existing record and save it through `record_save`.
 
@@ -170,7 +209,7 @@ def record_upsert(
 
 
 @transaction.atomic
-def protocol_limitations_set(*, protocol, texts: list[str], actor, reason: str = "") -> bool:
+def protocol_limitations_set(*, protocol: Protocol, texts: list[str], actor: Actor, reason: str = "") -> bool:
     """Make the protocol's ordered limitations exactly `texts`; returns whether anything changed."""
     from records.models import Limitation
 

@@ -10,7 +10,8 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from records import charts, exports, queries, search
+from records import charts, exports, search
+from records import selectors as queries
 from records import coverage as coverage_report
 from records import models as m
 

@@ -1,11 +1,12 @@
-"""Read queries for the public pages: a constant number of SQL statements whatever the row count."""
+"""Read selectors for the public pages: a constant number of SQL statements whatever the row count."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from django.db.models import Prefetch
+from django.db.models import Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
 from records import comparisons
@@ -13,6 +14,8 @@ from records import models as m
 from reviews.models import ReviewState
 
 INCLUDE_EXCLUDED = "excluded"
+
+_Record = TypeVar("_Record", bound=Model)
 
 
 @dataclass
@@ -56,7 +59,7 @@ class ProtocolPage:
         return sum(1 for line in self.baselines if line.role.is_active and line.measured)
 
 
-def evaluations_queryset():
+def evaluations_queryset() -> QuerySet[m.Evaluation]:
     return m.Evaluation.objects.select_related(
         "protocol", "configuration", "dataset", "source", "concern_source", "review_state_changed_by", "repeats", "repeats__source"
     ).prefetch_related(
@@ -85,7 +88,7 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
     evaluations = list(protocol.evaluations.all())
     groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
     if dataset:
-        groups = [group for group in groups if group.dataset.stable_id == dataset]
+        groups = [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
     checked_configurations = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
     kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
     baselines = [
@@ -120,7 +123,7 @@ def cited_sources(*, protocol: m.Protocol, evaluations: list[m.Evaluation]) -> l
     return list(seen.values())
 
 
-def record_or_404(queryset, stable_id: str):
+def record_or_404(queryset: QuerySet[_Record], stable_id: str) -> _Record:
     record = queryset.filter(stable_id=stable_id).first()
     if record is None:
         raise Http404(f"No {queryset.model._meta.verbose_name} with stable id {stable_id!r}")
@@ -134,8 +137,8 @@ def record_or_404(queryset, stable_id: str):
 class FacetSpec:
     param: str
     label: str
-    value_of: Callable[[object], str]
-    label_of: Callable[[object], str]
+    value_of: Callable[[Any], str]
+    label_of: Callable[[Any], str]
 
 
 @dataclass
@@ -156,7 +159,7 @@ class Facet:
 
 @dataclass
 class Faceted:
-    items: list
+    items: list[Any]
     total: int
     facets: list[Facet]
     applied: list[tuple[str, str, str]]  # (facet label, option label, query string without it)
@@ -181,14 +184,14 @@ EVIDENCE_FACETS = (
 )
 
 
-def faceted(items: list, specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
+def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
     """Filter `items` by the facets selected in `params`; count each option over the other facets' selection.
 
     Runs in Python over rows the page already loaded, so filtering adds no SQL query.
     """
-    selected = {spec.param: params.get(spec.param) for spec in specs if params.get(spec.param)}
+    selected: dict[str, str] = {spec.param: value for spec in specs if (value := params.get(spec.param))}
 
-    def matches(item, skip: str | None = None) -> bool:
+    def matches(item: Any, skip: str | None = None) -> bool:
         return all(spec.value_of(item) == selected[spec.param] for spec in specs if spec.param in selected and spec.param != skip)
 
     def query_with(**changes: str | None) -> str:
@@ -199,9 +202,10 @@ def faceted(items: list, specs: tuple[FacetSpec, ...], params: QueryDict) -> Fac
                 query[key] = value
         return query.urlencode()
 
-    facets, applied = [], []
+    facets: list[Facet] = []
+    applied: list[tuple[str, str, str]] = []
     for spec in specs:
-        counts: dict[str, list] = {}
+        counts: dict[str, list[Any]] = {}
         for item in items:
             if matches(item, skip=spec.param):
                 entry = counts.setdefault(spec.value_of(item), [spec.label_of(item), 0])

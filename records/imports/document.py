@@ -1,0 +1,197 @@
+"""The import document's format: how each section maps onto a model, the parsed entries, the
+errors and the report (the README's "Import format")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import models
+
+from common.errors import DomainError
+from records import models as m
+
+FORMAT_NAME = "benchmark-evidence-import"
+FORMAT_VERSION = 2
+# Keys of the document beside its sections: `notes` (texts: what was read where, what was left out)
+# and `reviews` (the exclusions a curator recommends, applied only by the demo loader: an import
+# leaves every new record proposed).
+DOCUMENT_KEYS = {"format", "version", "title", "notes", "reviews"}
+
+
+@dataclass(frozen=True)
+class Section:
+    """How one kind of entry maps onto a model.
+
+    `references` map a document key to (model field, target section); `many` map a document key
+    to (model many-to-many field, target section). Every other key must be a model field name.
+    """
+
+    key: str
+    model: type[models.Model]
+    scalars: tuple[str, ...]
+    references: dict[str, tuple[str, str]] = field(default_factory=dict)
+    many: dict[str, tuple[str, str]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("areas", m.Area, ("label",), required=("label",)),
+    Section("contexts", m.Context, ("label",), required=("label",)),
+    Section(
+        "sources",
+        m.Source,
+        (
+            "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "arxiv_id", "arxiv_version",
+            "url", "commit", "copy_consulted",
+        ),
+        required=("title",),
+    ),
+    Section(
+        "datasets",
+        m.Dataset,
+        ("name", "description", "task_key", "position", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric", "source_locator"),
+        references={"suite": ("suite", "datasets"), "source": ("source", "sources")},
+        required=("name",),
+    ),
+    Section(
+        "configurations",
+        m.Configuration,
+        ("name", "short_name", "family", "parameter_count", "method", "description"),
+        references={"source": ("source", "sources")},
+        required=("name",),
+    ),
+    Section(
+        "protocols",
+        m.Protocol,
+        (
+            "title", "summary", "procedure", "version_label", "metric_name", "metric_short_name", "metric_description",
+            "metric_unit", "metric_direction", "source_locator", "explanatory_profile", "explanatory_profile_reviewed",
+        ),
+        references={"source": ("source", "sources")},
+        many={"datasets": ("datasets", "datasets"), "areas": ("areas", "areas"), "contexts": ("contexts", "contexts")},
+        required=("title", "summary", "metric_name", "metric_short_name", "metric_unit", "metric_direction", "source"),
+    ),
+    Section(
+        "baseline_roles",
+        m.BaselineRole,
+        ("kind", "status", "selection_rule", "requirements"),
+        references={"protocol": ("protocol", "protocols"), "configuration": ("configuration", "configurations")},
+        required=("kind", "selection_rule", "protocol"),
+    ),
+    Section(
+        "evaluations",
+        m.Evaluation,
+        (
+            "title", "measured_by", "measured_by_name", "reading_method", "setup", "aggregation", "uncertainty",
+            "coverage_scored", "coverage_eligible", "source_locator", "quote", "concern_locator",
+        ),
+        references={
+            "protocol": ("protocol", "protocols"),
+            "configuration": ("configuration", "configurations"),
+            "dataset": ("dataset", "datasets"),
+            "source": ("source", "sources"),
+            "repeats": ("repeats", "evaluations"),
+            "concern_source": ("concern_source", "sources"),
+        },
+        required=("title", "measured_by", "reading_method", "protocol", "configuration", "dataset"),
+    ),
+    Section(
+        "results",
+        m.Result,
+        (
+            "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound", "upper_bound",
+            "uncertainty_level", "num_runs", "relation",
+        ),
+        references={"evaluation": ("evaluation", "evaluations"), "reference_configuration": ("reference_configuration", "configurations")},
+        required=("value", "unit", "printed_value", "evaluation"),
+    ),
+    Section(
+        "evidence_rows",
+        m.EvidenceRow,
+        ("property_name", "statement", "locator", "quote", "support"),
+        references={"protocol": ("protocol", "protocols"), "evaluation": ("evaluation", "evaluations"), "source": ("source", "sources")},
+        required=("property_name", "statement", "locator", "protocol", "source"),
+    ),
+    Section(
+        "decisions",
+        m.Decision,
+        ("title", "description"),
+        many={"protocols": ("protocols", "protocols")},
+        required=("title",),
+    ),
+)
+SECTION_BY_KEY = {section.key: section for section in SECTIONS}
+# Nested lists in the document, flattened into their own sections with a reference to the parent.
+NESTED = {
+    ("datasets", "tasks"): ("datasets", "suite"),
+    ("protocols", "baseline_roles"): ("baseline_roles", "protocol"),
+    ("evaluations", "results"): ("results", "evaluation"),
+}
+METRIC_KEYS = {"name", "short_name", "description", "unit", "direction"}
+
+
+class ImportInvalid(DomainError):
+    """The document cannot be imported; `errors` name each problem by its path in the document."""
+
+    default_field = "document"
+
+    def __init__(self, errors: list[dict[str, str]]):
+        super().__init__(f"{len(errors)} problem(s): " + "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5]))
+        self.errors = errors
+
+
+class ImportConflict(ImportInvalid):
+    """Fields the document changed that a curator or a correction changed too since its last import."""
+
+    status = 409
+    code = "conflict"
+
+    def __init__(self, errors: list[dict[str, str]], conflicts: dict[str, dict[str, list[dict]]]):
+        super().__init__(errors)
+        self.conflicts = conflicts
+
+
+@dataclass
+class Entry:
+    section: Section
+    path: str
+    stable_id: str
+    values: dict[str, Any]  # model field name -> cleaned value
+    references: dict[str, str]  # model field -> target stable id ("" = none)
+    many: dict[str, list[str]]
+    limitations: list[str] | None = None
+
+
+@dataclass
+class ImportReport:
+    dry_run: bool
+    created: dict[str, list[str]] = field(default_factory=dict)
+    updated: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    unchanged: dict[str, int] = field(default_factory=dict)
+    # Fields a curator or correction changed since the last import while the document did not: kept.
+    kept: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # Fields both changed: section -> stable id -> [{field, current, document, last_imported, changed_by}].
+    conflicts: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
+    # Records named in `overwrite` whose conflicting fields took the document's values.
+    overwritten: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run, "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
+            "kept": self.kept, "conflicts": self.conflicts, "overwritten": self.overwritten,
+        }
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.created or self.updated)
+
+
+def entry_targets(entry: Entry) -> list[tuple[str, str]]:
+    """(model field, target section) of every reference and many-to-many set the entry's section has."""
+    return list(entry.section.references.values()) + list(entry.section.many.values())
+
+
+def referenced_ids(entry: Entry, model_field: str) -> list[str]:
+    """The stable ids the entry's `model_field` names ("" for an empty reference)."""
+    return entry.many[model_field] if model_field in entry.many else [entry.references.get(model_field, "")]

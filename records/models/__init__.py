@@ -1,0 +1,86 @@
+"""The catalogue of benchmark evidence (DESIGN.md, "Catalogue").
+
+Plain models: no business logic in save() or signals; writes go through records.services. Every
+curated model has a stable id, timestamps and django-simple-history. What must always hold is a
+database constraint (and, where one table cannot see another, a trigger: see migration 0002).
+
+The models live in modules by what they hold (`base`: the choices and `CuratedModel`; `catalogue`:
+sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluations, results,
+evidence rows, baseline roles, decisions; `snapshots`: the import's bookkeeping); every name is
+exported here, so `records.models.X` (migrations, settings, `from records import models as m`)
+keeps naming the same object.
+"""
+
+from records.models.base import (
+    BaselineKind,
+    BaselineStatus,
+    CuratedModel,
+    Direction,
+    EvidenceSupport,
+    MeasuredBy,
+    ReadingMethod,
+    Relation,
+    SourceKind,
+    UncertaintyKind,
+)
+from records.models.catalogue import (
+    Area,
+    ArxivIdField,
+    Configuration,
+    Context,
+    Dataset,
+    DOIField,
+    Limitation,
+    Protocol,
+    Source,
+    normalise_arxiv_id,
+    normalise_doi,
+    validate_arxiv_id,
+    validate_doi,
+    validate_partial_date,
+)
+from records.models.evidence import (
+    BaselineRole,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    Result,
+    comparable_q,
+    evaluation_comparable,
+)
+from records.models.snapshots import ImportSnapshot
+
+__all__ = [
+    "Area",
+    "ArxivIdField",
+    "BaselineKind",
+    "BaselineRole",
+    "BaselineStatus",
+    "Configuration",
+    "Context",
+    "CuratedModel",
+    "DOIField",
+    "Dataset",
+    "Decision",
+    "Direction",
+    "Evaluation",
+    "EvidenceRow",
+    "EvidenceSupport",
+    "ImportSnapshot",
+    "Limitation",
+    "MeasuredBy",
+    "Protocol",
+    "ReadingMethod",
+    "Relation",
+    "Result",
+    "Source",
+    "SourceKind",
+    "UncertaintyKind",
+    "comparable_q",
+    "evaluation_comparable",
+    "normalise_arxiv_id",
+    "normalise_doi",
+    "validate_arxiv_id",
+    "validate_doi",
+    "validate_partial_date",
+]

@@ -1,0 +1,116 @@
+"""The catalogue's vocabulary of choices and the base of every curated model (stable id, timestamps, page).
+
+`_check` names a constraint's field in its violation code, so forms and the API can say which field
+a database refusal is about (records.services.errors_by_field).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+
+class Direction(models.TextChoices):
+    LOWER = "lower", "lower is better"
+    HIGHER = "higher", "higher is better"
+    NONE = "none", "descriptive: not ranked"
+
+
+class SourceKind(models.TextChoices):
+    PAPER = "paper", "Paper"
+    PREPRINT = "preprint", "Preprint"
+    DATASET_CARD = "dataset_card", "Dataset card"
+    MODEL_CARD = "model_card", "Model card"
+    LEADERBOARD = "leaderboard", "Leaderboard"
+    REPOSITORY = "repository", "Repository"
+    WEB_PAGE = "web_page", "Web page"
+
+
+class MeasuredBy(models.TextChoices):
+    """Who ran the measurement (the source that reports it is `Evaluation.source`)."""
+
+    AUTHORS = "authors", "The model's authors"
+    THIRD_PARTY = "third_party", "A third party"
+    PORTAL = "portal", "This portal"
+
+
+class ReadingMethod(models.TextChoices):
+    """How the curator read the value off its source."""
+
+    TEXT = "text", "Read from the text"
+    TABLE = "table", "Read from a table"
+    FIGURE_LABEL = "figure_label", "Read from a figure's label"
+    DIGITISED_PLOT = "digitised_plot", "Digitised from a plot"
+    JOB_REPORT = "job_report", "The portal's job report"
+
+
+class UncertaintyKind(models.TextChoices):
+    SD = "sd", "standard deviation"
+    SE = "se", "standard error"
+    CI = "ci", "confidence interval"
+    RANGE = "range", "range"
+
+
+class Relation(models.TextChoices):
+    ABSOLUTE = "absolute", "absolute"
+    RATIO = "ratio", "ratio to a reference"
+    DIFFERENCE = "difference", "difference from a reference"
+
+
+class EvidenceSupport(models.TextChoices):
+    VERIFIES_FIELD = "verifies_field", "Verifies a field"
+    CONTEXT_ONLY = "context_only", "Context only"
+
+
+class BaselineKind(models.TextChoices):
+    NULL_CONTROL = "null_control", "Null control"
+    CONVENTIONAL_REFERENCE = "conventional_reference", "Conventional reference"
+
+
+class BaselineStatus(models.TextChoices):
+    PROPOSED = "proposed", "Proposed control: requires review"
+    SELECTED = "selected", "Selected control"
+    RETIRED = "retired", "Retired"
+
+
+def _check(condition, *, name: str, field: str, message: str) -> models.CheckConstraint:
+    """A check constraint whose violation names its field (the code), so forms and the API can say which."""
+    return models.CheckConstraint(condition=condition, name=name, violation_error_code=field, violation_error_message=message)
+
+
+def _non_empty(field: str, model: str) -> models.CheckConstraint:
+    return _check(~Q(**{field: ""}), name=f"{model}_{field}_not_empty", field=field, message="This field cannot be empty.")
+
+
+@functools.cache
+def _url_parts(url_name: str) -> tuple[str, str]:
+    """The address of a record page around its stable id, reversed once per process (pages link hundreds)."""
+    placeholder = "stable-id-placeholder"
+    return tuple(reverse(url_name, args=[placeholder]).split(placeholder, 1))
+
+
+class CuratedModel(models.Model):
+    # The record's public page (a URL name taking the stable id), or "" when it has none.
+    page_url_name = ""
+
+    stable_id = models.SlugField(
+        max_length=150,
+        unique=True,
+        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return getattr(self, "title", None) or getattr(self, "name", None) or self.stable_id
+
+    def get_absolute_url(self) -> str:
+        prefix, suffix = _url_parts(self.page_url_name)
+        return f"{prefix}{self.stable_id}{suffix}"
+

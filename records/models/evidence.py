@@ -1,0 +1,328 @@
+"""Evaluations and their results (the measurements), evidence rows, baseline roles and decisions."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import F, FloatField, Q
+from django.db.models.functions import Cast
+from django.db.models.lookups import GreaterThanOrEqual, LessThanOrEqual
+from simple_history.models import HistoricalRecords
+
+from records.fields import ExactDecimalField
+from records.models.base import (
+    BaselineKind, BaselineStatus, CuratedModel, EvidenceSupport, MeasuredBy, ReadingMethod, Relation, UncertaintyKind, _check, _non_empty,
+)
+from records.models.catalogue import Configuration, Dataset, Protocol, Source
+from records.rules import count_off_unit, unit_problem
+from records.values import display, exact_text, printed_spread, printed_value_problem
+from reviews.models import Reviewable, ReviewState
+
+
+class Evaluation(CuratedModel, Reviewable):
+    """One measurement of a configuration on a dataset or task under a protocol, as one source reports it.
+
+    Provenance has three parts: the source that reports it (`source`), the party that measured it
+    (`measured_by`, `measured_by_name`), and how the curator read it (`reading_method`). A source
+    that only copies another's number `repeats` that evaluation: the same measurement reported again,
+    counted once in comparisons and never as a replication.
+    """
+
+    page_url_name = "records:evaluation"
+    title = models.CharField(max_length=500)
+    protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evaluations")
+    configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="evaluations")
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="evaluations", help_text="The dataset or task it was measured on.")
+    measured_by = models.CharField(max_length=20, choices=MeasuredBy.choices, help_text="Who ran the measurement.")
+    measured_by_name = models.CharField(
+        max_length=300, blank=True, help_text='Who the third party is, e.g. "Zhou et al. 2024 (DNABERT-2 authors)"; required for a third party.'
+    )
+    repeats = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="repeated_by",
+        help_text="The evaluation whose measurement this source reports again (a copy, not a replication).",
+    )
+    reading_method = models.CharField(max_length=20, choices=ReadingMethod.choices, help_text="How the value was read off its source.")
+    setup = models.TextField(blank=True, verbose_name="evaluation setup")
+    aggregation = models.TextField(blank=True, help_text="Blank when the source does not report it.")
+    uncertainty = models.TextField(
+        blank=True, verbose_name="uncertainty note",
+        help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.",
+    )
+    coverage_scored = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
+    coverage_eligible = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations", help_text="The source that reports it.")
+    source_locator = models.CharField(max_length=500, blank=True)
+    quote = models.TextField(blank=True, help_text="The source's words, verbatim.")
+    concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    concern_locator = models.CharField(max_length=500, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["configuration__name", "stable_id"]
+        constraints = [
+            _non_empty("stable_id", "evaluation"),
+            _non_empty("title", "evaluation"),
+            _check(Q(measured_by__in=MeasuredBy.values), name="evaluation_measured_by_valid", field="measured_by", message="Unknown measuring party."),
+            _check(
+                ~Q(measured_by=MeasuredBy.THIRD_PARTY) | ~Q(measured_by_name=""),
+                name="evaluation_third_party_named", field="measured_by_name", message="Name the third party that measured it.",
+            ),
+            _check(Q(reading_method__in=ReadingMethod.values), name="evaluation_reading_method_valid", field="reading_method", message="Unknown reading method."),
+            # The portal's own runs are read from their job report, and only they are.
+            _check(
+                Q(measured_by=MeasuredBy.PORTAL, reading_method=ReadingMethod.JOB_REPORT)
+                | (~Q(measured_by=MeasuredBy.PORTAL) & ~Q(reading_method=ReadingMethod.JOB_REPORT)),
+                name="evaluation_job_report_iff_portal", field="reading_method",
+                message="Only the portal's own measurements are read from a job report, and they always are.",
+            ),
+            _check(~Q(repeats=F("id")), name="evaluation_not_own_repeat", field="repeats", message="An evaluation cannot repeat itself."),
+            _check(
+                Q(coverage_scored__isnull=True) | Q(coverage_eligible__isnull=True) | Q(coverage_scored__lte=F("coverage_eligible")),
+                name="evaluation_coverage_scored_le_eligible",
+                field="coverage_scored",
+                message="More items scored than eligible.",
+            ),
+            # Only the portal's own measurements may lack a literature source.
+            _check(
+                Q(measured_by=MeasuredBy.PORTAL) | Q(source__isnull=False),
+                name="evaluation_reported_has_source",
+                field="source",
+                message="A reported evaluation needs its source (only the portal's own measurements have none).",
+            ),
+        ]
+
+    def clean(self) -> None:
+        """Moving an evaluation to another protocol must keep its results in that protocol's unit; a
+        repeat names the original measurement of the same thing, reported by another source."""
+        super().clean()
+        protocol = getattr(self, "protocol", None)
+        if self.pk is not None and protocol is not None:
+            others = count_off_unit(self.results.all(), metric_unit=protocol.metric_unit)
+            if others:
+                raise ValidationError({"protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"})
+        if self.pk is not None:
+            moved = self.repeated_by.exclude(protocol_id=self.protocol_id, configuration_id=self.configuration_id, dataset_id=self.dataset_id)
+            if moved.exists() or (self.repeats_id and self.repeated_by.exists()):
+                raise ValidationError({"repeats" if self.repeats_id else "protocol": (
+                    f"{self.repeated_by.count()} evaluation(s) repeat this one: they must keep its protocol, configuration and "
+                    "dataset, and an original repeats nothing; change or unlink them first"
+                )})
+        original = self.repeats if self.repeats_id else None
+        if original is not None:
+            problem = ""
+            if original.repeats_id:
+                problem = f"{original.stable_id} repeats {original.repeats.stable_id} itself: point to the original measurement"
+            elif (original.protocol_id, original.configuration_id, original.dataset_id) != (self.protocol_id, self.configuration_id, self.dataset_id):
+                problem = "the repeated evaluation must have the same protocol, configuration and dataset"
+            elif original.measured_by != self.measured_by:
+                problem = f"the same measurement has the same measuring party ({original.get_measured_by_display().lower()})"
+            elif self.source_id is not None and original.source_id == self.source_id:
+                problem = "a repeat is the same measurement reported by another source; this one has the same source"
+            if problem:
+                raise ValidationError({"repeats": problem})
+
+    @property
+    def results_with_uncertainty(self) -> list[Result]:
+        return [result for result in self.results.all() if result.uncertainty_kind]
+
+    @property
+    def is_comparable(self) -> bool:
+        return evaluation_comparable(
+            review_state=self.review_state, original_state=self.repeats.review_state if self.repeats_id is not None else None
+        )
+
+
+
+def evaluation_comparable(*, review_state: str, original_state: str | None) -> bool:
+    """Whether an evaluation enters comparisons: source checked, and, when it repeats another
+    source's measurement, only while that original is unchecked. A checked original is compared
+    itself (the measurement counts once); an excluded one keeps its copies out too (the exclusion
+    is the measurement's). The API's filter (`comparable_q`), the release and the pages use this rule."""
+    return review_state == ReviewState.SOURCE_CHECKED and original_state in (None, ReviewState.PROPOSED)
+
+
+def comparable_q(prefix: str = "") -> Q:
+    """`evaluation_comparable` as a query condition on evaluations (or on `<prefix>` evaluations)."""
+    return Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED}) & (
+        Q(**{f"{prefix}repeats__isnull": True}) | Q(**{f"{prefix}repeats__review_state": ReviewState.PROPOSED})
+    )
+
+
+class Result(CuratedModel):
+    """One metric row of an evaluation, in its protocol's unit (a trigger keeps them equal).
+
+    The value is exact with its printed precision (records.values); `printed_value` is the source's
+    text and must show that number. Uncertainty is structured: a kind, and either the printed ±
+    figure (`uncertainty_value`) or bounds. A relative result (a ratio or difference to a named
+    reference configuration) is compared only with results relative to the same reference.
+    """
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="results")
+    value = ExactDecimalField(help_text="The number as printed, with its precision: 0.410, 66.47, 300E9, 3E-12.")
+    unit = models.CharField(max_length=50)
+    printed_value = models.CharField(max_length=200, help_text='As the source prints it, e.g. "20 min", "0.410", "74.32±0.89", "300B".')
+    uncertainty_kind = models.CharField(max_length=10, blank=True, choices=UncertaintyKind.choices, help_text="Blank when the source reports none.")
+    uncertainty_value = ExactDecimalField(null=True, blank=True, help_text="The printed ± figure (for s.d., s.e., or a ± range).")
+    lower_bound = ExactDecimalField(null=True, blank=True)
+    upper_bound = ExactDecimalField(null=True, blank=True)
+    uncertainty_level = ExactDecimalField(null=True, blank=True, help_text="A confidence interval's level in percent, e.g. 95.")
+    num_runs = models.PositiveIntegerField(null=True, blank=True, help_text="n: runs, seeds or folds behind the value; blank when not reported.")
+    relation = models.CharField(max_length=10, choices=Relation.choices, default=Relation.ABSOLUTE)
+    reference_configuration = models.ForeignKey(
+        Configuration, null=True, blank=True, on_delete=models.PROTECT, related_name="relative_results",
+        help_text="For a ratio or difference: the configuration it is relative to.",
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["evaluation_id", "stable_id"]
+        constraints = [
+            _non_empty("stable_id", "result"),
+            _non_empty("unit", "result"),
+            _non_empty("printed_value", "result"),
+            _check(Q(num_runs__isnull=True) | Q(num_runs__gte=1), name="result_runs_positive", field="num_runs", message="The number of runs is at least 1."),
+            _check(
+                Q(lower_bound__isnull=True) | LessThanOrEqual(Cast("lower_bound", FloatField()), Cast("value", FloatField())),
+                name="result_lower_bound_le_value", field="lower_bound", message="The lower bound cannot exceed the value.",
+            ),
+            _check(
+                Q(upper_bound__isnull=True) | GreaterThanOrEqual(Cast("upper_bound", FloatField()), Cast("value", FloatField())),
+                name="result_upper_bound_ge_value", field="upper_bound", message="The upper bound cannot be below the value.",
+            ),
+            _check(
+                Q(uncertainty_kind__in=["", *UncertaintyKind.values]),
+                name="result_uncertainty_kind_valid", field="uncertainty_kind", message="Unknown kind of uncertainty.",
+            ),
+            _check(
+                ~Q(uncertainty_kind="") | Q(uncertainty_value__isnull=True, lower_bound__isnull=True, upper_bound__isnull=True, uncertainty_level__isnull=True),
+                name="result_uncertainty_has_kind", field="uncertainty_kind",
+                message="Say what kind of uncertainty the figures are (s.d., s.e., CI or range).",
+            ),
+            _check(
+                Q(uncertainty_kind="") | Q(uncertainty_value__isnull=False) | Q(lower_bound__isnull=False) | Q(upper_bound__isnull=False),
+                name="result_uncertainty_has_figures", field="uncertainty_value",
+                message="An uncertainty needs its printed ± figure or a bound.",
+            ),
+            _check(
+                Q(uncertainty_value__isnull=True) | GreaterThanOrEqual(Cast("uncertainty_value", FloatField()), 0),
+                name="result_uncertainty_value_not_negative", field="uncertainty_value", message="A ± figure is not negative.",
+            ),
+            _check(
+                Q(uncertainty_level__isnull=True) | Q(uncertainty_kind=UncertaintyKind.CI),
+                name="result_level_only_for_ci", field="uncertainty_level", message="Only a confidence interval has a level.",
+            ),
+            _check(Q(relation__in=Relation.values), name="result_relation_valid", field="relation", message="Unknown relation."),
+            _check(
+                Q(relation=Relation.ABSOLUTE, reference_configuration__isnull=True)
+                | (~Q(relation=Relation.ABSOLUTE) & Q(reference_configuration__isnull=False)),
+                name="result_relative_has_reference", field="reference_configuration",
+                message="A ratio or difference names the configuration it is relative to, and only those do.",
+            ),
+        ]
+
+    def clean(self) -> None:
+        """The unit rule (records.rules; the database's triggers are records.db_triggers) and the printed-value check, as form errors."""
+        super().clean()
+        errors: dict[str, str] = {}
+        protocol = getattr(getattr(self, "evaluation", None), "protocol", None)
+        wrong_unit = unit_problem(unit=self.unit, metric_unit=protocol.metric_unit) if protocol is not None else ""
+        if wrong_unit:
+            errors["unit"] = wrong_unit
+        if isinstance(self.value, Decimal) and self.printed_value:
+            problem = printed_value_problem(value=self.value, printed=self.printed_value)
+            if problem:
+                errors["printed_value"] = problem
+            spread = printed_spread(self.printed_value)
+            if spread is not None and "printed_value" not in errors:
+                if self.uncertainty_value is None:
+                    errors["uncertainty_value"] = f"{self.printed_value!r} prints ±{exact_text(spread)}: record it with its kind"
+                elif spread.as_tuple() != self.uncertainty_value.as_tuple():
+                    errors["uncertainty_value"] = f"must be {exact_text(spread)}, the ± figure printed in {self.printed_value!r}"
+        if isinstance(self.value, Decimal):
+            if self.lower_bound is not None and self.lower_bound > self.value:
+                errors["lower_bound"] = "The lower bound cannot exceed the value."
+            if self.upper_bound is not None and self.upper_bound < self.value:
+                errors["upper_bound"] = "The upper bound cannot be below the value."
+        if self.uncertainty_level is not None and not 0 < self.uncertainty_level < 100:
+            errors["uncertainty_level"] = "A confidence level is a percentage between 0 and 100, e.g. 95."
+        if errors:
+            raise ValidationError(errors)
+
+    def __str__(self) -> str:
+        return f"{self.display_value} {self.unit}"
+
+    @property
+    def display_value(self) -> str:
+        """The exact value with its printed digits, for readers (0.410, 3.00 × 10¹¹)."""
+        return display(self.value)
+
+
+
+class EvidenceRow(CuratedModel, Reviewable):
+    protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evidence_rows")
+    evaluation = models.ForeignKey(Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="evidence_rows")
+    property_name = models.CharField(max_length=100, help_text="The field the statement is about, e.g. metric.")
+    statement = models.TextField()
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="evidence_rows")
+    locator = models.CharField(max_length=500)
+    quote = models.TextField(blank=True)
+    support = models.CharField(max_length=20, choices=EvidenceSupport.choices, default=EvidenceSupport.VERIFIES_FIELD)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["protocol_id", "property_name", "stable_id"]
+        constraints = [
+            _non_empty("stable_id", "evidencerow"),
+            _non_empty("statement", "evidencerow"),
+            _check(Q(support__in=EvidenceSupport.values), name="evidencerow_support_valid", field="support", message="Unknown kind of support."),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.property_name}: {self.statement[:60]}"
+
+
+class BaselineRole(CuratedModel, Reviewable):
+    """Per protocol, the null control and the conventional reference."""
+
+    protocol = models.ForeignKey(Protocol, on_delete=models.CASCADE, related_name="baseline_roles")
+    kind = models.CharField(max_length=30, choices=BaselineKind.choices)
+    status = models.CharField(max_length=20, choices=BaselineStatus.choices, default=BaselineStatus.PROPOSED)
+    selection_rule = models.TextField()
+    requirements = models.TextField(blank=True, help_text="What must be reviewed before implementation or execution.")
+    configuration = models.ForeignKey(
+        Configuration, null=True, blank=True, on_delete=models.PROTECT, related_name="baseline_roles",
+        help_text="The configuration that fills the role, once one is selected.",
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["protocol_id", "kind"]
+        constraints = [
+            _non_empty("stable_id", "baselinerole"),
+            models.UniqueConstraint(fields=["protocol", "kind"], name="baselinerole_one_per_kind"),
+            _check(Q(kind__in=BaselineKind.values), name="baselinerole_kind_valid", field="kind", message="Unknown baseline kind."),
+            _check(Q(status__in=BaselineStatus.values), name="baselinerole_status_valid", field="status", message="Unknown baseline status."),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} ({self.stable_id})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status != BaselineStatus.RETIRED
+
+
+class Decision(CuratedModel):
+    """A choice a reader faces ("Select an execution workflow ..."), assessed by protocols."""
+
+    page_url_name = "records:decision"
+    title = models.CharField(max_length=500)
+    description = models.TextField(blank=True)
+    protocols = models.ManyToManyField(Protocol, blank=True, related_name="decisions")
+    history = HistoricalRecords(m2m_fields=[protocols])
+
+    class Meta:
+        ordering = ["title", "stable_id"]
+        constraints = [_non_empty("stable_id", "decision"), _non_empty("title", "decision")]

@@ -1,0 +1,293 @@
+"""The catalogue API's serializers: one per record, named and shaped as the release tables
+(`protocol_id`, `source_id`, `review_state`, `comparable`...); writes go through records.services."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from records import models as m
+from records.services import errors_by_field, protocol_limitations_set, record_upsert
+from records.values import ValueInvalid, exact_text, parse_exact
+from reviews.models import ReviewState
+
+
+# -- fields ------------------------------------------------------------------------------------
+
+
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$"}, {"type": "number"}],
+        "example": "0.410",
+        "description": "Answered as a string with the printed digits; a JSON number is taken with the digits it is written with.",
+    }
+)
+class ExactDecimalField(serializers.Field):
+    """An exact decimal with its printed precision, as a string ("0.410", "66.47", "3.00E+11").
+
+    Written as a string or a JSON number (the API's JSON parser reads numbers as decimals, so 0.410
+    keeps its trailing zero)."""
+
+    default_error_messages = {"invalid": "{message}"}
+
+    def to_representation(self, value):
+        return exact_text(value)
+
+    def to_internal_value(self, data):
+        try:
+            return parse_exact(data)
+        except ValueInvalid as exc:
+            self.fail("invalid", message=str(exc))
+
+
+def stable_id_field() -> serializers.SlugField:
+    return serializers.SlugField(source="stable_id", max_length=150, help_text="Stable id (slug); never changes once created.")
+
+
+def ref(model, source: str | None = None, **kwargs) -> serializers.SlugRelatedField:
+    """A reference to another record by its stable id."""
+    if source is not None:
+        kwargs["source"] = source
+    return serializers.SlugRelatedField(slug_field="stable_id", queryset=model.objects.all(), **kwargs)
+
+
+class CatalogueSerializer(serializers.ModelSerializer):
+    """Writes through records.services; a Django validation error comes back naming the API's field."""
+
+    id_field: str = ""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        if self.instance is not None and not isinstance(self.instance, list):
+            fields[self.id_field].read_only = True  # stable ids never change
+        for field in fields.values():
+            if isinstance(field, serializers.ChoiceField) and not field.read_only:
+                # name the valid choices, so a client can correct its request from the error alone
+                field.error_messages["invalid_choice"] = '"{input}" is not a valid choice: use one of ' + ", ".join(
+                    str(choice) for choice in field.choices if choice != ""
+                )
+        return fields
+
+    def validate(self, attrs):
+        stable_id = attrs.get("stable_id")
+        if self.instance is None and stable_id and self.Meta.model.objects.filter(stable_id=stable_id).exists():
+            raise serializers.ValidationError({self.id_field: f"a record with stable id {stable_id!r} exists; update it with PUT or PATCH"})
+        return attrs
+
+    def _api_name(self, model_field: str) -> str:
+        for name, field in self.fields.items():
+            if field.source == model_field:
+                return name
+        return "non_field_errors" if model_field == "__all__" else model_field
+
+    def _write(self, record, validated_data):
+        limitations = validated_data.pop("limitations_texts", None)
+        many_names = {field.name for field in self.Meta.model._meta.many_to_many}
+        many = {name: validated_data.pop(name) for name in list(validated_data) if name in many_names}
+        request = self.context["request"]
+        try:
+            with transaction.atomic():  # the record and its limitations, or neither
+                record_upsert(record=record, values=validated_data, many=many, actor=request.user, reason="API")
+                if limitations is not None:
+                    protocol_limitations_set(protocol=record, texts=limitations, actor=request.user, reason="API")
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError({self._api_name(k): v for k, v in errors_by_field(exc, self.Meta.model).items()}) from None
+        return record
+
+    def create(self, validated_data):
+        return self._write(self.Meta.model(), validated_data)
+
+    def update(self, instance, validated_data):
+        return self._write(instance, validated_data)
+
+
+REVIEW_FIELDS = ("review_state", "comparable", "concern", "review_state_changed_at", "last_reviewed_by_role")
+
+
+class ReviewFieldsMixin(serializers.Serializer):
+    review_state = serializers.ChoiceField(choices=ReviewState.choices, read_only=True)
+    comparable = serializers.BooleanField(source="is_comparable", read_only=True, help_text="Source checked and not excluded: enters comparisons.")
+    concern = serializers.CharField(read_only=True, help_text="Why the record is excluded from comparison, when it is.")
+    review_state_changed_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    last_reviewed_by_role = serializers.CharField(source="review_state_changed_by_role", read_only=True, help_text="The role (never the name) of the last reviewer.")
+
+
+# -- serializers --------------------------------------------------------------------------------
+
+
+class SourceSerializer(CatalogueSerializer):
+    id_field = "source_id"
+    source_id = stable_id_field()
+
+    class Meta:
+        model = m.Source
+        fields = (
+            "source_id", "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "arxiv_id",
+            "arxiv_version", "url", "commit", "copy_consulted", "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    dataset_id = serializers.CharField(source="stable_id", read_only=True)
+
+    class Meta:
+        model = m.Dataset
+        fields = ("dataset_id", "name", "task_key", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric")
+        read_only_fields = fields
+
+
+class DatasetSerializer(CatalogueSerializer):
+    id_field = "dataset_id"
+    dataset_id = stable_id_field()
+    suite_id = ref(m.Dataset, "suite", required=False, allow_null=True)
+    source_id = ref(m.Source, "source", required=False, allow_null=True)
+    tasks = TaskSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = m.Dataset
+        fields = (
+            "dataset_id", "name", "description", "suite_id", "task_key", "position", "train_size", "test_size", "num_classes",
+            "sequence_length_bp", "metric", "source_id", "source_locator", "tasks", "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+
+class ConfigurationSerializer(CatalogueSerializer):
+    id_field = "configuration_id"
+    configuration_id = stable_id_field()
+    source_id = ref(m.Source, "source", required=False, allow_null=True)
+
+    class Meta:
+        model = m.Configuration
+        fields = ("configuration_id", "name", "short_name", "family", "parameter_count", "method", "description", "source_id", "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class BaselineRoleSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "baseline_role_id"
+    baseline_role_id = stable_id_field()
+    protocol_id = ref(m.Protocol, "protocol")
+    configuration_id = ref(m.Configuration, "configuration", required=False, allow_null=True)
+
+    class Meta:
+        model = m.BaselineRole
+        fields = ("baseline_role_id", "protocol_id", "kind", "status", "selection_rule", "requirements", "configuration_id", *REVIEW_FIELDS, "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "protocol_id"
+    protocol_id = stable_id_field()
+    source_id = ref(m.Source, "source")
+    dataset_ids = ref(m.Dataset, "datasets", many=True, required=False)
+    areas = ref(m.Area, many=True, required=False)
+    contexts = ref(m.Context, many=True, required=False)
+    limitations = serializers.ListField(
+        child=serializers.CharField(max_length=5000), source="limitations_texts", required=False, help_text="Ordered limitations."
+    )
+    baseline_roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = m.Protocol
+        fields = (
+            "protocol_id", "title", "summary", "procedure", "version_label", "metric_name", "metric_short_name", "metric_description",
+            "metric_unit", "metric_direction", "dataset_ids", "areas", "contexts", "limitations", "source_id", "source_locator",
+            "explanatory_profile", "explanatory_profile_reviewed", "baseline_roles", *REVIEW_FIELDS, "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+    def to_representation(self, instance):
+        instance.limitations_texts = [limitation.text for limitation in instance.limitations.all()]
+        return super().to_representation(instance)
+
+    @extend_schema_field(BaselineRoleSerializer(many=True))
+    def get_baseline_roles(self, instance):
+        return BaselineRoleSerializer(instance.baseline_roles.all(), many=True, context=self.context).data
+
+
+class ResultSerializer(CatalogueSerializer):
+    id_field = "result_id"
+    result_id = stable_id_field()
+    evaluation_id = ref(m.Evaluation, "evaluation")
+    value = ExactDecimalField(help_text="The exact value with its printed precision, e.g. \"0.410\" or \"3.00E+11\".")
+    uncertainty_kind = serializers.ChoiceField(
+        choices=m.UncertaintyKind.choices, allow_blank=True, required=False, help_text="Blank when the source reports none."
+    )
+    uncertainty_value = ExactDecimalField(required=False, allow_null=True, help_text="The printed ± figure.")
+    lower_bound = ExactDecimalField(required=False, allow_null=True)
+    upper_bound = ExactDecimalField(required=False, allow_null=True)
+    uncertainty_level = ExactDecimalField(required=False, allow_null=True, help_text="A confidence interval's level in percent.")
+    reference_configuration_id = ref(
+        m.Configuration, "reference_configuration", required=False, allow_null=True,
+        help_text="For a ratio or difference: the configuration it is relative to.",
+    )
+
+    class Meta:
+        model = m.Result
+        fields = (
+            "result_id", "evaluation_id", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound",
+            "upper_bound", "uncertainty_level", "num_runs", "relation", "reference_configuration_id", "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+
+class NestedResultSerializer(ResultSerializer):
+    class Meta(ResultSerializer.Meta):
+        fields = tuple(name for name in ResultSerializer.Meta.fields if name not in ("evaluation_id", "created_at", "updated_at"))
+        read_only_fields = fields
+
+
+class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "evaluation_id"
+    evaluation_id = stable_id_field()
+    protocol_id = ref(m.Protocol, "protocol")
+    configuration_id = ref(m.Configuration, "configuration")
+    dataset_id = ref(m.Dataset, "dataset")
+    source_id = ref(m.Source, "source", required=False, allow_null=True, help_text="The source that reports it.")
+    repeats_id = ref(
+        m.Evaluation, "repeats", required=False, allow_null=True,
+        help_text="The evaluation whose measurement this one reports again (a copy, not a replication).",
+    )
+    concern_source_id = ref(m.Source, "concern_source", required=False, allow_null=True)
+    results = NestedResultSerializer(many=True, read_only=True)
+    comparable = serializers.BooleanField(
+        source="is_comparable", read_only=True,
+        help_text="Source checked, not excluded, and not a repeat of an evaluation that is compared itself.",
+    )
+
+    class Meta:
+        model = m.Evaluation
+        fields = (
+            "evaluation_id", "title", "protocol_id", "configuration_id", "dataset_id", "measured_by", "measured_by_name",
+            "repeats_id", "reading_method", "setup", "aggregation", "uncertainty", "coverage_scored", "coverage_eligible",
+            "source_id", "source_locator", "quote", "concern_source_id", "concern_locator", "results", *REVIEW_FIELDS,
+            "created_at", "updated_at",
+        )
+        read_only_fields = ("created_at", "updated_at")
+
+
+class EvidenceRowSerializer(ReviewFieldsMixin, CatalogueSerializer):
+    id_field = "evidence_id"
+    evidence_id = stable_id_field()
+    protocol_id = ref(m.Protocol, "protocol")
+    evaluation_id = ref(m.Evaluation, "evaluation", required=False, allow_null=True)
+    source_id = ref(m.Source, "source")
+
+    class Meta:
+        model = m.EvidenceRow
+        fields = ("evidence_id", "protocol_id", "evaluation_id", "property_name", "statement", "source_id", "locator", "quote", "support", *REVIEW_FIELDS, "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
+
+
+class DecisionSerializer(CatalogueSerializer):
+    id_field = "decision_id"
+    decision_id = stable_id_field()
+    protocol_ids = ref(m.Protocol, "protocols", many=True, required=False)
+
+    class Meta:
+        model = m.Decision
+        fields = ("decision_id", "title", "description", "protocol_ids", "created_at", "updated_at")
+        read_only_fields = ("created_at", "updated_at")
