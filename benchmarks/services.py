@@ -29,8 +29,6 @@ from common.types import Actor
 from records import models as rm
 from records.seed import task_stable_id
 from records.services import record_save
-from reviews.models import ReviewState
-from reviews.services import review_transition_apply
 
 QUEUE_PERMISSION = "benchmarks.queue_job"
 CANCEL_PERMISSION = "benchmarks.cancel_job"
@@ -46,14 +44,9 @@ def _require(actor: Actor, permission: str, doing: str) -> None:
 
 @transaction.atomic
 def recipe_save(*, recipe: Recipe, actor: Actor, changed_fields: list[str] | None = None) -> bool:
-    """Create or edit a recipe, with history. Editing a run field of a reviewed recipe reopens its review."""
-    written = record_save(record=recipe, actor=actor, changed_fields=changed_fields)
-    run_fields = sorted(set(changed_fields or []) & set(Recipe.RUN_FIELDS))
-    if written and recipe.review_state != ReviewState.PROPOSED and run_fields and changed_fields is not None:
-        review_transition_apply(
-            record=recipe, transition="reopen", actor=actor, reason=f"edited: {', '.join(run_fields)}", automatic=True
-        )
-    return written
+    """Create or edit a recipe, with history. Editing a run field of a reviewed recipe reopens its review
+    (records' one rule: a source-checked recipe goes back to proposed, an excluded one awaits its re-check)."""
+    return record_save(record=recipe, actor=actor, changed_fields=changed_fields, sourced_fields=Recipe.RUN_FIELDS)
 
 
 def recipe_ensure(*, stable_id: str, actor: Actor = None, **values: Any) -> tuple[Recipe, bool]:

@@ -21,8 +21,7 @@ from corrections import selectors
 from corrections.models import Correction, CorrectionStatus
 from corrections.tasks import correction_digest_schedule, correction_notify_submitters
 from records import models as m
-from records.services import record_save, reviewed_owner
-from reviews.services import review_reopen_if_reviewed
+from records.services import record_save
 
 FOLD_WINDOW = timedelta(days=1)
 TOKEN_BYTES = 24
@@ -202,7 +201,5 @@ def _value_apply(*, record: selectors.Target, field_name: str, value_text: str, 
         raise ValidationError({"printed_value": "a printed value goes only with a corrected result value"})
     setattr(record, field_name, value)
     reason = f"correction #{correction_id} accepted: {', '.join(changed)}"
-    record_save(record=record, actor=actor, changed_fields=changed, reason=reason)
-    owner = reviewed_owner(record)
-    if owner is not None:  # any accepted value, sourced or not, is news to the record's review
-        review_reopen_if_reviewed(record=owner, actor=actor, reason=reason)
+    # reopen: any accepted value, sourced or not, is news to the record's review
+    record_save(record=record, actor=actor, changed_fields=changed, reason=reason, reopen=True)

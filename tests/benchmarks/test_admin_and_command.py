@@ -13,6 +13,7 @@ from django.urls import reverse
 from benchmarks.models import BenchmarkJob, JobEvent, JobStatus, Recipe
 from benchmarks.services import benchmark_job_enqueue, recipe_save
 from reviews.models import ReviewState
+from reviews.services import review_transition_apply
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.benchmarks.urls_for_tests")]
 
@@ -89,6 +90,19 @@ def test_it_reviews_a_recipe_like_a_record_and_reopens_it_when_a_run_field_chang
     tiny_recipe.refresh_from_db()
     assert tiny_recipe.review_state == ReviewState.PROPOSED
     assert tiny_recipe.history.first().history_change_reason == "Reopen: edited: steps"
+
+
+def test_an_edited_excluded_recipe_stays_excluded_awaiting_its_recheck(tiny_recipe, make_user, operator):
+    """Recipes follow the catalogue's one reopen-on-edit rule (records.services.record_save)."""
+    curator = make_user("curator")
+    review_transition_apply(record=tiny_recipe, transition="check_source", actor=curator)
+    review_transition_apply(record=tiny_recipe, transition="exclude", actor=curator, reason="Steps differ from the paper's.")
+    tiny_recipe.refresh_from_db()
+    tiny_recipe.steps = 90
+    recipe_save(recipe=tiny_recipe, actor=operator, changed_fields=["steps"])
+    tiny_recipe.refresh_from_db()
+    assert tiny_recipe.review_state == ReviewState.EXCLUDED_RECHECK
+    assert tiny_recipe.concern == "Steps differ from the paper's."
 
 
 def test_it_edits_a_recipe_in_the_admin_with_history_and_validation(tiny_recipe, operator):
