@@ -62,6 +62,7 @@ __all__ = [
     "RELEASE_ID_TAG",
     "TableSpec",
     "compute_release_id",
+    "payload_manifest_sha256",
     "read_csv_rows",
     "serialise_decimal",
     "verify_bundle",
@@ -186,6 +187,11 @@ class BundleResult:
     payload_files: tuple[FileInfo, ...]
     tarball_info: FileInfo
     row_counts: dict[str, int]
+
+    @property
+    def manifest_sha256(self) -> str:
+        """The content digest (:func:`payload_manifest_sha256`) of this bundle's payload."""
+        return payload_manifest_sha256({f.name: f.sha256 for f in self.payload_files})
 
 
 # --------------------------------------------------------------------------- CSV
@@ -637,6 +643,15 @@ def _manifest_text(digests: Mapping[str, str]) -> str:
     return "".join(f"{digest}  {path}\n" for path, digest in sorted(digests.items()))
 
 
+def payload_manifest_sha256(payload_sha256: Mapping[str, str]) -> str:
+    """The sha256 (hex) of the payload manifest, ``manifest-sha256.txt``: the release's content digest.
+
+    The one place it is computed: the release id holds its first 12 digits
+    (:func:`compute_release_id`), and a release row stores it whole (``payload_sha256``).
+    """
+    return hashlib.sha256(_manifest_text(payload_sha256).encode("utf-8")).hexdigest()
+
+
 def compute_release_id(*, release_date: datetime.date, payload_sha256: Mapping[str, str]) -> str:
     """Return ``"YYYY-MM-DD-" + the first 12 hex digits of sha256(payload manifest)``.
 
@@ -648,8 +663,7 @@ def compute_release_id(*, release_date: datetime.date, payload_sha256: Mapping[s
 
         echo "$(sed -n 's/^Bagging-Date: //p' bag-info.txt)-$(sha256sum manifest-sha256.txt | cut -c1-12)"
     """
-    digest = hashlib.sha256(_manifest_text(payload_sha256).encode("utf-8")).hexdigest()
-    return f"{release_date.isoformat()}-{digest[:12]}"
+    return f"{release_date.isoformat()}-{payload_manifest_sha256(payload_sha256)[:12]}"
 
 
 def _bag_info_text(

@@ -432,10 +432,6 @@ def _release_files(result: BundleResult) -> list[tuple[str, FileInfo]]:
     return files
 
 
-def _payload_digest(bag_dir: Path) -> str:
-    return hashlib.sha256((bag_dir / "manifest-sha256.txt").read_bytes()).hexdigest()
-
-
 def release_build(*, release_pk: int) -> Release | None:
     """Build and publish one release. Idempotent: does nothing for a finished release or a live build."""
     claim = _claim(release_pk)
@@ -473,7 +469,7 @@ def _build(claim: _Claim) -> None:
     problems = verify_bundle(result.bag_dir)
     if problems:
         raise _BuildFailed("the built bag does not verify: " + "; ".join(problems[:5]))
-    payload_sha256 = _payload_digest(result.bag_dir)
+    payload_sha256 = result.manifest_sha256
     _refuse_unchanged(result.release_id, payload_sha256)
 
     progress.report("installing the files", 95, force=True)

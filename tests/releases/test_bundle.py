@@ -368,6 +368,7 @@ def test_the_release_id_is_the_date_and_the_digest_of_the_payload_manifest(bundl
     lines = [f"{f.sha256}  {f.name}\n" for f in sorted(bundle.payload_files, key=lambda f: f.name)]
     assert manifest == "".join(lines).encode("utf-8")
     assert bundle.release_id == f"2025-03-14-{hashlib.sha256(manifest).hexdigest()[:12]}"
+    assert bundle.manifest_sha256 == hashlib.sha256(manifest).hexdigest()  # what a release row stores as payload_sha256
     assert bundle.release_id == compute_release_id(
         release_date=RELEASE_DATE, payload_sha256={f.name: f.sha256 for f in bundle.payload_files}
     )
