@@ -22,7 +22,7 @@ def build_now():
     """build_now(release) -> the release, built and published by the service in this process."""
 
     def build(release):
-        from releases.services import release_build
+        from releases.build import release_build
 
         return release_build(release_pk=release.pk)
 

@@ -28,7 +28,9 @@ from records.services import record_save
 from releases import exporter
 from releases.bundle import read_csv_rows
 from releases.models import FileKind, ReleaseRecord, ReleaseStatus
-from releases.services import release_build, release_cut, release_verify
+from releases.build import release_build
+from releases.fixity import release_verify
+from releases.services import release_cut
 from releases.templatetags.release_tags import current_release, releases_containing
 from tests.conftest import database_url_for
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
@@ -52,7 +54,7 @@ def table(bag: Path, name: str) -> list[dict[str, str]]:
 
 
 def bag_of(release) -> Path:
-    from releases.services import release_directory
+    from releases.store import release_directory
 
     return release_directory(release.release_id) / release.release_id
 
@@ -111,7 +113,7 @@ def test_a_flipped_byte_in_the_matrix_fails_bagit_sha256sum_and_frictionless(pub
 def test_verify_release_finds_a_flipped_byte_in_any_file(published_release):
     assert release_verify(release=published_release).intact
     names = list(published_release.files.values_list("name", flat=True))
-    from releases.services import release_file_path
+    from releases.store import release_file_path
 
     for name in names:
         path = release_file_path(published_release, name)
