@@ -1,11 +1,16 @@
 """The one release build path, on the worker: claim, stage, write, validate, install, publish.
 
-`release_build` (the `releases.tasks.release_build` task's body) claims the row
-(`releases.lifecycle.claim`), writes the bundle from a consistent view of the catalogue into a
-staging folder under RELEASES_DIR (`releases.exporter` rows, `releases.bundle` files), validates the
-bag, renames it into place read-only (`releases.store.install`) and publishes the release with its
-files and memberships in one transaction. A second message for the same release does nothing; a
-failure of any step fails the release with its reason and leaves no files behind.
+`release_build` (the `releases.tasks.release_build` task's body), in order:
+1. claims the row (`releases.lifecycle.claim`: a locked conditional update, a new build token);
+2. stages: a folder of this claim under RELEASES_DIR (`releases.store.staging_directory`);
+3. writes the bundle there from a consistent view of the catalogue (`releases.exporter` gives the
+   rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more);
+4. validates the bag once (`releases.bundle.verify_bundle`: bagit's full check, the release id
+   recomputed, datapackage.json's sizes and hashes);
+5. installs it once: one rename to RELEASES_DIR/<id>, then read-only once (`releases.store.install`);
+6. publishes the release with its files and memberships in one locked transaction.
+A second message for the same release does nothing; a failure of any step fails the release with
+its reason and leaves no files behind.
 
 Imports point down only: never `releases.services` nor `releases.tasks`.
 """

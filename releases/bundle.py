@@ -15,12 +15,15 @@ gzip-compressed RFC 4180 CSV) and to recompute its identifier (see
 * nothing in the payload (``data/``) depends on the release date or id, so the
   same content always hashes the same; the date and id live in ``bag-info.txt``.
 
-This module knows nothing about Django: the caller passes table specs and
-iterables of plain row mappings.  The tag files are written here rather than by
-``bagit.make_bag`` because make_bag changes the process's working directory
-(unsafe in a threaded server), hashes the payload a second time, and orders
-``tagmanifest-*.txt`` by ``os.listdir`` (file-system dependent); the ``bagit``
-library is used to validate the result instead.
+This module knows nothing about Django and nothing about the release store: the
+caller passes table specs and iterables of plain row mappings and gets files in a
+folder of its choosing (rows in, files out).  It does not validate the finished bag,
+install it or make it read-only: the one build path (``releases.build``) does each of
+these once.  The tag files are written here rather than by ``bagit.make_bag``
+because make_bag changes the process's working directory (unsafe in a threaded
+server), hashes the payload a second time, and orders ``tagmanifest-*.txt`` by
+``os.listdir`` (file-system dependent); the ``bagit`` library is used to validate
+the result instead (:func:`verify_bundle`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from __future__ import annotations
 import csv
 import datetime
 import decimal
-import filecmp
 import gzip
 import hashlib
 import heapq
@@ -62,6 +64,7 @@ __all__ = [
     "RELEASE_ID_TAG",
     "TableSpec",
     "compute_release_id",
+    "file_info",
     "payload_manifest_sha256",
     "read_csv_rows",
     "serialise_decimal",
@@ -187,6 +190,7 @@ class BundleResult:
     payload_files: tuple[FileInfo, ...]
     tarball_info: FileInfo
     row_counts: dict[str, int]
+    tag_files: tuple[FileInfo, ...] = ()  # bagit.txt, bag-info.txt, the manifests, the tag manifests
 
     @property
     def manifest_sha256(self) -> str:
@@ -468,6 +472,19 @@ def _write_table(path: Path, spec: TableSpec, rows: Iterable[Cells]) -> tuple[Fi
     return sink.info(f"data/{path.name}"), count
 
 
+def file_info(path: Path, name: str) -> FileInfo:
+    """Size and checksums of a file already written (``name``: its path inside the bag)."""
+    digests = [hashlib.new(algorithm) for algorithm in CHECKSUM_ALGORITHMS]
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            size += len(chunk)
+            for digest in digests:
+                digest.update(chunk)
+    sha256, sha512 = (digest.hexdigest() for digest in digests)
+    return FileInfo(name=name, bytes=size, sha256=sha256, sha512=sha512)
+
+
 def _write_bytes(path: Path, bag_path: str, content: bytes) -> FileInfo:
     with _hashed_file(path) as sink:
         sink.write(content)
@@ -680,14 +697,15 @@ def _bag_info_text(
     return "".join(f"{label}: {info[label]}\n" for label in sorted(info))
 
 
-def _write_tag_files(bag: Path, payload: Sequence[FileInfo], bag_info: str) -> None:
+def _write_tag_files(bag: Path, payload: Sequence[FileInfo], bag_info: str) -> tuple[FileInfo, ...]:
+    """Write the tag files; return their infos (the tag manifests last)."""
     tags: list[FileInfo] = [
         _write_bytes(bag / "bagit.txt", "bagit.txt", BAGIT_TXT.encode("utf-8")),
         _write_bytes(bag / "bag-info.txt", "bag-info.txt", bag_info.encode("utf-8")),
     ]
     tags += [_write_manifest(bag, "manifest", algorithm, payload) for algorithm in CHECKSUM_ALGORITHMS]
-    for algorithm in CHECKSUM_ALGORITHMS:
-        _write_manifest(bag, "tagmanifest", algorithm, tags)
+    tag_manifests = [_write_manifest(bag, "tagmanifest", algorithm, tags) for algorithm in CHECKSUM_ALGORITHMS]
+    return (*tags, *tag_manifests)
 
 
 def _write_manifest(bag: Path, kind: str, algorithm: str, files: Sequence[FileInfo]) -> FileInfo:
@@ -731,58 +749,6 @@ def _tar_entry(name: str, *, directory: bool) -> tarfile.TarInfo:
     return member
 
 
-# ------------------------------------------------------------- installing
-
-
-def _same_tree(left: Path, right: Path) -> bool:
-    entries = _bag_entries(left)
-    return entries == _bag_entries(right) and all(_same_entry(left / e, right / e) for e in entries)
-
-
-def _same_entry(left: Path, right: Path) -> bool:
-    if left.is_dir() or right.is_dir():
-        return left.is_dir() and right.is_dir()
-    return _same_file(left, right)
-
-
-def _same_file(left: Path, right: Path) -> bool:
-    return filecmp.cmp(left, right, shallow=False)
-
-
-def _install(moves: Sequence[tuple[Path, Path, Callable[[Path, Path], bool]]]) -> None:
-    """Rename each staged path to its final path and make it read-only.
-
-    A final path that already exists is kept when identical (idempotent rewrite)
-    and is an error when different, since a release id names one content; all
-    conflicts are looked for before anything is renamed.
-    """
-    for staged, final, same in moves:
-        if final.exists() and not same(staged, final):
-            raise BundleError(f"{final} already exists with different content")
-    for staged, final, _ in moves:
-        if not final.exists():
-            os.rename(staged, final)
-            _make_read_only(final)
-
-
-def _make_read_only(path: Path) -> None:
-    if path.is_dir():
-        for directory, _, files in os.walk(path, topdown=False):
-            for name in files:
-                os.chmod(os.path.join(directory, name), 0o444)
-            os.chmod(directory, 0o555)
-    else:
-        os.chmod(path, 0o444)
-
-
-def _validate_bag(bag: Path) -> None:
-    """bagit's own check of the staged bag, before anything becomes visible."""
-    try:
-        bagit.Bag(str(bag)).validate(processes=1)
-    except bagit.BagError as exc:
-        raise BundleError(f"the staged bag does not validate: {exc}") from exc
-
-
 # ----------------------------------------------------------------- public
 
 
@@ -798,17 +764,19 @@ def write_bundle(
     chunk_rows: int = 50_000,
     progress: Progress | None = None,
 ) -> BundleResult:
-    """Write ``output_dir/<release_id>/`` (a bag) and ``output_dir/<release_id>.tar.gz``.
+    """Write ``output_dir/<release_id>/`` (a bag) and ``output_dir/<release_id>.tar.gz``; rows in, files out.
 
-    Everything is staged in a hidden directory of ``output_dir`` (so the final
-    rename stays on one file system), validated with bagit, then renamed into
-    place and made read-only.  Writing identical content again returns the same
-    result without touching the existing files.  Raises :class:`BundleError` for a
-    bad spec or row, or when the release id already names different content.
+    The bag is written in a hidden scratch folder of ``output_dir`` (its name, the
+    release id, is known once the payload is hashed), then renamed to its name
+    beside its archive.  Nothing more: the caller validates the bag
+    (:func:`verify_bundle`), installs it and makes it read-only.  Raises
+    :class:`BundleError` for a bad spec or row, or when ``output_dir`` already holds
+    a bag or an archive of that id (nothing is ever overwritten); either way
+    nothing is left behind in ``output_dir``.
 
     ``progress`` gets ``("sort <table>", rows read)`` after each chunk,
     ``("write <table>", rows written)`` every ``chunk_rows`` rows and at the end
-    of the table, and ``("validate bag", total rows)``.
+    of the table, and ``("write archive", total rows)``.
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
@@ -816,23 +784,26 @@ def write_bundle(
     release_json = _release_json(release_metadata)
     _check_bag_info_extra(bag_info_extra)
     output_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=output_dir))
+    scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=output_dir))
     try:
-        bag = staging / "bag"
+        bag = scratch / "bag"
         payload, row_counts = _write_payload(
-            bag / "data", tables, release_json, package_name, package_title, chunk_rows, progress, staging
+            bag / "data", tables, release_json, package_name, package_title, chunk_rows, progress, scratch
         )
         sha256 = {f.name: f.sha256 for f in payload}
         release_id = compute_release_id(release_date=release_date, payload_sha256=sha256)
-        _write_tag_files(bag, payload, _bag_info_text(release_id, release_date, payload, bag_info_extra))
-        _report(progress, "validate bag", sum(row_counts.values()))
-        _validate_bag(bag)
-        staged_tar = staging / "bag.tar.gz"
-        tarball_info = _write_tarball(staged_tar, bag, release_id)
+        tag_files = _write_tag_files(bag, payload, _bag_info_text(release_id, release_date, payload, bag_info_extra))
+        _report(progress, "write archive", sum(row_counts.values()))
+        written_tar = scratch / "bag.tar.gz"
+        tarball_info = _write_tarball(written_tar, bag, release_id)
         final_bag, final_tar = output_dir / release_id, output_dir / tarball_info.name
-        _install([(bag, final_bag, _same_tree), (staged_tar, final_tar, _same_file)])
+        for final in (final_bag, final_tar):
+            if final.exists():
+                raise BundleError(f"{final} already exists: a bundle is written only where none of its id is")
+        os.rename(bag, final_bag)
+        os.rename(written_tar, final_tar)
     finally:
-        shutil.rmtree(staging)
+        shutil.rmtree(scratch)
     return BundleResult(
         release_id=release_id,
         bag_dir=final_bag,
@@ -840,6 +811,7 @@ def write_bundle(
         payload_files=payload,
         tarball_info=tarball_info,
         row_counts=row_counts,
+        tag_files=tag_files,
     )
 
 

@@ -11,7 +11,7 @@ import stat
 from dataclasses import dataclass
 
 from releases import store
-from releases.bundle import verify_bundle
+from releases.bundle import file_info, verify_bundle
 from releases.models import Release, ReleaseFixityCheck, ReleaseStatus
 
 logger = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def release_verify(*, release: Release) -> VerifyReport:
         if not path.is_file():
             problems.append(f"{record.name}: missing ({path})")
             continue
-        found = store.file_info(path, record.name)
+        found = file_info(path, record.name)
         checked += 1
         for attribute in ("bytes", "sha256", "sha512"):
             if getattr(found, attribute) != getattr(record, attribute):

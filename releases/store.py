@@ -11,7 +11,6 @@ failed build left behind.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -20,18 +19,12 @@ import stat
 from pathlib import Path
 
 from releases import conf
-from releases.bundle import CHECKSUM_ALGORITHMS, BundleResult, FileInfo, verify_bundle
+from releases.bundle import BundleResult, FileInfo, file_info, verify_bundle
 from releases.models import UNFINISHED, FileKind, Release
 
 logger = logging.getLogger(__name__)
 
 STAGING_PREFIX = ".build-"
-TAG_FILES = (
-    "bagit.txt",
-    "bag-info.txt",
-    *(f"manifest-{a}.txt" for a in CHECKSUM_ALGORITHMS),
-    *(f"tagmanifest-{a}.txt" for a in CHECKSUM_ALGORITHMS),
-)
 RELEASE_FOLDER = re.compile(r"\d{4}-\d{2}-\d{2}-[0-9a-f]{12}")  # RELEASES_DIR/<release id>
 
 
@@ -110,25 +103,20 @@ def remove_unpublished_folders(release: Release) -> None:
 # ------------------------------------------------------------------ files
 
 
-def file_info(path: Path, name: str) -> FileInfo:
-    """Size and checksums of a file as it lies on disk (`name`: its name in the file table)."""
-    digests = [hashlib.new(a) for a in CHECKSUM_ALGORITHMS]
-    size = 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            size += len(chunk)
-            for digest in digests:
-                digest.update(chunk)
-    sha256, sha512 = (d.hexdigest() for d in digests)
-    return FileInfo(name=name, bytes=size, sha256=sha256, sha512=sha512)
-
-
 def release_files(result: BundleResult) -> list[tuple[str, FileInfo]]:
-    """Every file of a built release with its kind: payload, tag files, archive."""
+    """Every file of a built release with its kind: payload, tag files, archive (as the writer hashed them)."""
     files = [(FileKind.PAYLOAD, info) for info in result.payload_files]
-    files += [(FileKind.TAG, file_info(result.bag_dir / name, name)) for name in TAG_FILES]
+    files += [(FileKind.TAG, info) for info in result.tag_files]
     files.append((FileKind.ARCHIVE, result.tarball_info))
     return files
+
+
+def make_read_only(path: Path) -> None:
+    """Every file under `path` 0444, every folder 0555 (published files never change)."""
+    for directory, _, files in os.walk(path, topdown=False):
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o444)
+        os.chmod(directory, 0o555)
 
 
 def installed_result(result: BundleResult) -> BundleResult:
@@ -141,6 +129,7 @@ def installed_result(result: BundleResult) -> BundleResult:
         payload_files=result.payload_files,
         tarball_info=result.tarball_info,
         row_counts=result.row_counts,
+        tag_files=result.tag_files,
     )
 
 
@@ -148,7 +137,8 @@ def installed_result(result: BundleResult) -> BundleResult:
 
 
 def install(staged: Path, result: BundleResult) -> tuple[Path, bool]:
-    """Rename the staged release folder to RELEASES_DIR/<id> in one step and make it read-only.
+    """Rename the staged release folder (the writer's `output_dir`, validated) to RELEASES_DIR/<id>
+    in one step and make it read-only: the one place a release's files are installed.
 
     A folder already there (a lost worker renamed it, then died before publishing) is kept when
     it holds the same files, verified; anything else there is an InstallConflict. Returns the
@@ -172,5 +162,5 @@ def install(staged: Path, result: BundleResult) -> tuple[Path, bool]:
         if found != expected or verify_bundle(existing):
             raise InstallConflict(f"{final} already exists with other content") from None
         remove_tree(staged)
-    os.chmod(final, 0o555)
+    make_read_only(final)
     return final, renamed

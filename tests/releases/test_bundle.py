@@ -31,6 +31,7 @@ from releases.bundle import (
     BundleError,
     BundleResult,
     compute_release_id,
+    file_info,
     read_csv_rows,
     verify_bundle,
     write_csv_rows,
@@ -296,24 +297,23 @@ def test_gzip_members_and_the_tarball_carry_no_names_times_or_owners(bundle: Bun
     assert hashlib.sha512(bundle.tarball.read_bytes()).hexdigest() == bundle.tarball_info.sha512
 
 
-# ------------------------------------------------------------------- immutability
+# ------------------------------------------------------------------- output
 
 
-def test_rewriting_the_same_release_is_idempotent_and_files_are_read_only(tmp_path: Path) -> None:
-    first = build(tmp_path)
-    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
-    second = build(tmp_path, rows_in_order(lambda rows: rows[::-1]))
+def test_the_writer_only_writes_the_bag_and_its_archive_into_its_output_folder(tmp_path: Path) -> None:
+    """Rows in, files out: validating, installing and making read-only are the build's (test_store.py)."""
+    result = build(tmp_path)
 
-    assert second == first
-    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [first.release_id, first.tarball.name]
-    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")}
-    assert {mode for name, mode in modes.items() if (tmp_path / name).is_file()} == {0o444}
-    assert {mode for name, mode in modes.items() if (tmp_path / name).is_dir()} == {0o555}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [result.release_id, result.tarball.name]
+    assert (result.bag_dir, result.tarball) == (tmp_path / result.release_id, tmp_path / f"{result.release_id}.tar.gz")
+    assert all(path.stat().st_mode & stat.S_IWUSR for path in [result.tarball, *result.bag_dir.rglob("*")])
+    tag_names = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt", "tagmanifest-sha256.txt", "tagmanifest-sha512.txt"]
+    assert [info.name for info in result.tag_files] == tag_names
+    assert list(result.tag_files) == [file_info(result.bag_dir / name, name) for name in tag_names]
 
 
 @pytest.mark.parametrize("conflict", ["bag", "tarball"])
-def test_an_existing_bag_or_tarball_with_different_content_is_an_error(tmp_path: Path, conflict: str) -> None:
+def test_an_existing_bag_or_tarball_of_the_same_id_is_never_overwritten(tmp_path: Path, conflict: str) -> None:
     release_id = build(tmp_path / "probe").release_id
     output_dir = tmp_path / "out"
     output_dir.mkdir()
@@ -322,8 +322,9 @@ def test_an_existing_bag_or_tarball_with_different_content_is_an_error(tmp_path:
         (output_dir / release_id / "bagit.txt").write_text("something else\n", encoding="utf-8")
     else:
         (output_dir / f"{release_id}.tar.gz").write_bytes(b"something else")
-    before = sorted(p.name for p in output_dir.iterdir())
+    before = all_files(output_dir)
 
-    with pytest.raises(BundleError, match="different content"):
+    with pytest.raises(BundleError, match="already exists"):
         build(output_dir)
-    assert sorted(p.name for p in output_dir.iterdir()) == before, "nothing installed, nothing left behind"
+    assert all_files(output_dir) == before, "nothing overwritten, nothing left behind"
+    assert len(list(output_dir.iterdir())) == 1
