@@ -103,7 +103,7 @@ def remove_unpublished_folders(release: Release) -> None:
 # ------------------------------------------------------------------ files
 
 
-def release_files(result: BundleResult) -> list[tuple[str, FileInfo]]:
+def release_files(result: BundleResult) -> list[tuple[FileKind, FileInfo]]:
     """Every file of a built release with its kind: payload, tag files, archive (as the writer hashed them)."""
     files = [(FileKind.PAYLOAD, info) for info in result.payload_files]
     files += [(FileKind.TAG, info) for info in result.tag_files]
