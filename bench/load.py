@@ -45,7 +45,8 @@ call_command("ensure_roles", stdout=open(os.devnull, "w"))
 from django.contrib.auth.models import Group
 from records import models as m
 from records.services import record_save
-from releases.services import release_build, release_cut
+from releases.build import release_build
+from releases.services import release_cut
 protocol = m.Protocol.objects.get()
 dataset = m.Dataset.objects.get(stable_id="nt-benchmark-revised-18-tasks")
 for i in range(200):

@@ -6,7 +6,7 @@ Run: .venv/bin/python bench/release_build.py [SIZES...]   (default 1000 10000 10
 It uses a throw-away SQLite database and release folder under a temp folder, or the database
 named by DATABASE_URL if set: then it must be a scratch database. The catalogue grows to each
 size in turn (bulk inserts: a bench, not a curation), and each size is built by the real service
-(`releases.services.release_build`: export, write, validate, install, publish with memberships)
+(`releases.build.release_build`: export, write, validate, install, publish with memberships)
 in a fresh process, so that its peak RSS is the builder's own. A second fresh process writes the
 same bundle under tracemalloc to report the Python heap's peak. Builds use the default chunk size
 (RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
@@ -148,7 +148,7 @@ def grow_catalogue(results: int) -> None:
 def build_in_this_process() -> None:
     """--build: cut a release row and run the real build service; print figures as JSON."""
     from releases.models import Release, ReleaseStatus
-    from releases.services import release_build
+    from releases.build import release_build
 
     release = Release.objects.create(release_date=timezone.localdate(), status=ReleaseStatus.REQUESTED, note="bench")
     before = rss_kib()
@@ -216,7 +216,7 @@ def tools_seconds(bag: Path, scratch: Path) -> tuple[float, int]:
 def main(sizes: list[int]) -> None:
     call_command("migrate", verbosity=0)
     from releases import conf
-    from releases.services import release_directory
+    from releases.store import release_directory
 
     print(f"database: {connection.vendor}; chunk rows: {conf.chunk_rows()}; releases under {conf.releases_dir()}")
     header = (

@@ -1,9 +1,9 @@
 """Releases: published, checksummed snapshots of the catalogue (DESIGN.md, "Releases").
 
-Plain models: every write goes through `releases.services`. A release row is created when a release
-manager cuts one (its id is not known yet: the id is content-addressed, so it is assigned when the
-bundle is built), a worker builds it, and it is published together with its files and its
-membership rows in one transaction. From then on the row, its files and its memberships never
+Plain models: every write goes through the app's services (`services`, `build`, `lifecycle`). A
+release row is created when a release manager cuts one (its id is not known yet: the id is
+content-addressed, so it is assigned when the bundle is built), a worker builds it, and it is
+published together with its files and its membership rows in one transaction. From then on the row, its files and its memberships never
 change: database triggers on both backends refuse it (migration 0003, `releases/db_triggers.py`).
 """
 
@@ -183,7 +183,7 @@ class ReleaseRecord(models.Model):
 
 class ReleaseEvent(models.Model):
     """The audit log of a release's status: one row per change (cut, claim, re-send, publish, fail,
-    cancel), written by `releases.services` in the same locked transaction as the change.
+    cancel), written by `releases.lifecycle.audit` in the same locked transaction as the change.
 
     A failed release, the only kind the admin may delete, takes its events with it; a published one
     is never deleted (migration 0003's triggers)."""

@@ -5,16 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db.models import Case, IntegerField, Prefetch, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Value, When
 from django.http import Http404
 
-from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseStatus
-from releases.services import (
-    ChangeList,
-    release_change_list,
-    release_directory,
-    release_file_path,
-)
+from releases import exporter
+from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseRecord, ReleaseStatus
+from releases.store import release_directory, release_file_path
 
 CHANGE_LIST_LIMIT = 100
 
@@ -45,6 +41,11 @@ def release_list_page() -> dict:
 def latest_published() -> Release | None:
     """The newest published release (by release date, then the later cut): pages are derived from it."""
     return Release.objects.published().newest_first().first()
+
+
+def latest_built() -> Release | None:
+    """The newest published release this portal built (external ones have no content fingerprint)."""
+    return Release.objects.published().filter(is_external=False).newest_first().first()
 
 
 def latest_published_or_404() -> Release:
@@ -108,3 +109,62 @@ def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, Release
     if root not in resolved.parents or not resolved.is_file():
         raise Http404("The file is not available")
     return release, record, resolved
+
+
+# ------------------------------------------------------------------ changes
+
+
+def records_by_type(queryset: QuerySet[ReleaseRecord]) -> dict[str, int]:
+    """How many of the memberships in `queryset` there are of each record type (one query)."""
+    return dict(sorted(queryset.order_by().values("record_type").annotate(n=Count("id")).values_list("record_type", "n")))
+
+
+def content_comparable(*, release: Release, previous: Release, format_version: int | None = None) -> bool:
+    """Whether the two releases' content digests can be compared: both built here in one format
+    (a digest covers a record's exported columns, which a new format changes for every record)."""
+    mine = format_version or release.counts.get("format_version", 1)
+    return not previous.is_external and previous.counts.get("format_version", 1) == mine
+
+
+def _change_querysets(
+    *, release: Release, previous: Release | None, format_version: int | None = None
+) -> tuple[QuerySet[ReleaseRecord], QuerySet[ReleaseRecord], QuerySet[ReleaseRecord]]:
+    """(added, removed, changed) memberships of `release` against `previous`, over the tracked record types."""
+    mine = ReleaseRecord.objects.filter(release=release)
+    if previous is None:
+        return mine, ReleaseRecord.objects.none(), ReleaseRecord.objects.none()
+    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=exporter.RECORD_TYPES)
+    in_previous = theirs.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id"))
+    in_mine = mine.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id"))
+    added = mine.exclude(Exists(in_previous))
+    removed = theirs.exclude(Exists(in_mine))
+    if content_comparable(release=release, previous=previous, format_version=format_version):
+        changed = mine.filter(Exists(in_previous.exclude(content_sha256=OuterRef("content_sha256"))))
+    else:  # an external release (no content hashes) or another format: presence is compared, content is not
+        changed = ReleaseRecord.objects.none()
+    return added, removed, changed
+
+
+def membership_changes(*, release: Release, previous: Release | None, format_version: int | None = None) -> dict[str, dict[str, int]]:
+    added, removed, changed = _change_querysets(release=release, previous=previous, format_version=format_version)
+    return {"added": records_by_type(added), "removed": records_by_type(removed), "changed": records_by_type(changed)}
+
+
+@dataclass
+class ChangeList:
+    added: list[ReleaseRecord]
+    removed: list[ReleaseRecord]
+    changed: list[ReleaseRecord]
+    limit: int
+
+
+def release_change_list(*, release: Release, limit: int = 100) -> ChangeList:
+    """Up to `limit` records added, removed and changed against the previous release (three queries)."""
+    added, removed, changed = _change_querysets(release=release, previous=release.previous)
+    order = ("record_type", "stable_id")
+    return ChangeList(
+        added=list(added.order_by(*order)[:limit]),
+        removed=list(removed.order_by(*order)[:limit]),
+        changed=list(changed.order_by(*order)[:limit]),
+        limit=limit,
+    )

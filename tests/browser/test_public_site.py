@@ -61,7 +61,8 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(brow
 def test_a_researcher_downloads_a_release_file_and_its_sha256_matches_the_page(browser, live_server, seeded, make_user, settings, tmp_path):
     import hashlib
 
-    from releases.services import release_build, release_cut
+    from releases.build import release_build
+    from releases.services import release_cut
 
     settings.RELEASES_DIR = tmp_path / "releases"
     release = release_build(release_pk=release_cut(actor=make_user("release_manager")).pk)

@@ -22,7 +22,7 @@ def build_now():
     """build_now(release) -> the release, built and published by the service in this process."""
 
     def build(release):
-        from releases.services import release_build
+        from releases.build import release_build
 
         return release_build(release_pk=release.pk)
 
@@ -92,3 +92,11 @@ def quiet_bagit():
 def fast_password_hashing(settings):
     """make_user hashes a password per user; PBKDF2's deliberate slowness buys these tests nothing."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """A bundle of tests/releases/bundle_data.py's synthetic tables, written once per test module."""
+    from tests.releases.bundle_data import build
+
+    return build(tmp_path_factory.mktemp("bundle"))

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import datetime
 import gzip
+import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 import tarfile
 from decimal import Decimal
 from pathlib import Path
+from unittest import mock
 
 import bagit
 import pytest
@@ -25,10 +28,12 @@ from django.test.utils import CaptureQueriesContext
 from records import models as m
 from records.seed import SUITE_ID, CONCERN, PROTOCOL_ID, QUOTE
 from records.services import record_save
-from releases import exporter
+from releases import exporter, store
+from releases.build import release_build
 from releases.bundle import read_csv_rows
+from releases.fixity import release_verify
 from releases.models import FileKind, ReleaseRecord, ReleaseStatus
-from releases.services import release_build, release_cut, release_verify
+from releases.services import release_cut
 from releases.templatetags.release_tags import current_release, releases_containing
 from tests.conftest import database_url_for
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
@@ -52,7 +57,7 @@ def table(bag: Path, name: str) -> list[dict[str, str]]:
 
 
 def bag_of(release) -> Path:
-    from releases.services import release_directory
+    from releases.store import release_directory
 
     return release_directory(release.release_id) / release.release_id
 
@@ -71,6 +76,24 @@ def test_a_built_release_and_its_unpacked_archive_validate_with_bagit(published_
     assert f"Bagging-Date: {published_release.release_date.isoformat()}\n" in info
     assert f"External-Identifier: {published_release.release_id}\n" in info
     assert "Payload-Oxum: " in info
+
+
+def test_a_build_validates_installs_and_makes_read_only_once(seeded, releases_dir, release_manager):
+    """One build path: the writer only writes; the build validates the bag, installs it and protects it, each once."""
+    validate, install, make_read_only = bagit.Bag.validate, store.install, store.make_read_only
+    with (
+        mock.patch.object(bagit.Bag, "validate", autospec=True, side_effect=validate) as validated,
+        mock.patch.object(store, "install", side_effect=install) as installed,
+        mock.patch.object(store, "make_read_only", side_effect=make_read_only) as protected,
+    ):
+        release = release_build(release_pk=release_cut(actor=release_manager).pk)
+    assert release.status == ReleaseStatus.PUBLISHED, release.error
+    assert (validated.call_count, installed.call_count, protected.call_count) == (1, 1, 1)
+    bag = bag_of(release)
+    assert {stat.S_IMODE(p.stat().st_mode) for p in bag.parent.rglob("*") if p.is_file()} == {0o444}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in [bag.parent, *bag.parent.rglob("*")] if p.is_dir()} == {0o555}
+    assert release.payload_sha256 == hashlib.sha256((bag / "manifest-sha256.txt").read_bytes()).hexdigest()
+    assert release.release_id.endswith(release.payload_sha256[:12])
 
 
 def test_frictionless_validates_the_built_data_package(published_release):
@@ -111,7 +134,7 @@ def test_a_flipped_byte_in_the_matrix_fails_bagit_sha256sum_and_frictionless(pub
 def test_verify_release_finds_a_flipped_byte_in_any_file(published_release):
     assert release_verify(release=published_release).intact
     names = list(published_release.files.values_list("name", flat=True))
-    from releases.services import release_file_path
+    from releases.store import release_file_path
 
     for name in names:
         path = release_file_path(published_release, name)

@@ -1,7 +1,9 @@
 """Behaviour of the release bundle writer: a reproducible BagIt bag of a Frictionless package.
 
 The checks use the tools a downloader would use (bagit, the frictionless CLI,
-``sha256sum -c``) rather than this module's own reader wherever possible.
+``sha256sum -c``) rather than this module's own reader wherever possible. The tables'
+schemas, values and refused rows are checked in test_bundle_tables.py; the synthetic
+tables are tests/releases/bundle_data.py's.
 """
 
 from __future__ import annotations
@@ -9,10 +11,8 @@ from __future__ import annotations
 import datetime
 import gzip
 import hashlib
-import io
 import json
 import random
-import shutil
 import socket
 import stat
 import subprocess
@@ -20,152 +20,36 @@ import sys
 import tarfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from decimal import Decimal
 from pathlib import Path
 
 import bagit
 import frictionless
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from releases.bundle import (
     BAG_SOFTWARE_AGENT,
     BundleError,
     BundleResult,
-    Field,
-    ForeignKey,
-    TableSpec,
     compute_release_id,
+    file_info,
     read_csv_rows,
-    serialise_decimal,
     verify_bundle,
-    write_bundle,
     write_csv_rows,
+)
+from tests.releases.bundle_data import (
+    DATA_FILES,
+    RELEASE_DATE,
+    RESULTS,
+    all_files,
+    build,
+    rows_in_order,
+    source_rows,
+    writable_copy,
 )
 
 pytestmark = pytest.mark.backend_independent
 
 FRICTIONLESS = Path(sys.executable).parent / "frictionless"
-RELEASE_DATE = datetime.date(2025, 3, 14)
-Row = dict[str, object]
-
-SOURCES = TableSpec(
-    name="sources",
-    title="Sources",
-    description="Papers and preprints that report results.",
-    fields=(
-        Field("source_id", "string", title="Source id", required=True),
-        Field("title", "string", required=True),
-        Field("kind", "string", required=True, enum=("paper", "preprint")),
-        Field("year", "integer"),
-    ),
-    primary_key=("source_id",),
-)
-MODELS = TableSpec(
-    name="models",
-    title="Models",
-    description="Genomic foundation models.",
-    fields=(
-        Field("model_id", "string", required=True),
-        Field("parameters", "integer"),
-    ),
-    primary_key=("model_id",),
-)
-RESULTS = TableSpec(
-    name="results",
-    title="Results",
-    description="One reported metric of one model on one task.",
-    fields=(
-        Field("source_id", "string", required=True),
-        Field("model_id", "string", required=True),
-        Field("task", "string", required=True),
-        Field("replicate", "integer", required=True),
-        Field("metric", "string", required=True, enum=("mcc", "auroc")),
-        Field("value", "number"),
-        Field("state", "string", required=True, enum=("reported", "reproduced", "disputed")),
-        Field("checked", "boolean"),
-        Field("reported_on", "date"),
-    ),
-    primary_key=("source_id", "model_id", "task", "replicate"),
-    foreign_keys=(
-        ForeignKey(("source_id",), "sources", ("source_id",)),
-        ForeignKey(("model_id",), "models", ("model_id",)),
-    ),
-)
-DATA_FILES = ("sources.csv.gz", "models.csv.gz", "results.csv.gz", "release.json")
-
-
-def source_rows() -> list[Row]:
-    """Ids sort differently as text and as numbers; titles need quoting."""
-    titles = [
-        "Plain", "Comma, inside", 'Quote "inside"', "Line\r\nbreak", "Lone\rreturn", "Ünïcødé 基因组 🧬",
-        " padded ", "Line\u2028separator",
-    ]
-    return [
-        {
-            "source_id": f"src-{i}",
-            "title": titles[i % len(titles)],
-            "kind": ("paper", "preprint")[i % 2],
-            "year": 2020 + i % 5 if i % 4 else None,
-        }
-        for i in range(12)
-    ]
-
-
-def model_rows() -> list[Row]:
-    return [{"model_id": f"model-{i}", "parameters": 10**i if i else None} for i in range(4)]
-
-
-def result_rows() -> list[Row]:
-    return [
-        {
-            "source_id": f"src-{i % 12}",
-            "model_id": f"model-{i % 4}",
-            "task": ("promoter", "splice site", "enhancer, human")[i % 3],
-            "replicate": i,
-            "metric": ("mcc", "auroc")[i % 2],
-            "value": (Decimal("0.7340"), Decimal("1E+3"), Decimal("20"), Decimal("-0"), None, 3)[i % 6],
-            "state": ("reported", "reproduced", "disputed")[i % 3],
-            "checked": (True, False, None)[i % 3],
-            "reported_on": datetime.date(2024, 1 + i % 12, 1 + i % 28) if i % 5 else None,
-        }
-        for i in range(50)
-    ]
-
-
-def rows_in_order(order: Callable[[list[Row]], list[Row]]) -> list[tuple[TableSpec, list[Row]]]:
-    return [(SOURCES, order(source_rows())), (MODELS, order(model_rows())), (RESULTS, order(result_rows()))]
-
-
-def build(output_dir: Path, tables: list[tuple[TableSpec, list[Row]]] | None = None, **options: object) -> BundleResult:
-    return write_bundle(
-        tables=tables if tables is not None else rows_in_order(list),
-        release_date=RELEASE_DATE,
-        release_metadata={"title": "Test release", "notes": ["first", "second"], "threshold": Decimal("0.50")},
-        package_name="gfm-benchmark-evidence",
-        package_title="Benchmark evidence",
-        output_dir=output_dir,
-        bag_info_extra={"Source-Organization": "Test lab"},
-        **options,  # type: ignore[arg-type]
-    )
-
-
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> BundleResult:
-    return build(tmp_path_factory.mktemp("bundle"))
-
-
-def all_files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def writable_copy(bag_dir: Path, destination: Path) -> Path:
-    """A copy of a (read-only) bag that a test may damage."""
-    shutil.copytree(bag_dir, destination)
-    for path in [destination, *destination.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    return destination
 
 
 def flip_byte(path: Path) -> None:
@@ -368,6 +252,7 @@ def test_the_release_id_is_the_date_and_the_digest_of_the_payload_manifest(bundl
     lines = [f"{f.sha256}  {f.name}\n" for f in sorted(bundle.payload_files, key=lambda f: f.name)]
     assert manifest == "".join(lines).encode("utf-8")
     assert bundle.release_id == f"2025-03-14-{hashlib.sha256(manifest).hexdigest()[:12]}"
+    assert bundle.manifest_sha256 == hashlib.sha256(manifest).hexdigest()  # what a release row stores as payload_sha256
     assert bundle.release_id == compute_release_id(
         release_date=RELEASE_DATE, payload_sha256={f.name: f.sha256 for f in bundle.payload_files}
     )
@@ -412,182 +297,23 @@ def test_gzip_members_and_the_tarball_carry_no_names_times_or_owners(bundle: Bun
     assert hashlib.sha512(bundle.tarball.read_bytes()).hexdigest() == bundle.tarball_info.sha512
 
 
-# ------------------------------------------------------------------ datapackage
+# ------------------------------------------------------------------- output
 
 
-def test_datapackage_describes_each_table_with_schema_size_and_hash(bundle: BundleResult) -> None:
-    package = json.loads((bundle.bag_dir / "data" / "datapackage.json").read_text(encoding="utf-8"))
-    resources = {r["name"]: r for r in package["resources"]}
-    infos = {f.name: f for f in bundle.payload_files}
-    assert list(resources) == ["sources", "models", "results", "release"]
-    for resource in resources.values():
-        info = infos[f"data/{resource['path']}"]
-        assert (resource["bytes"], resource["hash"]) == (info.bytes, f"sha256:{info.sha256}")
-    results = resources["results"]
-    assert [results[k] for k in ("path", "compression", "encoding", "format")] == ["results.csv.gz", "gz", "utf-8", "csv"]
-    assert results["dialect"]["lineTerminator"] == "\r\n" and results["dialect"]["header"] is True
-    fields = {f["name"]: f for f in results["schema"]["fields"]}
-    assert fields["replicate"] == {"name": "replicate", "type": "integer", "constraints": {"required": True}}
-    assert fields["state"]["constraints"]["enum"] == ["reported", "reproduced", "disputed"]
-    assert "constraints" not in fields["value"]
-    assert results["schema"]["primaryKey"] == ["source_id", "model_id", "task", "replicate"]
-    assert results["schema"]["foreignKeys"][0] == {
-        "fields": ["source_id"], "reference": {"resource": "sources", "fields": ["source_id"]}
-    }
+def test_the_writer_only_writes_the_bag_and_its_archive_into_its_output_folder(tmp_path: Path) -> None:
+    """Rows in, files out: validating, installing and making read-only are the build's (test_store.py)."""
+    result = build(tmp_path)
 
-
-# ------------------------------------------------------------------------- CSV
-
-
-@pytest.mark.parametrize(
-    ("value", "written"),
-    [
-        (Decimal("0.7340"), "0.7340"),
-        (Decimal("1E+3"), "1E+3"),
-        (Decimal("3.00E+11"), "3.00E+11"),
-        (Decimal("20"), "20"),
-        (Decimal("-0"), "0"),
-        (Decimal("-0.000"), "0.000"),
-        (Decimal("1.50E-7"), "1.50E-7"),
-        (Decimal("12345678901234567890.123456789012345678900"), "12345678901234567890.123456789012345678900"),
-    ],
-)
-def test_decimals_are_written_with_exactly_their_recorded_digits(value: Decimal, written: str) -> None:
-    assert serialise_decimal(value) == written
-
-
-def test_values_are_written_in_their_fixed_forms(bundle: BundleResult) -> None:
-    with gzip.open(bundle.bag_dir / "data" / "results.csv.gz", "rt", encoding="utf-8", newline="") as stream:
-        header, *rows = list(read_csv_rows(stream))
-    by_replicate = {int(r[header.index("replicate")]): dict(zip(header, r)) for r in rows}
-    assert [by_replicate[i]["value"] for i in range(6)] == ["0.7340", "1E+3", "20", "0", "", "3"]
-    assert [by_replicate[i]["checked"] for i in range(3)] == ["true", "false", ""]
-    assert by_replicate[1]["reported_on"] == "2024-02-02"
-    assert by_replicate[0]["reported_on"] == ""
-
-
-def test_the_dialect_is_rfc_4180_with_minimal_quoting() -> None:
-    stream = io.StringIO(newline="")
-    write_csv_rows(stream, [["a", "b,c", 'd"e', "f\ng", " h "], [""]])
-    assert stream.getvalue() == 'a,"b,c","d""e","f\ng", h \r\n""\r\n'
-
-
-def test_the_tables_are_utf8_without_bom(bundle: BundleResult) -> None:
-    content = gzip.decompress((bundle.bag_dir / "data" / "sources.csv.gz").read_bytes())
-    assert content.startswith(b"source_id,title,kind,year\r\n")
-    assert "Ünïcødé 基因组 🧬".encode("utf-8") in content
-
-
-cell_text = st.text(
-    alphabet=st.one_of(
-        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), st.sampled_from(',"\r\n')
-    ),
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(cell_text, min_size=1, max_size=6), max_size=8))
-def test_any_text_round_trips_through_the_csv_writer_and_reader(rows: list[list[str]]) -> None:
-    stream = io.StringIO(newline="")
-    write_csv_rows(stream, rows)
-    assert list(read_csv_rows(io.StringIO(stream.getvalue(), newline=""))) == rows
-
-
-# ------------------------------------------------------------------- validation
-
-
-def with_change(change: Callable[[list[Row]], None]) -> tuple[list[tuple[TableSpec, list[Row]]], tuple[object, ...]]:
-    """The rows with one result changed, and that result's primary key after the change."""
-    tables = rows_in_order(list)
-    results = tables[2][1]
-    change(results)
-    return tables, tuple(results[5][name] for name in RESULTS.primary_key)
-
-
-def set_value(field: str, value: object) -> Callable[[list[Row]], None]:
-    def change(rows: list[Row]) -> None:
-        rows[5][field] = value
-    return change
-
-
-@pytest.mark.parametrize(
-    ("change", "field", "message"),
-    [
-        (set_value("state", None), "state", "required value is empty"),
-        (set_value("task", ""), "task", "required value is empty"),
-        (set_value("metric", "f1"), "metric", "is not one of"),
-        (set_value("replicate", "5"), "replicate", "expected an integer"),
-        (set_value("replicate", True), "replicate", "expected an integer"),
-        (set_value("value", 1.5j), "value", "expected a number"),
-        (set_value("task", "pro\x00moter"), "task", "NUL"),
-        (set_value("reported_on", datetime.datetime(2024, 1, 1)), "reported_on", "expected a date"),
-        (set_value("surprise", 1), "surprise", "unknown field"),
-        (lambda rows: rows[5].pop("checked"), "checked", "missing field"),
-        (lambda rows: rows.append(dict(rows[5])), "source_id,model_id,task,replicate", "duplicate primary key"),
-    ],
-)
-def test_invalid_rows_are_refused_naming_table_key_and_field(
-    tmp_path: Path, change: Callable[[list[Row]], None], field: str, message: str
-) -> None:
-    tables, key = with_change(change)
-    with pytest.raises(BundleError) as raised:
-        build(tmp_path, tables, chunk_rows=4)
-
-    error = raised.value
-    assert (error.table, error.primary_key, error.field) == ("results", key, field)
-    assert message in str(error) and "'results'" in str(error) and repr(field) in str(error)
-    assert list(tmp_path.iterdir()) == [], "nothing may be left behind"
-
-
-@pytest.mark.parametrize(
-    "spec",
-    [
-        TableSpec("bad", "", "", (Field("n", "number"),), ("n",)),
-        TableSpec("bad", "", "", (Field("n", "integer", enum=("1",)),), ("n",)),
-        TableSpec("bad", "", "", (Field("n", "text"),), ("n",)),
-        TableSpec("Bad Name", "", "", (Field("n", "integer"),), ("n",)),
-        TableSpec("bad", "", "", (Field("n", "integer"),), ("n",), (ForeignKey(("n",), "nowhere", ("n",)),)),
-    ],
-)
-def test_unusable_specs_are_refused_before_writing(tmp_path: Path, spec: TableSpec) -> None:
-    with pytest.raises(BundleError):
-        build(tmp_path, [(spec, [])])
-    assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize(
-    ("metadata", "message"),
-    [({"release_id": "x"}, "release_id"), ({"release_date": "2025-03-14"}, "release_date"), ({"x": {1, 2}}, "JSON")],
-)
-def test_release_metadata_may_not_carry_the_release_id_or_date(
-    tmp_path: Path, metadata: dict[str, object], message: str
-) -> None:
-    with pytest.raises(BundleError, match=message):
-        write_bundle(
-            tables=rows_in_order(list), release_date=RELEASE_DATE, release_metadata=metadata,
-            package_name="p", package_title="P", output_dir=tmp_path,
-        )
-    assert list(tmp_path.iterdir()) == []
-
-
-# ------------------------------------------------------------------- immutability
-
-
-def test_rewriting_the_same_release_is_idempotent_and_files_are_read_only(tmp_path: Path) -> None:
-    first = build(tmp_path)
-    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
-    second = build(tmp_path, rows_in_order(lambda rows: rows[::-1]))
-
-    assert second == first
-    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [first.release_id, first.tarball.name]
-    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")}
-    assert {mode for name, mode in modes.items() if (tmp_path / name).is_file()} == {0o444}
-    assert {mode for name, mode in modes.items() if (tmp_path / name).is_dir()} == {0o555}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [result.release_id, result.tarball.name]
+    assert (result.bag_dir, result.tarball) == (tmp_path / result.release_id, tmp_path / f"{result.release_id}.tar.gz")
+    assert all(path.stat().st_mode & stat.S_IWUSR for path in [result.tarball, *result.bag_dir.rglob("*")])
+    tag_names = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt", "tagmanifest-sha256.txt", "tagmanifest-sha512.txt"]
+    assert [info.name for info in result.tag_files] == tag_names
+    assert list(result.tag_files) == [file_info(result.bag_dir / name, name) for name in tag_names]
 
 
 @pytest.mark.parametrize("conflict", ["bag", "tarball"])
-def test_an_existing_bag_or_tarball_with_different_content_is_an_error(tmp_path: Path, conflict: str) -> None:
+def test_an_existing_bag_or_tarball_of_the_same_id_is_never_overwritten(tmp_path: Path, conflict: str) -> None:
     release_id = build(tmp_path / "probe").release_id
     output_dir = tmp_path / "out"
     output_dir.mkdir()
@@ -596,8 +322,9 @@ def test_an_existing_bag_or_tarball_with_different_content_is_an_error(tmp_path:
         (output_dir / release_id / "bagit.txt").write_text("something else\n", encoding="utf-8")
     else:
         (output_dir / f"{release_id}.tar.gz").write_bytes(b"something else")
-    before = sorted(p.name for p in output_dir.iterdir())
+    before = all_files(output_dir)
 
-    with pytest.raises(BundleError, match="different content"):
+    with pytest.raises(BundleError, match="already exists"):
         build(output_dir)
-    assert sorted(p.name for p in output_dir.iterdir()) == before, "nothing installed, nothing left behind"
+    assert all_files(output_dir) == before, "nothing overwritten, nothing left behind"
+    assert len(list(output_dir.iterdir())) == 1

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from records.seed import SEED_RELEASE_ID
-from releases.services import release_file_path
+from releases.store import release_file_path
 from tests.conftest import database_url_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,8 @@ def test_the_commands_exit_non_zero_with_one_line_when_refused_or_damaged(
     make_user, seeded, settings, tmp_path, monkeypatch
 ):
     """As a shell sees them: exit codes and stderr lines of real `manage.py` processes."""
-    from releases.services import release_build, release_cut
+    from releases.build import release_build
+    from releases.services import release_cut
 
     monkeypatch.setattr("releases.tasks.release_build.apply_async", lambda *args, **kwargs: None)  # built here
 

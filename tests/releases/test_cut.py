@@ -16,12 +16,12 @@ from rest_framework.test import APIClient
 from records import models as m
 from records.seed import PROTOCOL_ID
 from records.services import record_save
+from releases.build import release_build
 from releases.models import Release, ReleaseStatus
 from releases.services import (
     BuildInProgress,
     NothingChanged,
     ReleaseForbidden,
-    release_build,
     release_cut,
 )
 

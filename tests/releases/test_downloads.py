@@ -7,7 +7,8 @@ from rest_framework.test import APIClient
 
 from records.seed import SEED_RELEASE_ID
 from releases.models import Release, ReleaseStatus
-from releases.services import release_cut, release_file_path
+from releases.services import release_cut
+from releases.store import release_file_path
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.releases.urls_for_tests")]
 
@@ -72,7 +73,7 @@ def test_the_release_page_shows_counts_files_checksums_and_changes(published_rel
 
 
 def test_a_release_being_built_has_a_page_that_refreshes_itself_until_published(release_manager, client, releases_dir):
-    from releases.services import release_build
+    from releases.build import release_build
 
     release = release_cut(actor=release_manager)
     Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.BUILDING, progress=30, stage="sort model_evaluation_matrix")

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from releases.db_triggers import IMMUTABLE_MESSAGE
 from releases.models import FileKind, Release, ReleaseFile, ReleaseRecord, ReleaseStatus
-from releases.services import release_directory
+from releases.store import release_directory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.releases.urls_for_tests")]
 

@@ -12,9 +12,11 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from releases import services
+from releases import build, conf, fixity, lifecycle, services, store
+from releases.build import release_build
+from releases.fixity import release_verify
 from releases.models import Release, ReleaseFile, ReleaseStatus
-from releases.services import release_build, release_builds_sweep, release_cut, release_verify
+from releases.services import release_builds_sweep, release_cut
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +42,7 @@ def test_running_the_build_twice_builds_once(seeded, releases_dir, release_manag
 
 def test_a_second_message_while_the_build_is_alive_does_nothing(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    claim = services._claim(release.pk)  # a worker is building it right now
+    claim = lifecycle.claim(release.pk)  # a worker is building it right now
     assert release_build(release_pk=release.pk).status == ReleaseStatus.BUILDING
     release.refresh_from_db()
     assert release.attempts == 1 and release.build_token == claim.token
@@ -48,8 +50,8 @@ def test_a_second_message_while_the_build_is_alive_does_nothing(seeded, releases
 
 def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    lost = services._claim(release.pk)
-    leftover = releases_dir / f"{services.STAGING_PREFIX}{release.pk}-{lost.token}"
+    lost = lifecycle.claim(release.pk)
+    leftover = releases_dir / f"{store.STAGING_PREFIX}{release.pk}-{lost.token}"
     (leftover / "release").mkdir(parents=True)
     (leftover / "release" / "half-written.csv.gz").write_bytes(b"\x1f\x8b")
     Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
@@ -63,12 +65,12 @@ def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, re
 
 def test_a_worker_that_lost_its_claim_stops_and_publishes_nothing(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    lost = services._claim(release.pk)
+    lost = lifecycle.claim(release.pk)
     Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
-    current = services._claim(release.pk)  # another worker takes the stale build over
-    with pytest.raises(services._BuildSuperseded):
-        services._Progress(release.pk, lost.token, {"t": 1}).report("sort t", 10, force=True)
-    services._build(current)
+    current = lifecycle.claim(release.pk)  # another worker takes the stale build over
+    with pytest.raises(lifecycle.BuildSuperseded):
+        lifecycle.Progress(release.pk, lost.token, {"t": 1}).report("sort t", 10, force=True)
+    build._build(current)
     release.refresh_from_db()
     assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 2
 
@@ -176,27 +178,27 @@ def test_a_build_past_its_soft_time_limit_fails_with_the_reason(seeded, releases
 
 
 def release_folders(directory) -> list[str]:
-    return [name for name in visible_entries(directory) if not name.startswith(services.STAGING_PREFIX)]
+    return [name for name in visible_entries(directory) if not name.startswith(store.STAGING_PREFIX)]
 
 
 def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_its_own(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    claims = [services._claim(release.pk)]
+    claims = [lifecycle.claim(release.pk)]
 
     def taken_over_while_publishing(*args, **kwargs):
         Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
-        claims.append(services._claim(release.pk))  # another worker takes the build over meanwhile
-        raise services._BuildSuperseded()
+        claims.append(lifecycle.claim(release.pk))  # another worker takes the build over meanwhile
+        raise lifecycle.BuildSuperseded()
 
-    with mock.patch.object(services, "_publish", side_effect=taken_over_while_publishing):
-        with pytest.raises(services._BuildSuperseded):
-            services._build(claims[0])  # installs the folder (renames it into place), then loses the build
+    with mock.patch.object(build, "_publish", side_effect=taken_over_while_publishing):
+        with pytest.raises(lifecycle.BuildSuperseded):
+            build._build(claims[0])  # installs the folder (renames it into place), then loses the build
         [folder] = release_folders(releases_dir)  # kept: the claim that took over may be publishing it
-        with pytest.raises(services._BuildSuperseded):
-            services._build(claims[1])  # finds that folder, verifies it, then loses the build too
+        with pytest.raises(lifecycle.BuildSuperseded):
+            build._build(claims[1])  # finds that folder, verifies it, then loses the build too
         assert release_folders(releases_dir) == [folder]  # not its own to remove
 
-    services._build(claims[2])
+    build._build(claims[2])
     release.refresh_from_db()
     assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 3 and release.release_id == folder
     assert release_verify(release=release).intact
@@ -210,7 +212,7 @@ def test_a_failed_release_leaves_no_unpublished_folder_and_keeps_published_ones(
     result.printed_value = "20 minutes"
     record_save(record=result, actor=curator, changed_fields=["printed_value"])
     release = release_cut(actor=release_manager)
-    releases_dir = services.conf.releases_dir()
+    releases_dir = conf.releases_dir()
     leftover = releases_dir / f"{release.release_date.isoformat()}-0123456789ab"  # a lost claim renamed it into place
     (leftover / "data").mkdir(parents=True)
     leftover.chmod(0o555)
@@ -230,7 +232,7 @@ def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_
 
 def test_a_bag_that_does_not_verify_is_never_published(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    with mock.patch("releases.services.verify_bundle", return_value=["data/x.csv.gz checksum mismatch"]):
+    with mock.patch("releases.build.verify_bundle", return_value=["data/x.csv.gz checksum mismatch"]):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
     assert failed.error == "the built bag does not verify: data/x.csv.gz checksum mismatch"
@@ -239,7 +241,7 @@ def test_a_bag_that_does_not_verify_is_never_published(seeded, releases_dir, rel
 
 def test_a_failure_while_publishing_removes_the_installed_files(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    with mock.patch("releases.services.ReleaseRecord.objects.bulk_create", side_effect=RuntimeError("database went away")):
+    with mock.patch("releases.build.ReleaseRecord.objects.bulk_create", side_effect=RuntimeError("database went away")):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED and failed.release_id is None
     assert visible_entries(releases_dir) == [] and not failed.files.exists() and not failed.records.exists()
@@ -281,13 +283,13 @@ def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(seeded
         ResultFactory(evaluation=EvaluationFactory())
     settings.RELEASE_BUILD_CHUNK_ROWS = 2
     release = release_cut(actor=release_manager)
-    report = services._Progress.report
+    report = lifecycle.Progress.report
 
     def report_after_a_commit_elsewhere(self, stage, percent, *, force=False):
         _commit_from_another_connection()
         return report(self, stage, percent, force=True)
 
-    with mock.patch.object(services._Progress, "report", report_after_a_commit_elsewhere):
+    with mock.patch.object(lifecycle.Progress, "report", report_after_a_commit_elsewhere):
         published = release_build(release_pk=release.pk)
     assert published.status == ReleaseStatus.PUBLISHED, published.error
 
@@ -301,14 +303,14 @@ def test_the_fixity_audit_records_every_release_while_other_connections_write(
     build_now(release_cut(actor=release_manager))
     ResultFactory()
     build_now(release_cut(actor=release_manager))
-    check = services.release_fixity_check
+    check = fixity.release_fixity_check
 
     def check_after_a_commit_elsewhere(*, release):
         _commit_from_another_connection()
         return check(release=release)
 
-    monkeypatch.setattr(services, "release_fixity_check", check_after_a_commit_elsewhere)
-    checks = services.release_fixity_audit()
+    monkeypatch.setattr(fixity, "release_fixity_check", check_after_a_commit_elsewhere)
+    checks = fixity.release_fixity_audit()
     assert [c.intact for c in checks] == [True, True]
 
 
@@ -359,7 +361,7 @@ def test_a_worker_killed_mid_build_ends_with_one_published_release_never_a_parti
     release.refresh_from_db()
     assert release.status == ReleaseStatus.BUILDING and release.attempts == 1
     assert not ReleaseFile.objects.exists()
-    assert all(name.startswith(services.STAGING_PREFIX) for name in visible_entries(releases_dir))  # nothing published
+    assert all(name.startswith(store.STAGING_PREFIX) for name in visible_entries(releases_dir))  # nothing published
 
     start_worker("releases")
     deadline = time.monotonic() + 120

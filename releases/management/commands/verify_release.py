@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from releases.models import Release
-from releases.services import release_fixity_check
+from releases.fixity import release_fixity_check
 
 
 class Command(BaseCommand):

@@ -1,0 +1,358 @@
+"""The bundle's tables: specs (fields, keys, constraints), rows checked and serialised one fixed
+way, the CSV dialect, and the external merge sort on the primary key (memory bounded by a chunk)."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import decimal
+import heapq
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from operator import itemgetter
+from pathlib import Path
+from types import MappingProxyType
+from typing import TextIO
+
+from common.errors import DomainError
+
+FIELD_TYPES = frozenset({"string", "integer", "number", "boolean", "date"})
+
+KEY_TYPES: Mapping[str, Callable[[str], object]] = MappingProxyType(
+    {"string": str, "integer": int}
+)
+
+_RESERVED_RESOURCE_NAMES = frozenset({"release", "datapackage"})
+_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_UNWRITABLE_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+
+Cells = list[str]
+Key = tuple[object, ...]
+Progress = Callable[[str, int], None]
+
+
+class BundleError(DomainError):
+    """A bundle cannot be written: bad spec, bad row, or a conflicting earlier bundle.
+
+    ``table``, ``primary_key`` and ``field`` locate the offending row value when
+    the error is about a row, so that the curation UI can point at it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        table: str | None = None,
+        primary_key: tuple[object, ...] | None = None,
+        field: str | None = None,
+    ) -> None:
+        location = ", ".join(
+            part
+            for part in (
+                f"table {table!r}" if table is not None else "",
+                f"primary key {primary_key!r}" if primary_key is not None else "",
+                f"field {field!r}" if field is not None else "",
+            )
+            if part
+        )
+        super().__init__(f"{location}: {message}" if location else message)
+        self.table = table
+        self.primary_key = primary_key
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column: its Table Schema type and the constraints every row must meet."""
+
+    name: str
+    type: str  # "string" | "integer" | "number" | "boolean" | "date"
+    title: str = ""
+    description: str = ""
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    pattern: str | None = None  # a regular expression every non-empty string cell matches whole
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """Columns of one table that reference columns of another resource in the package."""
+
+    fields: tuple[str, ...]
+    resource: str
+    reference_fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table of the bundle; it is written to ``data/{name}.csv.gz``."""
+
+    name: str
+    title: str
+    description: str
+    fields: tuple[Field, ...]
+    primary_key: tuple[str, ...]
+    foreign_keys: tuple[ForeignKey, ...] = ()
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.csv.gz"
+
+
+# ------------------------------------------------------------------------ CSV
+
+
+class BundleDialect(csv.Dialect):
+    """RFC 4180: comma, double quote doubled inside quotes, CRLF, quote only when needed."""
+
+    delimiter = ","
+    quotechar = '"'
+    doublequote = True
+    escapechar = None
+    lineterminator = "\r\n"
+    quoting = csv.QUOTE_MINIMAL
+    skipinitialspace = False
+    strict = True
+
+
+def write_csv_rows(stream: TextIO, rows: Iterable[Sequence[str]]) -> int:
+    """Write rows of already serialised cells; ``stream`` must be opened with ``newline=""``.
+
+    Returns the number of rows written.
+    """
+    writer = csv.writer(stream, dialect=BundleDialect)
+    count = 0
+    for row in rows:
+        writer.writerow(row)
+        count += 1
+    return count
+
+
+def read_csv_rows(stream: TextIO) -> Iterator[Cells]:
+    """Read rows written by :func:`write_csv_rows`; ``stream`` must be opened with ``newline=""``."""
+    return csv.reader(stream, dialect=BundleDialect)
+
+
+# ---------------------------------------------------------------- serialising
+
+
+def serialise_decimal(value: decimal.Decimal) -> str:
+    """The exact digits as recorded, in the decimal's own text: "0.410" keeps its trailing zero,
+    "3.00E+11" its three significant digits (Table Schema numbers allow the exponent); no negative
+    zero. A value's printed precision is part of the evidence, so nothing is trimmed or rounded.
+    """
+    if not value.is_finite():
+        raise ValueError(f"{value} is not a finite number")
+    return str(abs(value)) if value.is_zero() else str(value)
+
+
+def _serialise_string(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    if _UNWRITABLE_TEXT.search(value):
+        raise ValueError("contains a NUL character or a lone surrogate")
+    return value
+
+
+def _serialise_integer(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {value!r}")
+    return str(value)
+
+
+def _serialise_number(value: object) -> str:
+    """Decimals and ints as written; a float through its shortest round-tripping repr."""
+    if isinstance(value, bool) or not isinstance(value, (decimal.Decimal, int, float)):
+        raise ValueError(f"expected a number, got {value!r}")
+    number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(repr(value))
+    return serialise_decimal(number)
+
+
+def _serialise_boolean(value: object) -> str:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected a boolean, got {value!r}")
+    return "true" if value else "false"
+
+
+def _serialise_date(value: object) -> str:
+    if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
+        raise ValueError(f"expected a date, got {value!r}")
+    return value.isoformat()
+
+
+_SERIALISERS: Mapping[str, Callable[[object], str]] = MappingProxyType(
+    {
+        "string": _serialise_string,
+        "integer": _serialise_integer,
+        "number": _serialise_number,
+        "boolean": _serialise_boolean,
+        "date": _serialise_date,
+    }
+)
+
+
+# ----------------------------------------------------------------------- rows
+
+
+class RowCodec:
+    """Checks rows of one table, turns them into cells and gives their sort key.
+
+    The sort key is computed from the cells (string columns as ``str``, integer
+    columns as ``int``) so that rows read back from a spill file sort exactly as
+    rows fresh from the caller.
+    """
+
+    def __init__(self, spec: TableSpec) -> None:
+        self.spec = spec
+        self._names = frozenset(f.name for f in spec.fields)
+        self._required = frozenset(f.name for f in spec.fields if f.required) | set(spec.primary_key)
+        self._enums = {f.name: frozenset(f.enum) for f in spec.fields if f.enum is not None}
+        self._patterns = {f.name: re.compile(f.pattern) for f in spec.fields if f.pattern is not None}
+        self._serialisers = [(f.name, _SERIALISERS[f.type]) for f in spec.fields]
+        types = {f.name: f.type for f in spec.fields}
+        positions = {f.name: i for i, f in enumerate(spec.fields)}
+        self._key_parts = [(positions[n], KEY_TYPES[types[n]]) for n in spec.primary_key]
+
+    def error(self, message: str, key: tuple[object, ...], field: str | None) -> BundleError:
+        return BundleError(message, table=self.spec.name, primary_key=key, field=field)
+
+    def cells(self, row: Mapping[str, object]) -> Cells:
+        """Validate one row against the spec and serialise it, or raise :class:`BundleError`."""
+        key = tuple(row.get(name) for name in self.spec.primary_key)
+        if row.keys() != self._names:
+            unknown = sorted(set(row) - self._names)
+            missing = sorted(self._names - set(row))
+            problem = "unknown field" if unknown else "missing field"
+            raise self.error(problem, key, (unknown or missing)[0])
+        return [self._cell(name, serialise, row[name], key) for name, serialise in self._serialisers]
+
+    def _cell(self, name: str, serialise: Callable[[object], str], value: object, key: Key) -> str:
+        if value is None or value == "":  # both are an empty cell, i.e. missing
+            if name in self._required:
+                raise self.error("required value is empty", key, name)
+            return ""
+        try:
+            text = serialise(value)
+        except ValueError as exc:
+            raise self.error(str(exc), key, name) from exc
+        if name in self._enums and text not in self._enums[name]:
+            raise self.error(f"{text!r} is not one of {sorted(self._enums[name])}", key, name)
+        if name in self._patterns and not self._patterns[name].fullmatch(text):
+            raise self.error(f"{text!r} does not match {self._patterns[name].pattern}", key, name)
+        return text
+
+    def key(self, cells: Cells) -> Key:
+        return tuple(convert(cells[position]) for position, convert in self._key_parts)
+
+
+def sorted_runs(
+    codec: RowCodec,
+    rows: Iterable[Mapping[str, object]],
+    chunk_rows: int,
+    spill_dir: Path,
+    stack: ExitStack,
+    progress: Progress | None,
+) -> list[Iterable[tuple[Key, Cells]]]:
+    """First pass of the external sort: sorted runs of at most ``chunk_rows`` rows.
+
+    Every run but the last is spilled to an anonymous temporary file (in the
+    bundle's dialect), so memory holds at most one chunk; the last stays in memory.
+    """
+    runs: list[Iterable[tuple[Key, Cells]]] = []
+    chunk: list[tuple[Key, Cells]] = []
+    seen = 0
+    for row in rows:
+        cells = codec.cells(row)
+        chunk.append((codec.key(cells), cells))
+        seen += 1
+        if len(chunk) == chunk_rows:
+            runs.append(_spill(chunk, codec, spill_dir, stack))
+            chunk = []
+            report(progress, f"sort {codec.spec.name}", seen)
+    chunk.sort(key=itemgetter(0))
+    report(progress, f"sort {codec.spec.name}", seen)
+    runs.append(chunk)
+    return runs
+
+
+def _spill(
+    chunk: list[tuple[Key, Cells]], codec: RowCodec, spill_dir: Path, stack: ExitStack
+) -> Iterator[tuple[Key, Cells]]:
+    chunk.sort(key=itemgetter(0))
+    spill = stack.enter_context(
+        tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=spill_dir)
+    )
+    write_csv_rows(spill, (cells for _, cells in chunk))
+    spill.seek(0)
+    return ((codec.key(cells), cells) for cells in read_csv_rows(spill))
+
+
+def merged_unique(codec: RowCodec, runs: list[Iterable[tuple[Key, Cells]]]) -> Iterator[Cells]:
+    """Second pass: merge the sorted runs, refusing a primary key seen twice."""
+    previous: Key | None = None
+    for key, cells in heapq.merge(*runs, key=itemgetter(0)):
+        if key == previous:
+            raise codec.error("duplicate primary key", key, ",".join(codec.spec.primary_key))
+        previous = key
+        yield cells
+
+
+def report(progress: Progress | None, stage: str, rows: int) -> None:
+    if progress is not None:
+        progress(stage, rows)
+
+
+def reporting(rows: Iterable[Cells], stage: str, every: int, progress: Progress | None) -> Iterator[Cells]:
+    count = 0
+    for count, cells in enumerate(rows, start=1):
+        yield cells
+        if count % every == 0:
+            report(progress, stage, count)
+    report(progress, stage, count)
+
+
+# ---------------------------------------------------------------- spec checks
+
+
+def check_specs(specs: Sequence[TableSpec]) -> None:
+    """Refuse specs that would give an invalid or ambiguous package before writing anything."""
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise BundleError(f"table names are not unique: {names}")
+    fields_of = {spec.name: {f.name: f for f in spec.fields} for spec in specs}
+    for spec in specs:
+        _check_spec(spec, fields_of)
+
+
+def _check_spec(spec: TableSpec, fields_of: Mapping[str, Mapping[str, Field]]) -> None:
+    def fail(message: str, field: str | None = None) -> BundleError:
+        return BundleError(message, table=spec.name, field=field)
+
+    if not _NAME_PATTERN.match(spec.name) or spec.name in _RESERVED_RESOURCE_NAMES:
+        raise fail("table name must match [a-z0-9][a-z0-9._-]* and not be 'release' or 'datapackage'")
+    fields = fields_of[spec.name]
+    if len(fields) != len(spec.fields):
+        raise fail("field names are not unique")
+    for field in spec.fields:
+        if field.type not in FIELD_TYPES:
+            raise fail(f"unknown type {field.type!r}", field.name)
+        if (field.enum is not None or field.pattern is not None) and field.type != "string":
+            raise fail("only string fields can have an enum or a pattern", field.name)
+    if not spec.primary_key:
+        raise fail("a primary key is required to sort the rows")
+    for name in spec.primary_key:
+        if name not in fields or fields[name].type not in KEY_TYPES:
+            raise fail("primary key fields must be string or integer fields", name)
+    for fk in spec.foreign_keys:
+        target = fields_of.get(fk.resource)
+        if target is None or len(fk.fields) != len(fk.reference_fields):
+            raise fail(f"foreign key to unknown resource {fk.resource!r} or of unequal length")
+        for name in fk.fields:
+            if name not in fields:
+                raise fail("foreign key field is not a field", name)
+        for name in fk.reference_fields:
+            if name not in target:
+                raise fail(f"referenced field is not a field of {fk.resource!r}", name)

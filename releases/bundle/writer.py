@@ -1,0 +1,142 @@
+"""write_bundle: rows in, files out (the tables, release.json, datapackage.json, the bag's tag files
+and its archive); nothing validated beyond the rows, nothing installed, nothing made read-only."""
+
+from __future__ import annotations
+
+import datetime
+import io
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from types import MappingProxyType
+
+from releases.bundle.bag import (
+    BundleResult,
+    FileInfo,
+    bag_info_text,
+    check_bag_info_extra,
+    compute_release_id,
+    gzip_stream,
+    hashed_file,
+    write_bytes,
+    write_tag_files,
+    write_tarball,
+)
+from releases.bundle.package import DATAPACKAGE_JSON, RELEASE_JSON, datapackage_descriptor, json_bytes, release_json_bytes
+from releases.bundle.tables import (
+    BundleError,
+    Cells,
+    Progress,
+    RowCodec,
+    TableSpec,
+    check_specs,
+    merged_unique,
+    report,
+    reporting,
+    sorted_runs,
+    write_csv_rows,
+)
+
+_EMPTY_BAG_INFO: Mapping[str, str] = MappingProxyType({})
+
+
+def _write_table(path: Path, spec: TableSpec, rows: Iterable[Cells]) -> tuple[FileInfo, int]:
+    with hashed_file(path) as sink:
+        with io.TextIOWrapper(gzip_stream(sink), encoding="utf-8", newline="") as text:
+            write_csv_rows(text, [[f.name for f in spec.fields]])
+            count = write_csv_rows(text, rows)
+    return sink.info(f"data/{path.name}"), count
+
+
+def write_bundle(
+    *,
+    tables: Sequence[tuple[TableSpec, Iterable[Mapping[str, object]]]],
+    release_date: datetime.date,
+    release_metadata: Mapping[str, object],
+    package_name: str,
+    package_title: str,
+    output_dir: Path,
+    bag_info_extra: Mapping[str, str] = _EMPTY_BAG_INFO,
+    chunk_rows: int = 50_000,
+    progress: Progress | None = None,
+) -> BundleResult:
+    """Write ``output_dir/<release_id>/`` (a bag) and ``output_dir/<release_id>.tar.gz``; rows in, files out.
+
+    The bag is written in a hidden scratch folder of ``output_dir`` (its name, the
+    release id, is known once the payload is hashed), then renamed to its name
+    beside its archive.  Nothing more: the caller validates the bag
+    (:func:`verify_bundle`), installs it and makes it read-only.  Raises
+    :class:`BundleError` for a bad spec or row, or when ``output_dir`` already holds
+    a bag or an archive of that id (nothing is ever overwritten); either way
+    nothing is left behind in ``output_dir``.
+
+    ``progress`` gets ``("sort <table>", rows read)`` after each chunk,
+    ``("write <table>", rows written)`` every ``chunk_rows`` rows and at the end
+    of the table, and ``("write archive", total rows)``.
+    """
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be positive")
+    check_specs([spec for spec, _ in tables])
+    release_json = release_json_bytes(release_metadata)
+    check_bag_info_extra(bag_info_extra)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=output_dir))
+    try:
+        bag = scratch / "bag"
+        payload, row_counts = _write_payload(
+            bag / "data", tables, release_json, package_name, package_title, chunk_rows, progress, scratch
+        )
+        sha256 = {f.name: f.sha256 for f in payload}
+        release_id = compute_release_id(release_date=release_date, payload_sha256=sha256)
+        tag_files = write_tag_files(bag, payload, bag_info_text(release_id, release_date, payload, bag_info_extra))
+        report(progress, "write archive", sum(row_counts.values()))
+        written_tar = scratch / "bag.tar.gz"
+        tarball_info = write_tarball(written_tar, bag, release_id)
+        final_bag, final_tar = output_dir / release_id, output_dir / tarball_info.name
+        for final in (final_bag, final_tar):
+            if final.exists():
+                raise BundleError(f"{final} already exists: a bundle is written only where none of its id is")
+        os.rename(bag, final_bag)
+        os.rename(written_tar, final_tar)
+    finally:
+        shutil.rmtree(scratch)
+    return BundleResult(
+        release_id=release_id,
+        bag_dir=final_bag,
+        tarball=final_tar,
+        payload_files=payload,
+        tarball_info=tarball_info,
+        row_counts=row_counts,
+        tag_files=tag_files,
+    )
+
+
+def _write_payload(
+    data: Path,
+    tables: Sequence[tuple[TableSpec, Iterable[Mapping[str, object]]]],
+    release_json: bytes,
+    package_name: str,
+    package_title: str,
+    chunk_rows: int,
+    progress: Progress | None,
+    spill_dir: Path,
+) -> tuple[tuple[FileInfo, ...], dict[str, int]]:
+    """Write the tables, release.json and datapackage.json; return their infos sorted by path."""
+    data.mkdir(parents=True)
+    written: list[tuple[TableSpec, FileInfo]] = []
+    row_counts: dict[str, int] = {}
+    for spec, rows in tables:
+        codec = RowCodec(spec)
+        with ExitStack() as spills:
+            runs = sorted_runs(codec, rows, chunk_rows, spill_dir, spills, progress)
+            merged = reporting(merged_unique(codec, runs), f"write {spec.name}", chunk_rows, progress)
+            info, row_counts[spec.name] = _write_table(data / spec.filename, spec, merged)
+        written.append((spec, info))
+    release = write_bytes(data / RELEASE_JSON, f"data/{RELEASE_JSON}", release_json)
+    package = datapackage_descriptor(package_name, package_title, written, release)
+    descriptor = write_bytes(data / DATAPACKAGE_JSON, f"data/{DATAPACKAGE_JSON}", json_bytes(package))
+    payload = [info for _, info in written] + [release, descriptor]
+    return tuple(sorted(payload, key=lambda f: f.name)), row_counts
