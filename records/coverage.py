@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db.models import Prefetch
-from django.utils.module_loading import import_string
 
 from records import models as m
 from reviews.models import ReviewState
@@ -21,10 +20,13 @@ STATE_WORDS = {
 }
 
 
-def reviewed_recipe_protocols(protocol_stable_ids: list[str]) -> set[str]:
-    """Protocols with a reviewed benchmark recipe, asked of the app that owns recipes (settings.RECIPE_LOOKUP)."""
-    lookup = getattr(settings, "RECIPE_LOOKUP", "")
-    return set(import_string(lookup)(protocol_stable_ids)) if lookup else set()
+# Of some protocols' stable ids, those with a reviewed benchmark recipe. Recipes belong to the
+# benchmarks app, above records: its callers pass benchmarks.selectors.reviewed_recipe_protocols.
+RecipeLookup = Callable[[Collection[str]], set[str]]
+
+
+def no_reviewed_recipes(protocol_stable_ids: Collection[str]) -> set[str]:
+    return set()
 
 
 @dataclass
@@ -75,7 +77,7 @@ class Coverage:
     contexts: list[m.Context]
 
 
-def coverage(*, area: str = "", context: str = "") -> Coverage:
+def coverage(*, area: str = "", context: str = "", reviewed_recipes: RecipeLookup = no_reviewed_recipes) -> Coverage:
     protocols = m.Protocol.objects.prefetch_related(
         "areas", "contexts", Prefetch("baseline_roles", queryset=m.BaselineRole.objects.all())
     ).order_by("title")
@@ -90,7 +92,7 @@ def coverage(*, area: str = "", context: str = "") -> Coverage:
     configuration_ids = sorted({row[1] for row in evaluations})
     configurations = list(m.Configuration.objects.filter(pk__in=configuration_ids).order_by("name"))
     column = {configuration.pk: index for index, configuration in enumerate(configurations)}
-    recipes = reviewed_recipe_protocols([p.stable_id for p in protocols])
+    recipes = reviewed_recipes([p.stable_id for p in protocols])
     lines = []
     for protocol in protocols:
         cells = [Cell() for _ in configurations]

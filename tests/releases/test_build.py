@@ -29,7 +29,7 @@ from releases import exporter
 from releases.bundle import read_csv_rows
 from releases.models import FileKind, ReleaseRecord, ReleaseStatus
 from releases.services import release_build, release_cut, release_verify
-from releases.templatetags.release_tags import current_release, releases_containing
+from releases.selectors import latest_published, releases_containing
 from tests.conftest import database_url_for
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
 
@@ -233,9 +233,9 @@ def test_a_published_release_lists_every_exported_record_and_record_pages_name_i
     assert memberships == expected
     assert all(len(h) == 64 for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True))
     evaluation_id = m.Evaluation.objects.values_list("stable_id", flat=True).first()
-    containing = releases_containing("evaluation", evaluation_id)
+    containing = releases_containing(record_type="evaluation", stable_id=evaluation_id)
     assert containing[0] == published_release and containing[1].is_external  # the seed's external release too
-    assert current_release() == published_release
+    assert latest_published() == published_release
 
 
 def test_the_change_from_the_previous_release_counts_records_added_removed_and_changed(
@@ -258,7 +258,7 @@ def test_the_change_from_the_previous_release_counts_records_added_removed_and_c
     assert second.counts["added"] == {"source": 1}
     assert second.counts["removed"] == {"source": 1}
     assert second.counts["changed"] == {"configuration": 1, "result": 1}
-    assert current_release() == second
+    assert latest_published() == second
 
 
 def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
