@@ -21,14 +21,14 @@ import datetime
 import decimal
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol as TypingProtocol
 
-from django.db.models import Count, Exists, Max, OuterRef
-from django.utils.module_loading import import_string
+from django.db.models import Count, Max
 
-from records import exports
+from benchmarks.selectors import reviewed_recipe_protocols
+from records import coverage, exports
 from records import models as m
 from releases import conf
 from releases.bundle import BundleResult, Field, ForeignKey, TableSpec, serialise_decimal, write_bundle
@@ -87,7 +87,7 @@ def _coverage_fields() -> tuple[Field, ...]:
             Field(f"{kind}_configuration_id", "string", description="The configuration that fills the role, once selected."),
             Field(
                 f"{kind}_measured", "boolean",
-                description="True when a source-checked evaluation of the protocol measures the role's configuration.",
+                description="True when the role is not retired and a source-checked evaluation of the protocol measures its configuration.",
             ),
         ]
     fields.append(Field("has_reviewed_recipe", "boolean", required=True, description="Whether a reviewed benchmark recipe exists."))
@@ -327,31 +327,20 @@ def _tracked(
 
 
 def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    """protocol_coverage: each protocol's coverage as records.coverage computes it for the public page
+    (evaluations counted, baseline roles and whether they are measured, reviewed recipe), in chunks."""
     protocols = m.Protocol.objects.values(
         "pk", "stable_id", "title", "metric_name", "metric_unit", "metric_direction", "review_state", "concern",
         "source__stable_id", "source_locator",
     )
-    lookup = recipe_lookup()
     for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
-        by_state_party: dict[int, dict[str, int]] = {pk: {} for pk in pks}
-        for item in (
-            m.Evaluation.objects.filter(protocol_id__in=pks).order_by()
-            .values("protocol_id", "review_state", "measured_by").annotate(n=Count("id"))
-        ):
-            counts = by_state_party[item["protocol_id"]]
-            for name in (f"evaluations_{item['review_state']}", f"evaluations_measured_by_{item['measured_by']}", "evaluations"):
-                counts[name] = counts.get(name, 0) + item["n"]
-        results = dict(
-            m.Result.objects.filter(evaluation__protocol_id__in=pks).order_by()
-            .values("evaluation__protocol_id").annotate(n=Count("id")).values_list("evaluation__protocol_id", "n")
+        summaries = coverage.protocol_summaries(
+            {p["pk"]: p["stable_id"] for p in chunk}, coverage.evaluation_groups(pks), reviewed_recipes=reviewed_recipe_protocols
         )
-        roles: dict[int, dict[str, dict]] = {pk: {} for pk in pks}
-        for role in _baseline_roles().filter(protocol_id__in=pks):
-            roles[role["protocol_id"]][role["kind"]] = role
-        with_recipe = lookup([p["stable_id"] for p in chunk])
+        results = coverage.result_counts(pks)
         for protocol in chunk:
-            counts = by_state_party[protocol["pk"]]
+            summary = summaries[protocol["pk"]]
             row: dict[str, object] = {
                 "protocol_id": protocol["stable_id"],
                 "title": protocol["title"],
@@ -363,33 +352,21 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
                 "concern": protocol["concern"],
                 "source_id": protocol["source__stable_id"],
                 "source_locator": protocol["source_locator"],
-                "evaluations": counts.get("evaluations", 0),
+                "evaluations": summary.evaluations,
                 "results": results.get(protocol["pk"], 0),
-                "has_reviewed_recipe": protocol["stable_id"] in with_recipe,
+                "has_reviewed_recipe": summary.has_reviewed_recipe,
             }
-            for name in [*(f"evaluations_{s}" for s in REVIEW_STATES), *(f"evaluations_measured_by_{p}" for p in MEASURED_BY)]:
-                row[name] = counts.get(name, 0)
+            for state in REVIEW_STATES:
+                row[f"evaluations_{state}"] = summary.by_state.get(state, 0)
+            for party in MEASURED_BY:
+                row[f"evaluations_measured_by_{party}"] = summary.by_party.get(party, 0)
             for kind in BASELINE_KINDS:
-                role = roles[protocol["pk"]].get(kind)
-                row[f"{kind}_role_id"] = role["stable_id"] if role else None
-                row[f"{kind}_status"] = role["status"] if role else None
-                row[f"{kind}_configuration_id"] = role["configuration__stable_id"] if role else None
-                row[f"{kind}_measured"] = role["measured"] if role else None
+                role = summary.roles.get(kind)
+                row[f"{kind}_role_id"] = role.stable_id if role else None
+                row[f"{kind}_status"] = role.status if role else None
+                row[f"{kind}_configuration_id"] = role.configuration_id if role else None
+                row[f"{kind}_measured"] = role.measured if role else None
             yield row
-
-
-def _baseline_roles():
-    """Baseline roles with `measured`: a source-checked evaluation of the protocol measures its configuration."""
-    measured = m.Evaluation.objects.filter(
-        protocol_id=OuterRef("protocol_id"),
-        configuration_id=OuterRef("configuration_id"),
-        review_state=ReviewState.SOURCE_CHECKED,
-    )
-    return (
-        m.BaselineRole.objects.order_by()
-        .annotate(measured=Exists(measured))
-        .values("pk", "protocol_id", "protocol__stable_id", "kind", "stable_id", "status", "configuration__stable_id", "measured")
-    )
 
 
 def matrix_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
@@ -506,23 +483,11 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
     ]
     for values in exports.values_by_pk(m.Evaluation.objects.all(), evaluation_columns, chunk_size=chunk_size):
         yield "evaluation", values[0], content_digest(values)
-    for chunk in exports.chunks_by_pk(_baseline_roles(), chunk_size=chunk_size):
+    roles = coverage.baseline_roles().values("pk", "stable_id", "protocol__stable_id", "kind", "status", "configuration__stable_id", "measured")
+    for chunk in exports.chunks_by_pk(roles, chunk_size=chunk_size):
         for role in chunk:
             values = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
             yield "baselinerole", role["stable_id"], content_digest(values)
-
-
-# ------------------------------------------------------------------ recipes
-
-
-def recipe_lookup() -> Callable[[Collection[str]], set[str]]:
-    path = conf.recipe_lookup_path()
-    function = import_string(path) if path else None
-
-    def lookup(protocol_stable_ids: Collection[str]) -> set[str]:
-        return set(function(protocol_stable_ids)) if function and protocol_stable_ids else set()
-
-    return lookup
 
 
 # ---------------------------------------------------------------- watermark
@@ -549,11 +514,10 @@ def catalogue_watermark() -> str:
     for model in _watermarked_models():
         history = model.history.model.objects.order_by().aggregate(n=Count("pk"), last=Max("pk"))
         state[model._meta.label_lower] = [model._default_manager.order_by().count(), history["n"], history["last"]]
-    lookup = recipe_lookup()
     with_recipe: set[str] = set()
     protocols = m.Protocol.objects.values("pk", "stable_id")
     for chunk in exports.chunks_by_pk(protocols, chunk_size=WATERMARK_RECIPE_CHUNK):
-        with_recipe |= lookup([p["stable_id"] for p in chunk])
+        with_recipe |= reviewed_recipe_protocols([p["stable_id"] for p in chunk])
     state["reviewed_recipes"] = sorted(with_recipe)
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode("utf-8")).hexdigest()
 
