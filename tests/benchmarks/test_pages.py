@@ -11,7 +11,6 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from benchmarks.models import Recipe
-from benchmarks.views import job_part, recipes_part
 from benchmarks.services import (
     benchmark_job_claim,
     benchmark_job_enqueue,
@@ -20,6 +19,7 @@ from benchmarks.services import (
     benchmark_job_succeed,
     benchmark_jobs_sweep,
 )
+from benchmarks.views import job_part, recipes_part
 from tests.benchmarks.conftest import fake_report, make_tiny_recipe
 from tests.factories import EvaluationFactory
 from tests.helpers import apply_transitions

@@ -28,8 +28,8 @@ from records.services import record_save
 from releases import exporter
 from releases.bundle import read_csv_rows
 from releases.models import FileKind, ReleaseRecord, ReleaseStatus
-from releases.services import release_build, release_cut, release_verify
 from releases.selectors import latest_published, releases_containing
+from releases.services import release_build, release_cut, release_verify
 from tests.conftest import database_url_for
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
 
