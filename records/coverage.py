@@ -14,13 +14,17 @@ evaluations and decide whether a baseline role is measured here, by the same rul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import BooleanField, Case, Count, Exists, OuterRef, QuerySet, Value, When
 
 from records import models as m
 from reviews.models import ReviewState
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 STATE_ORDER = (ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED, ReviewState.EXCLUDED_RECHECK, ReviewState.PROPOSED)
 # How a cell counts its evaluations, in this order ("2 checked, 1 excluded").
@@ -43,7 +47,11 @@ def no_reviewed_recipes(protocol_stable_ids: Collection[str]) -> set[str]:
 # ------------------------------------------------------------------- rules
 
 
-def baseline_roles() -> QuerySet[m.BaselineRole]:
+class Measured(TypedDict):
+    measured: bool  # the annotation baseline_roles() adds
+
+
+def baseline_roles() -> QuerySet[WithAnnotations[m.BaselineRole, Measured]]:
     """Baseline roles with `measured`: the role is active (not retired) and a source-checked evaluation of
     its protocol measures its configuration. The one rule of baseline coverage (pages, CSV, release)."""
     measured_here = m.Evaluation.objects.filter(
@@ -200,12 +208,12 @@ class Coverage:
 
 
 def coverage(*, area: str = "", context: str = "", reviewed_recipes: RecipeLookup = no_reviewed_recipes) -> Coverage:
-    protocols = m.Protocol.objects.prefetch_related("areas", "contexts").order_by("title")
+    queryset = m.Protocol.objects.prefetch_related("areas", "contexts").order_by("title")
     if area:
-        protocols = protocols.filter(areas__stable_id=area)
+        queryset = queryset.filter(areas__stable_id=area)
     if context:
-        protocols = protocols.filter(contexts__stable_id=context)
-    protocols = list(protocols.distinct())
+        queryset = queryset.filter(contexts__stable_id=context)
+    protocols = list(queryset.distinct())
     groups = evaluation_groups([p.pk for p in protocols])
     configurations = list(m.Configuration.objects.filter(pk__in=sorted({g.configuration_id for g in groups})).order_by("name"))
     column = {configuration.pk: index for index, configuration in enumerate(configurations)}
@@ -229,7 +237,7 @@ CSV_COLUMNS = (
 )
 
 
-def coverage_rows(report: Coverage):
+def coverage_rows(report: Coverage) -> Iterator[dict[str, object]]:
     """One row per protocol and configuration (the matrix in long form), with the protocol's gaps."""
     for line in report.lines:
         summary = {

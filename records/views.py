@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol as TypingProtocol
 
-from django.db.models import Count, Model, Q
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -23,14 +23,14 @@ from records import charts, exports, queries, search
 from records import coverage as coverage_report
 from records import models as m
 
-RecordPart = Callable[[HttpRequest, Model], Mapping[str, object]]
+RecordPart = Callable[[HttpRequest, m.CuratedModel], Mapping[str, object]]
 
 
 class ReleasePart(TypingProtocol):
     def __call__(self, request: HttpRequest, *, downloads: bool = False) -> Mapping[str, object]: ...
 
 
-def _no_part(request: HttpRequest, record: Model) -> Mapping[str, object]:
+def _no_part(request: HttpRequest, record: m.CuratedModel) -> Mapping[str, object]:
     return {}
 
 
@@ -61,7 +61,7 @@ class PageParts:
 NO_PARTS = PageParts()
 
 
-def _record_parts(request: HttpRequest, record: Model, parts: PageParts) -> dict[str, object]:
+def _record_parts(request: HttpRequest, record: m.CuratedModel, parts: PageParts) -> dict[str, object]:
     """The parts every record page has: the releases that contain it and its correction form."""
     return {**parts.membership(request, record), **parts.correction(request, record)}
 

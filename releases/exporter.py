@@ -266,8 +266,8 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
     roles = coverage.baseline_roles().values("pk", "stable_id", "protocol__stable_id", "kind", "status", "configuration__stable_id", "measured")
     for chunk in exports.chunks_by_pk(roles, chunk_size=chunk_size):
         for role in chunk:
-            values = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
-            yield "baselinerole", role["stable_id"], content_digest(values)
+            digested = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
+            yield "baselinerole", role["stable_id"], content_digest(digested)
 
 
 # ---------------------------------------------------------------- watermark

@@ -10,13 +10,13 @@ import mimetypes
 import re
 from collections.abc import Iterator
 
-from django.db import models
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseNotModified, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
+from records.models import CuratedModel
 from releases import selectors
 from releases.models import FileKind, Release, ReleaseStatus
 
@@ -197,14 +197,14 @@ def release_part(request: HttpRequest, *, downloads: bool = False) -> dict[str, 
     """The release a record page is derived from (the newest published one): `release`, `release_url`
     (its page, "" when none or not held here) and, with `downloads`, `release_downloads`."""
     release = selectors.latest_published()
-    held = release is not None and not release.is_external
-    context: dict[str, object] = {"release": release, "release_url": reverse("releases:detail", args=[release.release_id]) if held else ""}
+    url = reverse("releases:detail", args=[release.release_id]) if release is not None and not release.is_external else ""
+    context: dict[str, object] = {"release": release, "release_url": url}
     if downloads:
         context["release_downloads"] = release_downloads(release)
     return context
 
 
-def membership_part(request: HttpRequest, record: models.Model) -> dict[str, object]:
+def membership_part(request: HttpRequest | None, record: CuratedModel) -> dict[str, object]:
     """`release_membership`: the line naming the published releases that contain the record (one query)."""
-    containing = selectors.releases_containing(record_type=record._meta.model_name, stable_id=record.stable_id)
+    containing = selectors.releases_containing(record_type=record._meta.model_name or "", stable_id=record.stable_id)
     return {"release_membership": render_to_string("releases/_containing.html", {"containing": containing})}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.db import models
+from typing import Any
+
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.context_processors import csrf
@@ -71,9 +72,10 @@ def correction_status(request, token: str):
     return response
 
 
-def correction_part(request: HttpRequest, record: models.Model) -> dict[str, object]:
+def correction_part(request: HttpRequest, record: Any) -> dict[str, object]:
     """A record page's `correction_form`: its "Suggest a correction" form (one query for a protocol's
-    results); a part of records' pages (records.views.PageParts; wired in portal/urls.py)."""
+    results); a part of records' pages (records.views.PageParts; wired in portal/urls.py). `record`
+    is a records model (a CuratedModel): reviews, below records, cannot name its type."""
     reference = f"{record._meta.model_name}:{record.stable_id}"
     form = CorrectionForm(choices=targets().page_choices(record), initial={"record": reference})
     html = render_to_string("reviews/_correction_form.html", {"form": form, "record": record, **csrf(request)})
