@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from django.http import Http404
+
+from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.context_processors import csrf
+from django.template.loader import render_to_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
@@ -67,3 +70,12 @@ def correction_status(request, token: str):
     response["X-Robots-Tag"] = "noindex"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the URL: never leak it to another site
     return response
+
+
+def correction_part(request: HttpRequest, record: selectors.Target) -> dict[str, object]:
+    """A record page's `correction_form`: its "Suggest a correction" form (one query for a protocol's
+    results); a part of records' pages (records.views.PageParts; wired in portal/urls.py)."""
+    reference = f"{selectors.target_type_of(record)}:{record.stable_id}"
+    form = CorrectionForm(choices=selectors.page_choices(record), initial={"record": reference})
+    html = render_to_string("corrections/_correction_form.html", {"form": form, "record": record, **csrf(request)})
+    return {"correction_form": html}

@@ -221,10 +221,6 @@ BENCHMARK_STALE_AFTER_SECONDS = env_int("BENCHMARK_STALE_AFTER_SECONDS", 300, mi
 BENCHMARK_RESEND_AFTER_SECONDS = env_int("BENCHMARK_RESEND_AFTER_SECONDS", 600, minimum=10)
 BENCHMARK_MAX_ATTEMPTS = env_int("BENCHMARK_MAX_ATTEMPTS", 3, minimum=1)
 
-# Which protocols have a reviewed benchmark recipe: asked of the app that owns recipes by the
-# coverage page and the release exporter, neither of which imports it.
-RECIPE_LOOKUP = "benchmarks.selectors.reviewed_recipe_protocols"
-
 # One JSON line per record (PORTAL_LOG_FORMAT=plain for humans at a terminal).
 LOG_FORMAT = env_str("PORTAL_LOG_FORMAT", "json")
 if LOG_FORMAT not in {"json", "plain"}:

@@ -1,15 +1,30 @@
-"""Coverage across all benchmarks: which protocol has which result, in which state, and what is missing."""
+"""Coverage across all benchmarks: which protocol has which result, in which state, and what is missing.
+
+The one implementation of coverage: the public coverage page and its CSV (`coverage`) and the
+release's protocol_coverage table (releases.exporter, through `protocol_summaries`) count
+evaluations and decide whether a baseline role is measured here, by the same rules:
+
+- every evaluation is counted in the review state it is in, and by who measured it;
+- a baseline role is measured when it is active (not retired) and a source-checked evaluation of
+  its protocol measures its configuration (`baseline_roles`): a retired role no longer stands for
+  the protocol's baseline, as the protocol page's "N of M active baseline roles" says;
+- whether a protocol has a reviewed recipe is asked of the benchmarks app, above records: the
+  caller passes its lookup (`reviewed_recipes`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict
 
-from django.conf import settings
-from django.db.models import Prefetch
-from django.utils.module_loading import import_string
+from django.db.models import BooleanField, Case, Count, Exists, OuterRef, QuerySet, Value, When
 
 from records import models as m
 from reviews.models import ReviewState
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 STATE_ORDER = (ReviewState.SOURCE_CHECKED, ReviewState.EXCLUDED, ReviewState.EXCLUDED_RECHECK, ReviewState.PROPOSED)
 # How a cell counts its evaluations, in this order ("2 checked, 1 excluded").
@@ -20,11 +35,124 @@ STATE_WORDS = {
     ReviewState.PROPOSED: "proposed",
 }
 
+# Of some protocols' stable ids, those with a reviewed benchmark recipe. Recipes belong to the
+# benchmarks app, above records: its callers pass benchmarks.selectors.reviewed_recipe_protocols.
+RecipeLookup = Callable[[Collection[str]], set[str]]
 
-def reviewed_recipe_protocols(protocol_stable_ids: list[str]) -> set[str]:
-    """Protocols with a reviewed benchmark recipe, asked of the app that owns recipes (settings.RECIPE_LOOKUP)."""
-    lookup = getattr(settings, "RECIPE_LOOKUP", "")
-    return set(import_string(lookup)(protocol_stable_ids)) if lookup else set()
+
+def no_reviewed_recipes(protocol_stable_ids: Collection[str]) -> set[str]:
+    return set()
+
+
+# ------------------------------------------------------------------- rules
+
+
+class Measured(TypedDict):
+    measured: bool  # the annotation baseline_roles() adds
+
+
+def baseline_roles() -> QuerySet[WithAnnotations[m.BaselineRole, Measured]]:
+    """Baseline roles with `measured`: the role is active (not retired) and a source-checked evaluation of
+    its protocol measures its configuration. The one rule of baseline coverage (pages, CSV, release)."""
+    measured_here = m.Evaluation.objects.filter(
+        protocol_id=OuterRef("protocol_id"),
+        configuration_id=OuterRef("configuration_id"),
+        review_state=ReviewState.SOURCE_CHECKED,
+    )
+    return m.BaselineRole.objects.order_by().annotate(
+        measured=Case(When(status=m.BaselineStatus.RETIRED, then=Value(False)), default=Exists(measured_here), output_field=BooleanField())
+    )
+
+
+@dataclass(frozen=True)
+class EvaluationGroup:
+    """The evaluations of one protocol and configuration in one review state, measured by one party."""
+
+    protocol_id: int
+    configuration_id: int
+    review_state: str
+    measured_by: str
+    count: int
+
+
+def evaluation_groups(protocol_pks: Collection[int]) -> list[EvaluationGroup]:
+    """The protocols' evaluations, counted by configuration, review state and who measured them (one query)."""
+    rows = (
+        m.Evaluation.objects.filter(protocol_id__in=list(protocol_pks)).order_by()
+        .values_list("protocol_id", "configuration_id", "review_state", "measured_by").annotate(n=Count("id"))
+    )
+    return [EvaluationGroup(*row) for row in rows]
+
+
+def result_counts(protocol_pks: Collection[int]) -> dict[int, int]:
+    """Result rows of each protocol's evaluations (one query; protocols without any are absent)."""
+    return dict(
+        m.Result.objects.filter(evaluation__protocol_id__in=list(protocol_pks)).order_by()
+        .values("evaluation__protocol_id").annotate(n=Count("id")).values_list("evaluation__protocol_id", "n")
+    )
+
+
+@dataclass(frozen=True)
+class RoleCoverage:
+    stable_id: str
+    status: str
+    configuration_id: str | None  # the stable id of the configuration that fills the role, once selected
+    measured: bool
+
+
+@dataclass
+class ProtocolSummary:
+    """What coverage says of one protocol: its evaluations counted, its baseline roles, its recipe."""
+
+    evaluations: int = 0
+    by_state: dict[str, int] = field(default_factory=dict)
+    by_party: dict[str, int] = field(default_factory=dict)
+    roles: dict[str, RoleCoverage] = field(default_factory=dict)  # by kind
+    has_reviewed_recipe: bool = False
+
+    def count(self, group: EvaluationGroup) -> None:
+        self.evaluations += group.count
+        self.by_state[group.review_state] = self.by_state.get(group.review_state, 0) + group.count
+        self.by_party[group.measured_by] = self.by_party.get(group.measured_by, 0) + group.count
+
+    def measured(self, kind: str) -> bool:
+        role = self.roles.get(kind)
+        return role is not None and role.measured
+
+    @property
+    def missing(self) -> list[str]:
+        gaps = []
+        if not self.by_state.get(ReviewState.SOURCE_CHECKED):
+            gaps.append("no source-checked result")
+        if not self.measured(m.BaselineKind.NULL_CONTROL):
+            gaps.append("null control not measured")
+        if not self.measured(m.BaselineKind.CONVENTIONAL_REFERENCE):
+            gaps.append("conventional reference not measured")
+        if not self.has_reviewed_recipe:
+            gaps.append("no reviewed recipe")
+        return gaps
+
+
+def protocol_summaries(
+    protocols: Mapping[int, str], groups: Iterable[EvaluationGroup], *, reviewed_recipes: RecipeLookup
+) -> dict[int, ProtocolSummary]:
+    """The summaries of `protocols` (pk -> stable id), from their `evaluation_groups`: two queries
+    (their baseline roles, and the caller's recipe lookup)."""
+    summaries = {pk: ProtocolSummary() for pk in protocols}
+    for group in groups:
+        summaries[group.protocol_id].count(group)
+    roles = baseline_roles().filter(protocol_id__in=list(protocols)).values_list(
+        "protocol_id", "kind", "stable_id", "status", "configuration__stable_id", "measured"
+    )
+    for protocol_id, kind, stable_id, status, configuration_id, measured in roles:
+        summaries[protocol_id].roles[kind] = RoleCoverage(stable_id, status, configuration_id, measured)
+    with_recipe = reviewed_recipes(list(protocols.values())) if protocols else set()
+    for pk, stable_id in protocols.items():
+        summaries[pk].has_reviewed_recipe = stable_id in with_recipe
+    return summaries
+
+
+# ------------------------------------------------------------------ the page
 
 
 @dataclass
@@ -48,23 +176,27 @@ class Cell:
 class ProtocolLine:
     protocol: m.Protocol
     cells: list[Cell]
-    counts: dict[str, int]
-    null_control_measured: bool
-    conventional_reference_measured: bool
-    has_reviewed_recipe: bool
+    summary: ProtocolSummary
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.summary.by_state
+
+    @property
+    def null_control_measured(self) -> bool:
+        return self.summary.measured(m.BaselineKind.NULL_CONTROL)
+
+    @property
+    def conventional_reference_measured(self) -> bool:
+        return self.summary.measured(m.BaselineKind.CONVENTIONAL_REFERENCE)
+
+    @property
+    def has_reviewed_recipe(self) -> bool:
+        return self.summary.has_reviewed_recipe
 
     @property
     def missing(self) -> list[str]:
-        gaps = []
-        if not self.counts.get(ReviewState.SOURCE_CHECKED):
-            gaps.append("no source-checked result")
-        if not self.null_control_measured:
-            gaps.append("null control not measured")
-        if not self.conventional_reference_measured:
-            gaps.append("conventional reference not measured")
-        if not self.has_reviewed_recipe:
-            gaps.append("no reviewed recipe")
-        return gaps
+        return self.summary.missing
 
 
 @dataclass
@@ -75,52 +207,25 @@ class Coverage:
     contexts: list[m.Context]
 
 
-def coverage(*, area: str = "", context: str = "") -> Coverage:
-    protocols = m.Protocol.objects.prefetch_related(
-        "areas", "contexts", Prefetch("baseline_roles", queryset=m.BaselineRole.objects.all())
-    ).order_by("title")
+def coverage(*, area: str = "", context: str = "", reviewed_recipes: RecipeLookup = no_reviewed_recipes) -> Coverage:
+    queryset = m.Protocol.objects.prefetch_related("areas", "contexts").order_by("title")
     if area:
-        protocols = protocols.filter(areas__stable_id=area)
+        queryset = queryset.filter(areas__stable_id=area)
     if context:
-        protocols = protocols.filter(contexts__stable_id=context)
-    protocols = list(protocols.distinct())
-    evaluations = list(
-        m.Evaluation.objects.filter(protocol__in=protocols).values_list("protocol_id", "configuration_id", "review_state", "measured_by")
-    )
-    configuration_ids = sorted({row[1] for row in evaluations})
-    configurations = list(m.Configuration.objects.filter(pk__in=configuration_ids).order_by("name"))
+        queryset = queryset.filter(contexts__stable_id=context)
+    protocols = list(queryset.distinct())
+    groups = evaluation_groups([p.pk for p in protocols])
+    configurations = list(m.Configuration.objects.filter(pk__in=sorted({g.configuration_id for g in groups})).order_by("name"))
     column = {configuration.pk: index for index, configuration in enumerate(configurations)}
-    recipes = reviewed_recipe_protocols([p.stable_id for p in protocols])
-    lines = []
-    for protocol in protocols:
-        cells = [Cell() for _ in configurations]
-        counts: dict[str, int] = {}
-        checked: set[int] = set()
-        for protocol_id, configuration_id, state, measured_by in evaluations:
-            if protocol_id != protocol.pk:
-                continue
-            cell = cells[column[configuration_id]]
-            cell.states.append(state)
-            cell.measured_here |= measured_by == m.MeasuredBy.PORTAL
-            counts[state] = counts.get(state, 0) + 1
-            if state == ReviewState.SOURCE_CHECKED:
-                checked.add(configuration_id)
-        roles = {role.kind: role for role in protocol.baseline_roles.all() if role.is_active}
-
-        def measured(kind: str) -> bool:
-            role = roles.get(kind)
-            return role is not None and role.configuration_id in checked
-
-        lines.append(
-            ProtocolLine(
-                protocol=protocol, cells=cells, counts=counts,
-                null_control_measured=measured(m.BaselineKind.NULL_CONTROL),
-                conventional_reference_measured=measured(m.BaselineKind.CONVENTIONAL_REFERENCE),
-                has_reviewed_recipe=protocol.stable_id in recipes,
-            )
-        )
+    summaries = protocol_summaries({p.pk: p.stable_id for p in protocols}, groups, reviewed_recipes=reviewed_recipes)
+    cells = {p.pk: [Cell() for _ in configurations] for p in protocols}
+    for group in groups:
+        cell = cells[group.protocol_id][column[group.configuration_id]]
+        cell.states += [group.review_state] * group.count
+        cell.measured_here |= group.measured_by == m.MeasuredBy.PORTAL
     return Coverage(
-        configurations=configurations, lines=lines,
+        configurations=configurations,
+        lines=[ProtocolLine(protocol=p, cells=cells[p.pk], summary=summaries[p.pk]) for p in protocols],
         areas=list(m.Area.objects.order_by("stable_id")), contexts=list(m.Context.objects.order_by("stable_id")),
     )
 
@@ -132,7 +237,7 @@ CSV_COLUMNS = (
 )
 
 
-def coverage_rows(report: Coverage):
+def coverage_rows(report: Coverage) -> Iterator[dict[str, object]]:
     """One row per protocol and configuration (the matrix in long form), with the protocol's gaps."""
     for line in report.lines:
         summary = {

@@ -1,12 +1,21 @@
-"""Public pages. Each view validates its input and calls one read query."""
+"""Public pages. Each view validates its input and calls one read query.
+
+A record page shows data of apps above records too (the release it is derived from, a protocol's
+benchmark recipes, the "Suggest a correction" form). Records imports none of them: each app owns a
+plain function that returns its part of the page's context (`PageParts`), and portal/urls.py, which
+imports every app, hands them to `records.urls.urlpatterns_for`. The templates only read context.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol as TypingProtocol
 
 from django.db.models import Count, Q
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -14,6 +23,49 @@ from records import charts, exports, search
 from records import selectors as queries
 from records import coverage as coverage_report
 from records import models as m
+
+RecordPart = Callable[[HttpRequest, m.CuratedModel], Mapping[str, object]]
+
+
+class ReleasePart(TypingProtocol):
+    def __call__(self, request: HttpRequest, *, downloads: bool = False) -> Mapping[str, object]: ...
+
+
+def _no_part(request: HttpRequest, record: m.CuratedModel) -> Mapping[str, object]:
+    return {}
+
+
+def _no_release(request: HttpRequest, *, downloads: bool = False) -> Mapping[str, object]:
+    return {}
+
+
+@dataclass(frozen=True)
+class PageParts:
+    """What the apps above records add to its pages, each a function of the app that owns the data.
+    Each returns template context (values, or HTML rendered from that app's own templates); without
+    parts (records.urls.urlpatterns) the pages show only the catalogue's own data."""
+
+    # releases: `release` (the newest published one, which pages are derived from), `release_url`, `release_downloads`
+    release: ReleasePart = _no_release
+    # releases: `release_membership`, the line naming the releases that contain the record
+    membership: RecordPart = _no_part
+    # benchmarks: a protocol's `recipe_line` and `run_instructions`
+    recipes: Callable[[HttpRequest, m.Protocol], Mapping[str, object]] = _no_part
+    # benchmarks: an evaluation's `benchmark_job`, the job that measured it
+    job: Callable[[HttpRequest, m.Evaluation], Mapping[str, object]] = _no_part
+    # corrections: the record's `correction_form`
+    correction: RecordPart = _no_part
+    # benchmarks: of some protocols' stable ids, those with a reviewed recipe (the coverage page's column)
+    reviewed_recipes: coverage_report.RecipeLookup = coverage_report.no_reviewed_recipes
+
+
+NO_PARTS = PageParts()
+
+
+def _record_parts(request: HttpRequest, record: m.CuratedModel, parts: PageParts) -> dict[str, object]:
+    """The parts every record page has: the releases that contain it and its correction form."""
+    return {**parts.membership(request, record), **parts.correction(request, record)}
+
 
 @require_GET
 def home(request):
@@ -32,9 +84,12 @@ def _protocol_page(request, stable_id: str) -> queries.ProtocolPage:
 
 
 @require_GET
-def protocol_detail(request, stable_id: str):
+def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     page = _protocol_page(request, stable_id)
     context = {
+        **parts.release(request, downloads=True),
+        **parts.recipes(request, page.protocol),
+        **_record_parts(request, page.protocol, parts),
         "page": page,
         "protocol": page.protocol,
         "evaluations": queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET),
@@ -86,30 +141,39 @@ def search_page(request):
 
 
 @require_GET
-def evaluation_detail(request, stable_id: str):
+def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     evaluation = queries.record_or_404(queries.evaluations_queryset().prefetch_related("repeated_by"), stable_id)
-    return render(request, "records/evaluation_detail.html", {"evaluation": evaluation, "protocol": evaluation.protocol})
+    context = {
+        **parts.release(request),
+        **parts.job(request, evaluation),
+        **_record_parts(request, evaluation, parts),
+        "evaluation": evaluation,
+        "protocol": evaluation.protocol,
+    }
+    return render(request, "records/evaluation_detail.html", context)
 
 
 @require_GET
-def configuration_detail(request, stable_id: str):
+def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     configuration = queries.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
     evaluations = queries.evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
-    return render(request, "records/configuration_detail.html", {"configuration": configuration, "evaluations": evaluations})
+    context = {**_record_parts(request, configuration, parts), "configuration": configuration, "evaluations": evaluations}
+    return render(request, "records/configuration_detail.html", context)
 
 
 @require_GET
-def dataset_detail(request, stable_id: str):
+def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     dataset = queries.record_or_404(
         m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
     )
-    return render(request, "records/dataset_detail.html", {"dataset": dataset})
+    return render(request, "records/dataset_detail.html", {**_record_parts(request, dataset, parts), "dataset": dataset})
 
 
 @require_GET
-def source_detail(request, stable_id: str):
+def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     source = queries.record_or_404(m.Source.objects.all(), stable_id)
     context = {
+        **_record_parts(request, source, parts),
         "source": source,
         "protocols": m.Protocol.objects.filter(source=source).order_by("title"),
         "evaluations": m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source)).select_related("protocol").order_by("title"),
@@ -119,21 +183,22 @@ def source_detail(request, stable_id: str):
 
 
 @require_GET
-def decision_detail(request, stable_id: str):
+def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     decision = queries.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
-    return render(request, "records/decision_detail.html", {"decision": decision})
+    return render(request, "records/decision_detail.html", {**_record_parts(request, decision, parts), "decision": decision})
 
 
 @require_GET
-def coverage(request):
+def coverage(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
-    report = coverage_report.coverage(area=area, context=context)
-    return render(request, "records/coverage.html", {"report": report, "area": area, "context": context})
+    report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
+    return render(request, "records/coverage.html", {**parts.release(request), "report": report, "area": area, "context": context})
 
 
 @require_GET
-def coverage_csv(request):
-    report = coverage_report.coverage(area=request.GET.get("area", "")[:100], context=request.GET.get("context", "")[:100])
+def coverage_csv(request, parts: PageParts = NO_PARTS):
+    area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
+    report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=coverage_report.CSV_COLUMNS, lineterminator="\r\n")
     writer.writeheader()

@@ -10,7 +10,6 @@
 | RELEASE_BUILD_TIME_LIMIT_SECONDS | 7500 | one build attempt past this is killed (Celery hard time limit); the sweeper then re-sends or fails it |
 | RELEASE_BUILD_CHUNK_ROWS | 10000 | rows per database fetch and per in-memory sort run of the writer |
 | RELEASE_BUILD_CHUNK_DELAY | 0 | seconds to pause after each chunk; only tests set it (to kill a worker mid-build) |
-| RECIPE_LOOKUP | (none: no recipe is reviewed) | dotted path of a callable: protocol stable ids -> the set of those with a reviewed recipe (the benchmarks app's) |
 """
 
 from __future__ import annotations
@@ -48,10 +47,6 @@ def chunk_rows() -> int:
 
 def chunk_delay() -> float:
     return float(getattr(settings, "RELEASE_BUILD_CHUNK_DELAY", 0))
-
-
-def recipe_lookup_path() -> str:
-    return getattr(settings, "RECIPE_LOOKUP", "")
 
 
 def site_name() -> str:

@@ -1,4 +1,5 @@
-"""The rows of a release: the catalogue read in chunks and shaped into the bundle's four tables.
+"""The rows of a release: the catalogue read in chunks and shaped into the bundle's tables
+(their schemas are `releases.tables`).
 
 `releases.bundle` (no ORM) turns the rows into files; this module is the ORM side. Every query
 runs in keyset-paginated chunks (`records.exports.chunks_by_pk`: no cursor stays open while the
@@ -21,17 +22,30 @@ import datetime
 import decimal
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol as TypingProtocol
 
-from django.db.models import Count, Exists, Max, OuterRef
-from django.utils.module_loading import import_string
+from django.db.models import Count, Max
 
-from records import exports
+from benchmarks.selectors import reviewed_recipe_protocols
+from records import coverage, exports
 from records import models as m
 from releases import conf
-from releases.bundle import BundleResult, Field, ForeignKey, TableSpec, serialise_decimal, write_bundle
+from releases.bundle import BundleResult, TableSpec, serialise_decimal, write_bundle
+from releases.tables import (
+    BASELINE_KINDS,
+    CONFIGURATION_TABLE,
+    DATASET_TABLE,
+    EVIDENCE,
+    MEASURED_BY,
+    MODEL_EVALUATION_MATRIX,
+    PROTOCOL_COVERAGE,
+    PROTOCOL_TABLE,
+    REVIEW_STATES,
+    SOURCE_TABLE,
+    TABLES,
+)
 from reviews.models import ReviewState
 
 PACKAGE_NAME = "genomic-model-benchmark-evidence"
@@ -45,243 +59,9 @@ FORMAT_VERSION = 2
 # The record types a portal release tracks in its memberships (lower-case model names).
 RECORD_TYPES = ("protocol", "evaluation", "result", "configuration", "dataset", "source", "evidencerow", "baselinerole")
 
-REVIEW_STATES = tuple(ReviewState.values)
-MEASURED_BY = tuple(m.MeasuredBy.values)
-BASELINE_KINDS = tuple(m.BaselineKind.values)
-
 
 class MembershipSink(TypingProtocol):
     def add(self, record_type: str, stable_id: str, content_sha256: str) -> None: ...
-
-
-# ------------------------------------------------------------------ schemas
-
-
-def _coverage_fields() -> tuple[Field, ...]:
-    fields = [
-        Field("protocol_id", "string", title="Protocol", description="Stable id of the protocol."),
-        Field("title", "string", required=True),
-        Field("metric_name", "string"),
-        Field("metric_unit", "string", required=True, description="Every result of the protocol is in this unit."),
-        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values)),
-        Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the protocol record."),
-        Field("comparable", "boolean", required=True, description="True when the protocol's source was checked and it is not excluded."),
-        Field("concern", "string", description="Why the protocol is excluded from comparison, when it is."),
-        Field("source_id", "string", required=True, description="Stable id of the protocol's source (source_table)."),
-        Field("source_locator", "string"),
-        Field("evaluations", "integer", required=True, description="Evaluations of the protocol, in any review state."),
-    ]
-    fields += [
-        Field(f"evaluations_{state}", "integer", required=True, description=f"Evaluations whose review state is {state}.")
-        for state in REVIEW_STATES
-    ]
-    fields += [
-        Field(f"evaluations_measured_by_{party}", "integer", required=True, description=f"Evaluations measured by {party.replace('_', ' ')}.")
-        for party in MEASURED_BY
-    ]
-    fields.append(Field("results", "integer", required=True, description="Result rows of the protocol's evaluations."))
-    for kind in BASELINE_KINDS:
-        fields += [
-            Field(f"{kind}_role_id", "string", description=f"Stable id of the protocol's {kind} baseline role, if any."),
-            Field(f"{kind}_status", "string", enum=tuple(m.BaselineStatus.values)),
-            Field(f"{kind}_configuration_id", "string", description="The configuration that fills the role, once selected."),
-            Field(
-                f"{kind}_measured", "boolean",
-                description="True when a source-checked evaluation of the protocol measures the role's configuration.",
-            ),
-        ]
-    fields.append(Field("has_reviewed_recipe", "boolean", required=True, description="Whether a reviewed benchmark recipe exists."))
-    return tuple(fields)
-
-
-PROTOCOL_COVERAGE = TableSpec(
-    name="protocol_coverage",
-    title="Protocol coverage",
-    description="One row per protocol: its evaluations counted by review state and by who measured them, its baseline roles, its recipe.",
-    fields=_coverage_fields(),
-    primary_key=("protocol_id",),
-    foreign_keys=(ForeignKey(("source_id",), "source_table", ("source_id",)),),
-)
-
-MODEL_EVALUATION_MATRIX = TableSpec(
-    name="model_evaluation_matrix",
-    title="Model evaluation matrix",
-    description=(
-        "One row per result: a configuration evaluated under a protocol on a dataset or task. Compare only rows "
-        "of the same protocol, dataset and relation (and reference) whose comparable column is true; excluded rows "
-        "carry their concern, and a repeat (the same measurement reported again) is not comparable while its "
-        "original is."
-    ),
-    fields=(
-        Field("result_id", "string", description="Stable id of the result."),
-        Field("evaluation_id", "string", required=True),
-        Field("protocol_id", "string", required=True),
-        Field("configuration_id", "string", required=True),
-        Field("configuration_name", "string", required=True),
-        Field("dataset_id", "string", required=True, description="The dataset or task measured (dataset_table)."),
-        Field("dataset_name", "string", required=True),
-        Field("suite_id", "string", description="The suite the task belongs to, when it is a task."),
-        Field("task_key", "string", description="The task's name inside its suite."),
-        Field("metric_name", "string"),
-        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values), description="none: descriptive, never ranked."),
-        Field("value", "number", required=True, description="The exact value with the precision it was printed with (0.410 is not 0.41)."),
-        Field("unit", "string", required=True),
-        Field("printed_value", "string", required=True, description="The value as the source prints it."),
-        Field("relation", "string", required=True, enum=tuple(m.Relation.values), description="absolute, or a ratio or difference to the reference configuration."),
-        Field("reference_configuration_id", "string", description="For a relative result: the configuration it is relative to."),
-        Field("uncertainty_kind", "string", enum=tuple(m.UncertaintyKind.values), description="sd, se, ci or range; empty when none is reported."),
-        Field("uncertainty_value", "number", description="The printed ± figure."),
-        Field("lower_bound", "number"),
-        Field("upper_bound", "number"),
-        Field("uncertainty_level", "number", description="A confidence interval's level in percent."),
-        Field("num_runs", "integer", description="n: runs, seeds or folds behind the value."),
-        Field("uncertainty_note", "string", description="The source's words on uncertainty."),
-        Field("aggregation", "string"),
-        Field("setup", "string", description="The evaluation set-up."),
-        Field("measured_by", "string", required=True, enum=MEASURED_BY, description="Who ran the measurement."),
-        Field("measured_by_name", "string", description="The third party that ran it."),
-        Field("repeats_evaluation_id", "string", description="The evaluation whose measurement this one reports again."),
-        Field("reading_method", "string", required=True, enum=tuple(m.ReadingMethod.values), description="How the value was read off its source."),
-        Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the evaluation."),
-        Field(
-            "comparable", "boolean", required=True,
-            description="True when the evaluation's source was checked, it is not excluded, and it does not repeat a compared evaluation.",
-        ),
-        Field("concern", "string", description="Why the evaluation is excluded from comparison, when it is."),
-        Field("source_id", "string", description="Stable id of the source reporting the value (empty when measured by this portal)."),
-        Field("source_locator", "string"),
-        Field("quote", "string", description="The source's words, verbatim."),
-    ),
-    primary_key=("result_id",),
-    foreign_keys=(
-        ForeignKey(("protocol_id",), "protocol_table", ("protocol_id",)),
-        ForeignKey(("configuration_id",), "configuration_table", ("configuration_id",)),
-        ForeignKey(("reference_configuration_id",), "configuration_table", ("configuration_id",)),
-        ForeignKey(("dataset_id",), "dataset_table", ("dataset_id",)),
-        ForeignKey(("source_id",), "source_table", ("source_id",)),
-    ),
-)
-
-PROTOCOL_TABLE = TableSpec(
-    name="protocol_table",
-    title="Protocols",
-    description="One row per protocol: what it measures (metric, unit, direction), on which datasets, its procedure and limitations.",
-    fields=(
-        Field("protocol_id", "string", description="Stable id of the protocol."),
-        Field("title", "string", required=True),
-        Field("summary", "string", required=True),
-        Field("procedure", "string"),
-        Field("version_label", "string"),
-        Field("metric_name", "string", required=True),
-        Field("metric_short_name", "string", required=True),
-        Field("metric_description", "string"),
-        Field("metric_unit", "string", required=True, description="Every result of the protocol is in this unit."),
-        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values), description="lower or higher is better; none: descriptive, never ranked."),
-        Field("dataset_ids", "string", description="The datasets it uses (dataset_table), space-separated."),
-        Field("limitations", "string", description="Its limitations in order, as a JSON array of texts."),
-        Field("source_id", "string", required=True),
-        Field("source_locator", "string"),
-        Field("review_state", "string", required=True, enum=REVIEW_STATES),
-        Field("comparable", "boolean", required=True),
-        Field("concern", "string"),
-    ),
-    primary_key=("protocol_id",),
-    foreign_keys=(ForeignKey(("source_id",), "source_table", ("source_id",)),),
-)
-
-DATASET_TABLE = TableSpec(
-    name="dataset_table",
-    title="Datasets and tasks",
-    description="One row per dataset; a suite's tasks name their suite, with their sizes, classes, sequence length and metric.",
-    fields=(
-        Field("dataset_id", "string", description="Stable id of the dataset or task."),
-        Field("name", "string", required=True),
-        Field("description", "string"),
-        Field("suite_id", "string", description="For a task: its suite (a row of this table)."),
-        Field("task_key", "string"),
-        Field("position", "integer", required=True, description="Order of the task inside its suite."),
-        Field("train_size", "integer"),
-        Field("test_size", "integer"),
-        Field("num_classes", "integer"),
-        Field("sequence_length_bp", "integer"),
-        Field("metric", "string"),
-        Field("source_id", "string"),
-        Field("source_locator", "string"),
-    ),
-    primary_key=("dataset_id",),
-    foreign_keys=(
-        ForeignKey(("suite_id",), "dataset_table", ("dataset_id",)),
-        ForeignKey(("source_id",), "source_table", ("source_id",)),
-    ),
-)
-
-CONFIGURATION_TABLE = TableSpec(
-    name="configuration_table",
-    title="Configurations",
-    description="One row per tested model or method.",
-    fields=(
-        Field("configuration_id", "string", description="Stable id of the configuration."),
-        Field("name", "string", required=True),
-        Field("short_name", "string"),
-        Field("family", "string"),
-        Field("parameter_count", "integer"),
-        Field("method", "string"),
-        Field("description", "string"),
-        Field("source_id", "string"),
-    ),
-    primary_key=("configuration_id",),
-    foreign_keys=(ForeignKey(("source_id",), "source_table", ("source_id",)),),
-)
-
-SOURCE_TABLE = TableSpec(
-    name="source_table",
-    title="Sources",
-    description="One row per source: papers, preprints, dataset and model cards, leaderboards, repositories and web pages.",
-    fields=(
-        Field("source_id", "string", description="Stable id of the source."),
-        Field("title", "string", required=True),
-        Field("venue", "string"),
-        Field("kind", "string", required=True, enum=tuple(m.SourceKind.values)),
-        Field("authors_short", "string"),
-        Field("citation", "string"),
-        Field("published_date", "string", description="As precise as known: YYYY, YYYY-MM or YYYY-MM-DD.", pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$"),
-        Field("doi", "string"),
-        Field("pmcid", "string"),
-        Field("arxiv_id", "string"),
-        Field("arxiv_version", "string", description="The arXiv version read."),
-        Field("url", "string"),
-        Field("commit", "string", description="For a repository: the commit read."),
-        Field("copy_consulted", "string"),
-    ),
-    primary_key=("source_id",),
-)
-
-EVIDENCE = TableSpec(
-    name="evidence",
-    title="Evidence",
-    description="One row per evidence statement about a protocol or evaluation, with its source, locator and quote.",
-    fields=(
-        Field("evidence_id", "string", description="Stable id of the evidence row."),
-        Field("protocol_id", "string", required=True),
-        Field("evaluation_id", "string"),
-        Field("property_name", "string"),
-        Field("statement", "string", required=True),
-        Field("source_id", "string", required=True),
-        Field("locator", "string"),
-        Field("quote", "string"),
-        Field("support", "string", required=True, enum=tuple(m.EvidenceSupport.values)),
-        Field("review_state", "string", required=True, enum=REVIEW_STATES),
-        Field("comparable", "boolean", required=True),
-        Field("concern", "string"),
-    ),
-    primary_key=("evidence_id",),
-    foreign_keys=(
-        ForeignKey(("protocol_id",), "protocol_table", ("protocol_id",)),
-        ForeignKey(("source_id",), "source_table", ("source_id",)),
-    ),
-)
-
-TABLES = (PROTOCOL_COVERAGE, MODEL_EVALUATION_MATRIX, PROTOCOL_TABLE, DATASET_TABLE, CONFIGURATION_TABLE, SOURCE_TABLE, EVIDENCE)
 
 
 def release_metadata() -> dict[str, object]:
@@ -327,31 +107,20 @@ def _tracked(
 
 
 def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    """protocol_coverage: each protocol's coverage as records.coverage computes it for the public page
+    (evaluations counted, baseline roles and whether they are measured, reviewed recipe), in chunks."""
     protocols = m.Protocol.objects.values(
         "pk", "stable_id", "title", "metric_name", "metric_unit", "metric_direction", "review_state", "concern",
         "source__stable_id", "source_locator",
     )
-    lookup = recipe_lookup()
     for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
-        by_state_party: dict[int, dict[str, int]] = {pk: {} for pk in pks}
-        for item in (
-            m.Evaluation.objects.filter(protocol_id__in=pks).order_by()
-            .values("protocol_id", "review_state", "measured_by").annotate(n=Count("id"))
-        ):
-            counts = by_state_party[item["protocol_id"]]
-            for name in (f"evaluations_{item['review_state']}", f"evaluations_measured_by_{item['measured_by']}", "evaluations"):
-                counts[name] = counts.get(name, 0) + item["n"]
-        results = dict(
-            m.Result.objects.filter(evaluation__protocol_id__in=pks).order_by()
-            .values("evaluation__protocol_id").annotate(n=Count("id")).values_list("evaluation__protocol_id", "n")
+        summaries = coverage.protocol_summaries(
+            {p["pk"]: p["stable_id"] for p in chunk}, coverage.evaluation_groups(pks), reviewed_recipes=reviewed_recipe_protocols
         )
-        roles: dict[int, dict[str, dict]] = {pk: {} for pk in pks}
-        for role in _baseline_roles().filter(protocol_id__in=pks):
-            roles[role["protocol_id"]][role["kind"]] = role
-        with_recipe = lookup([p["stable_id"] for p in chunk])
+        results = coverage.result_counts(pks)
         for protocol in chunk:
-            counts = by_state_party[protocol["pk"]]
+            summary = summaries[protocol["pk"]]
             row: dict[str, object] = {
                 "protocol_id": protocol["stable_id"],
                 "title": protocol["title"],
@@ -363,33 +132,21 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
                 "concern": protocol["concern"],
                 "source_id": protocol["source__stable_id"],
                 "source_locator": protocol["source_locator"],
-                "evaluations": counts.get("evaluations", 0),
+                "evaluations": summary.evaluations,
                 "results": results.get(protocol["pk"], 0),
-                "has_reviewed_recipe": protocol["stable_id"] in with_recipe,
+                "has_reviewed_recipe": summary.has_reviewed_recipe,
             }
-            for name in [*(f"evaluations_{s}" for s in REVIEW_STATES), *(f"evaluations_measured_by_{p}" for p in MEASURED_BY)]:
-                row[name] = counts.get(name, 0)
+            for state in REVIEW_STATES:
+                row[f"evaluations_{state}"] = summary.by_state.get(state, 0)
+            for party in MEASURED_BY:
+                row[f"evaluations_measured_by_{party}"] = summary.by_party.get(party, 0)
             for kind in BASELINE_KINDS:
-                role = roles[protocol["pk"]].get(kind)
-                row[f"{kind}_role_id"] = role["stable_id"] if role else None
-                row[f"{kind}_status"] = role["status"] if role else None
-                row[f"{kind}_configuration_id"] = role["configuration__stable_id"] if role else None
-                row[f"{kind}_measured"] = role["measured"] if role else None
+                role = summary.roles.get(kind)
+                row[f"{kind}_role_id"] = role.stable_id if role else None
+                row[f"{kind}_status"] = role.status if role else None
+                row[f"{kind}_configuration_id"] = role.configuration_id if role else None
+                row[f"{kind}_measured"] = role.measured if role else None
             yield row
-
-
-def _baseline_roles():
-    """Baseline roles with `measured`: a source-checked evaluation of the protocol measures its configuration."""
-    measured = m.Evaluation.objects.filter(
-        protocol_id=OuterRef("protocol_id"),
-        configuration_id=OuterRef("configuration_id"),
-        review_state=ReviewState.SOURCE_CHECKED,
-    )
-    return (
-        m.BaselineRole.objects.order_by()
-        .annotate(measured=Exists(measured))
-        .values("pk", "protocol_id", "protocol__stable_id", "kind", "stable_id", "status", "configuration__stable_id", "measured")
-    )
 
 
 def matrix_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
@@ -506,23 +263,11 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
     ]
     for values in exports.values_by_pk(m.Evaluation.objects.all(), evaluation_columns, chunk_size=chunk_size):
         yield "evaluation", values[0], content_digest(values)
-    for chunk in exports.chunks_by_pk(_baseline_roles(), chunk_size=chunk_size):
+    roles = coverage.baseline_roles().values("pk", "stable_id", "protocol__stable_id", "kind", "status", "configuration__stable_id", "measured")
+    for chunk in exports.chunks_by_pk(roles, chunk_size=chunk_size):
         for role in chunk:
-            values = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
-            yield "baselinerole", role["stable_id"], content_digest(values)
-
-
-# ------------------------------------------------------------------ recipes
-
-
-def recipe_lookup() -> Callable[[Collection[str]], set[str]]:
-    path = conf.recipe_lookup_path()
-    function = import_string(path) if path else None
-
-    def lookup(protocol_stable_ids: Collection[str]) -> set[str]:
-        return set(function(protocol_stable_ids)) if function and protocol_stable_ids else set()
-
-    return lookup
+            digested = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
+            yield "baselinerole", role["stable_id"], content_digest(digested)
 
 
 # ---------------------------------------------------------------- watermark
@@ -549,11 +294,10 @@ def catalogue_watermark() -> str:
     for model in _watermarked_models():
         history = model.history.model.objects.order_by().aggregate(n=Count("pk"), last=Max("pk"))
         state[model._meta.label_lower] = [model._default_manager.order_by().count(), history["n"], history["last"]]
-    lookup = recipe_lookup()
     with_recipe: set[str] = set()
     protocols = m.Protocol.objects.values("pk", "stable_id")
     for chunk in exports.chunks_by_pk(protocols, chunk_size=WATERMARK_RECIPE_CHUNK):
-        with_recipe |= lookup([p["stable_id"] for p in chunk])
+        with_recipe |= reviewed_recipe_protocols([p["stable_id"] for p in chunk])
     state["reviewed_recipes"] = sorted(with_recipe)
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode("utf-8")).hexdigest()
 

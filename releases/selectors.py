@@ -48,6 +48,15 @@ def latest_built() -> Release | None:
     return Release.objects.published().filter(is_external=False).newest_first().first()
 
 
+def releases_containing(*, record_type: str, stable_id: str) -> list[Release]:
+    """The published releases that hold a record (by its lower-case model name and stable id), newest first."""
+    return list(
+        Release.objects.filter(status=ReleaseStatus.PUBLISHED, records__record_type=record_type, records__stable_id=stable_id)
+        .order_by("-release_date", "-id")
+        .distinct()
+    )
+
+
 def latest_published_or_404() -> Release:
     release = latest_published()
     if release is None:

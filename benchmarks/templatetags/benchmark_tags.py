@@ -1,5 +1,5 @@
-"""Template tags for benchmark recipes and jobs, usable from any app's templates (records' pages
-include `benchmarks/_protocol_recipes.html`; records itself never imports benchmarks)."""
+"""Filters of the benchmarks app's own templates (the job page, the recipe lines and run instructions).
+They format what a view or a page part already read; none of them queries."""
 
 from __future__ import annotations
 
@@ -7,36 +7,11 @@ from datetime import timedelta
 
 from django import template
 
-from benchmarks.models import BenchmarkJob, Recipe
+from benchmarks.models import Recipe
 from benchmarks.parameters import run_command
 from reviews.models import ReviewState
 
 register = template.Library()
-
-GPU_WORKER_COMMAND = "celery -A portal worker -Q gpu -c 1 --prefetch-multiplier 1"
-_CACHE_ATTRIBUTE = "_benchmark_recipes"
-
-
-@register.simple_tag
-def recipes_for(protocol) -> list[Recipe]:
-    """`{% recipes_for protocol as recipes %}`: the protocol's recipes, reviewed first; one query per
-    protocol object however often a page asks."""
-    recipes = getattr(protocol, _CACHE_ATTRIBUTE, None)
-    if recipes is None:
-        recipes = sorted(
-            Recipe.objects.filter(protocol=protocol).order_by("stable_id"),
-            key=lambda recipe: recipe.review_state != ReviewState.SOURCE_CHECKED,
-        )
-        setattr(protocol, _CACHE_ATTRIBUTE, recipes)
-    return recipes
-
-
-@register.simple_tag
-def job_for(evaluation) -> BenchmarkJob | None:
-    """`{% job_for evaluation as job %}`: the benchmark job that measured an evaluation, if one did."""
-    if evaluation is None or evaluation.measured_by != "portal":
-        return None
-    return BenchmarkJob.objects.filter(evaluation=evaluation).first()
 
 
 @register.filter
@@ -48,11 +23,6 @@ def reviewed_recipes(recipes: list[Recipe]) -> list[Recipe]:
 def recipe_command(recipe: Recipe) -> str:
     """The `python -m benchmarks.ia3 ...` line that runs the recipe without the portal."""
     return run_command({**recipe.run_parameters(), "device": "auto"})
-
-
-@register.simple_tag
-def gpu_worker_command() -> str:
-    return GPU_WORKER_COMMAND
 
 
 @register.filter

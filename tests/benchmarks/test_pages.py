@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.template import Context, Template
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -14,6 +13,7 @@ from django.utils import timezone
 from benchmarks.execution import benchmark_job_claim, benchmark_job_fail, benchmark_job_progress, benchmark_job_succeed
 from benchmarks.models import Recipe
 from benchmarks.services import benchmark_job_enqueue, benchmark_jobs_sweep
+from benchmarks.views import job_part, recipes_part
 from tests.benchmarks.conftest import fake_report, make_tiny_recipe
 from tests.factories import EvaluationFactory
 from tests.helpers import apply_transitions
@@ -99,11 +99,11 @@ def test_it_renders_the_job_page_in_a_constant_number_of_queries(tiny_recipe, op
     assert queries() == few
 
 
-PROTOCOL_PART = Template('{% include "benchmarks/_protocol_recipes.html" with protocol=protocol part=part %}')
-
-
 def render_part(protocol, part=None) -> str:
-    return " ".join(PROTOCOL_PART.render(Context({"protocol": protocol, "part": part})).split())
+    """The protocol page's part from benchmarks: its recipe line, its run instructions, or both."""
+    parts = recipes_part(None, protocol)
+    html = {"line": parts["recipe_line"], "instructions": parts["run_instructions"]}.get(part, parts["recipe_line"] + parts["run_instructions"])
+    return " ".join(html.split())
 
 
 def test_it_says_when_a_protocol_has_no_recipe(timed_protocol):
@@ -153,8 +153,7 @@ def test_it_links_a_measured_evaluation_to_its_job(tiny_recipe, operator, broker
     job = running_job(tiny_recipe, operator)
     benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report())
     job.refresh_from_db()
-    template = Template('{% include "benchmarks/_evaluation_job.html" with evaluation=evaluation %}')
-    text = template.render(Context({"evaluation": job.evaluation}))
+    text = job_part(None, job.evaluation)["benchmark_job"]
     assert f'<a href="/benchmarks/jobs/{job.pk}/">benchmark job {job.pk}</a>' in text
     assert f"/benchmarks/jobs/{job.pk}/report.json" in text
-    assert template.render(Context({"evaluation": EvaluationFactory()})).strip() == ""  # author-reported
+    assert job_part(None, EvaluationFactory())["benchmark_job"].strip() == ""  # author-reported

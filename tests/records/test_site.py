@@ -66,6 +66,16 @@ def test_the_coverage_matrix_filters_by_area_and_downloads_as_csv(client, catalo
     assert by_config["control"]["measured_here"] == "true" and by_config["small"]["null_control_measured"] == "true"
 
 
+def test_a_retired_baseline_role_is_not_counted_as_measured(client, catalogue):
+    role = m.BaselineRole.objects.get(stable_id="runtime-null")
+    role.status = m.BaselineStatus.RETIRED  # its configuration's evaluation stays source checked
+    role.save()
+    runtime_row = next(row for row in client.get("/coverage/").content.decode().split('<tr><th scope="row">') if "Run time" in row.split("</th>")[0])
+    assert "null control not measured; conventional reference not measured" in runtime_row
+    rows = list(csv.DictReader(io.StringIO(client.get("/coverage.csv", {"area": "dna-genomes"}).content.decode())))
+    assert {row["null_control_measured"] for row in rows} == {"false"}
+
+
 def values(svg: str) -> list[str]:
     return re.findall(r'<text class="value"[^>]*>([^<]+)</text>', svg)
 

@@ -33,8 +33,8 @@ from releases.build import release_build
 from releases.bundle import read_csv_rows
 from releases.fixity import release_verify
 from releases.models import FileKind, ReleaseRecord, ReleaseStatus
+from releases.selectors import latest_published, releases_containing
 from releases.services import release_cut
-from releases.templatetags.release_tags import current_release, releases_containing
 from tests.conftest import database_url_for
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
 
@@ -45,7 +45,7 @@ DATE = datetime.date(2026, 11, 1)
 # The sha256 of manifest-sha256.txt of the seeded catalogue's bundle, on every backend. It changes
 # only when the seed, the exporter's tables or the writer change: then update it, after checking
 # that the SQLite and the PostgreSQL runs print the same new value.
-SEED_PAYLOAD_DIGEST_PREFIX = "293047419256"
+SEED_PAYLOAD_DIGEST_PREFIX = "907a06430d51"
 
 pytestmark = pytest.mark.django_db
 
@@ -234,14 +234,14 @@ def test_decimals_are_written_as_stored_and_rows_sorted_in_python(seeded, tmp_pa
     assert values["B-result"][0] == "123456789.123456" and values["a-result"][0] == "-2.5"
 
 
-def test_has_reviewed_recipe_comes_from_the_configured_lookup(seeded, settings, tmp_path):
-    settings.RECIPE_LOOKUP = "tests.releases.test_build.every_protocol_has_a_recipe"
+def test_has_reviewed_recipe_comes_from_the_benchmarks_reviewed_recipes(seeded, tmp_path):
+    from benchmarks.seed import seed_recipes
+    from tests.helpers import apply_transitions
+
+    [(recipe, _created)] = seed_recipes()
+    apply_transitions(recipe, "check_source")
     result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=5)
     assert [row["has_reviewed_recipe"] for row in table(result.bag_dir, "protocol_coverage")] == ["true"]
-
-
-def every_protocol_has_a_recipe(protocol_stable_ids):
-    return set(protocol_stable_ids)
 
 
 def test_a_published_release_lists_every_exported_record_and_record_pages_name_it(published_release):
@@ -256,9 +256,9 @@ def test_a_published_release_lists_every_exported_record_and_record_pages_name_i
     assert memberships == expected
     assert all(len(h) == 64 for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True))
     evaluation_id = m.Evaluation.objects.values_list("stable_id", flat=True).first()
-    containing = releases_containing("evaluation", evaluation_id)
+    containing = releases_containing(record_type="evaluation", stable_id=evaluation_id)
     assert containing[0] == published_release and containing[1].is_external  # the seed's external release too
-    assert current_release() == published_release
+    assert latest_published() == published_release
 
 
 def test_the_change_from_the_previous_release_counts_records_added_removed_and_changed(
@@ -281,7 +281,7 @@ def test_the_change_from_the_previous_release_counts_records_added_removed_and_c
     assert second.counts["added"] == {"source": 1}
     assert second.counts["removed"] == {"source": 1}
     assert second.counts["changed"] == {"configuration": 1, "result": 1}
-    assert current_release() == second
+    assert latest_published() == second
 
 
 def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
@@ -338,6 +338,32 @@ def test_the_exporter_reads_the_catalogue_in_chunks_never_a_table_at_once(db):
     assert len(coverage) == 5
     # Three chunks of protocols, five queries each (protocols, counts, results, roles, recipes), and the empty last page.
     assert len(queries) == 3 * 5 + 1
+
+
+def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(db):
+    """One rule (records.coverage): a retired baseline role is not measured, even when its configuration is."""
+    from records import coverage
+    from tests.helpers import apply_transitions
+
+    protocol = ProtocolFactory()
+    control, reference = ConfigurationFactory(), ConfigurationFactory()
+    for configuration in (control, reference):
+        apply_transitions(EvaluationFactory(protocol=protocol, configuration=configuration), "check_source")
+    EvaluationFactory(protocol=protocol, configuration=control)  # proposed
+    m.BaselineRole.objects.create(stable_id="null", protocol=protocol, kind="null_control", selection_rule="r", configuration=control)
+    m.BaselineRole.objects.create(
+        stable_id="ref", protocol=protocol, kind="conventional_reference", selection_rule="r", configuration=reference,
+        status=m.BaselineStatus.RETIRED,
+    )
+    [row] = exporter.coverage_rows(chunk_size=10)
+    assert (row["null_control_measured"], row["conventional_reference_measured"]) == (True, False)
+    assert (row["conventional_reference_status"], row["conventional_reference_configuration_id"]) == ("retired", reference.stable_id)
+    assert (row["evaluations"], row["evaluations_source_checked"], row["evaluations_proposed"]) == (3, 2, 1)
+    [line] = coverage.coverage().lines
+    assert (line.null_control_measured, line.conventional_reference_measured) == (True, False)
+    assert line.counts == {"source_checked": 2, "proposed": 1}
+    digests = {stable_id: digest for kind, stable_id, digest in exporter.derived_memberships(chunk_size=10) if kind == "baselinerole"}
+    assert digests["ref"] == exporter.content_digest(["ref", protocol.stable_id, "conventional_reference", "retired", reference.stable_id, False])
 
 
 def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path):

@@ -210,17 +210,14 @@ def test_record_pages_say_which_release_they_were_derived_from(published_release
 
 
 def test_record_pages_can_list_the_releases_that_contain_a_record(published_release):
-    from django.template.loader import render_to_string
-
     from records.models import Source
+    from releases.views import membership_part
 
     source = Source.objects.first()
-    html = render_to_string("releases/_containing.html", {"record_type": "source", "stable_id": source.stable_id})
+    html = membership_part(None, source)["release_membership"]
     assert f'<a href="/releases/{published_release.release_id}/">{published_release.release_id}</a>' in html
     assert SEED_RELEASE_ID in html
-    assert "No published release contains this record yet." in render_to_string(
-        "releases/_containing.html", {"record_type": "source", "stable_id": "not-released"}
-    )
+    assert "No published release contains this record yet." in membership_part(None, Source(stable_id="not-released"))["release_membership"]
 
 
 def test_the_admin_shows_a_builds_progress_and_refreshes_while_it_runs(release_manager, client):
