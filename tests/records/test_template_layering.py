@@ -19,9 +19,9 @@ _URL = re.compile(r"{%\s*url\s+(\S+)")
 
 
 def _project_apps() -> set[str]:
-    """The portal's own apps (those whose code lives in this repository), by their top-level package."""
+    """The portal's own apps (top-level packages of this repository; not what a virtual environment inside it holds)."""
     base = Path(settings.BASE_DIR).resolve()
-    return {config.name.split(".")[0] for config in apps.get_app_configs() if base in Path(config.path).resolve().parents}
+    return {config.name.split(".")[0] for config in apps.get_app_configs() if Path(config.path).resolve().parent == base}
 
 
 def _app_of_library(name: str) -> str | None:
