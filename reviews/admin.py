@@ -10,16 +10,16 @@ from django import forms
 from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
-from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 
 from common.admin import ReadOnlyAdminMixin
 from reviews.models import Reviewable, ReviewEvent, ReviewState
+from reviews.selectors import review_events
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
 
@@ -42,11 +42,6 @@ class ReasonActionForm(ActionForm):
     """The changelist's action bar, with a reason for the bulk transitions that need one."""
 
     reason = forms.CharField(required=False, max_length=REASON_MAX_LENGTH, label="Reason")
-
-
-def review_events_for(record: Model) -> list[ReviewEvent]:
-    content_type = ContentType.objects.get_for_model(type(record))
-    return list(ReviewEvent.objects.filter(content_type=content_type, object_id=record.pk).order_by("-created_at", "-id"))
 
 
 def _bulk_action(name: str) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet], None]:
@@ -124,7 +119,7 @@ class ReviewableAdminMixin(_ModelAdminBase):
             context["review"] = {
                 "state": ReviewState(obj.review_state).label,
                 "transitions": available_transitions(record=obj, user=request.user),
-                "events": review_events_for(obj),
+                "events": list(review_events(record=obj, newest_first=True)),
                 "action_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_transition", args=[obj.pk]),
                 "expected_state": obj.review_state,
                 "history_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_history", args=[obj.pk]),

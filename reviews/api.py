@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.contenttypes.models import ContentType
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
@@ -15,6 +14,7 @@ from rest_framework.response import Response
 
 from common.api import ConditionalGetMixin, StableCursorPagination
 from reviews.models import ReviewEvent, ReviewState
+from reviews.selectors import review_events
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
 
@@ -97,8 +97,7 @@ class ReviewActionsMixin(_ViewSetBase):
     @action(detail=True, methods=["get"], url_path="events", permission_classes=[AllowAny])
     def events(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
-        content_type = ContentType.objects.get_for_model(type(record))
-        events = ReviewEvent.objects.filter(content_type=content_type, object_id=record.pk).select_related("content_type").order_by("created_at", "id")
+        events = review_events(record=record)
         return Response(ReviewEventSerializer(events, many=True).data)
 
 
