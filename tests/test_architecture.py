@@ -74,3 +74,34 @@ def test_no_app_code_is_loaded_by_a_dotted_string() -> None:
     users = [str(path.relative_to(ROOT)) for path in _python_files() if path.parent.name != "tests" and loader.search(path.read_text())]
     # portal/ may load what its settings name (Django does so itself); the apps load nothing by name.
     assert [user for user in users if not user.startswith(("portal/", "tests/"))] == []
+
+
+def _layout_blocks() -> dict[str, str]:
+    """The README's module list (the second code block under "## Layout"), by app."""
+    section = (ROOT / "README.md").read_text().split("## Layout\n", 1)[1].split("\n## ", 1)[0]
+    listing = section.split("```")[3]
+    blocks: dict[str, str] = {}
+    app = ""
+    for line in listing.splitlines():
+        head = line.split("/", 1)[0]
+        if line[:1].strip() and head in APPS:
+            app = head
+        if app:
+            blocks[app] = blocks.get(app, "") + line + "\n"
+    return blocks
+
+
+def test_the_readme_layout_names_every_module_of_every_app() -> None:
+    blocks = _layout_blocks()
+    assert set(blocks) == set(APPS)
+    unnamed = {}
+    for app in APPS:
+        if app == "portal":
+            continue  # the top layer's plumbing is named by kind, not module by module
+        names = [path.name for path in (ROOT / app).glob("*.py") if path.stem not in {"__init__", "apps"}]
+        names += [f"{path.name}/" for path in (ROOT / app).iterdir() if path.is_dir() and (path / "__init__.py").exists()]
+        plumbing = {"migrations/", "management/", "templatetags/"}
+        missing = [name for name in names if name not in plumbing and not re.search(rf"(?<![\w/]){re.escape(name)}", blocks[app])]
+        if missing:
+            unnamed[app] = sorted(missing)
+    assert unnamed == {}
