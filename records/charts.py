@@ -192,7 +192,7 @@ def charts_svg(charts: list[Chart]) -> str:
     for chart in charts:
         offsets.append(y)
         y += chart.height
-    return render_to_string("records/_charts.svg", {"charts": list(zip(charts, offsets)), "width": WIDTH, "height": y})
+    return render_to_string("records/_charts.svg", {"charts": list(zip(charts, offsets, strict=True)), "width": WIDTH, "height": y})
 
 
 def chart_png(svg: str) -> bytes:

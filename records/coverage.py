@@ -249,7 +249,7 @@ def coverage_rows(report: Coverage) -> Iterator[dict[str, object]]:
             "conventional_reference_measured": line.conventional_reference_measured,
             "has_reviewed_recipe": line.has_reviewed_recipe, "missing": "; ".join(line.missing),
         }
-        for configuration, cell in zip(report.configurations, line.cells):
+        for configuration, cell in zip(report.configurations, line.cells, strict=True):
             yield {
                 **summary, "configuration_id": configuration.stable_id, "configuration_name": configuration.name,
                 "result_state": cell.best_state or "none", "result_states": cell.summary, "measured_here": cell.measured_here,

@@ -91,7 +91,7 @@ def matrix_rows(results: QuerySet, *, chunk_size: int = 2000) -> Iterator[dict[s
     columns = {**MATRIX_COLUMNS, **_DERIVING}
     names = list(columns)
     for values in values_by_pk(results, columns.values(), chunk_size=chunk_size):
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         row["comparable"] = m.evaluation_comparable(review_state=row["review_state"], original_state=row["repeated_review_state"])
         yield {name: row[name] for name in MATRIX_FIELDNAMES}
 

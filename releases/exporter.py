@@ -158,7 +158,7 @@ def _plain_rows(queryset, columns: Mapping[str, str], *, chunk_size: int) -> Ite
     """Rows of `columns` (table column -> lookup) read in keyset chunks."""
     names = list(columns)
     for values in exports.values_by_pk(queryset, columns.values(), chunk_size=chunk_size):
-        yield dict(zip(names, values))
+        yield dict(zip(names, values, strict=True))
 
 
 _SOURCE_COLUMNS = {

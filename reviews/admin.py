@@ -81,7 +81,7 @@ class ReviewableAdminMixin(_ModelAdminBase):
     def get_urls(self) -> list[URLPattern]:
         info = self.model._meta.app_label, self.model._meta.model_name
         custom = [
-            path("<path:object_id>/transition/", self.admin_site.admin_view(self.transition_view), name="%s_%s_transition" % info),
+            path("<path:object_id>/transition/", self.admin_site.admin_view(self.transition_view), name="{}_{}_transition".format(*info)),
         ]
         return custom + super().get_urls()
 

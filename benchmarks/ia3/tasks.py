@@ -99,7 +99,7 @@ def _read_parquet(path: Path) -> Split:
     missing = {"sequence", "label"} - set(table.column_names)
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
-    return _split(path, list(zip(table.column("sequence").to_pylist(), table.column("label").to_pylist())))
+    return _split(path, list(zip(table.column("sequence").to_pylist(), table.column("label").to_pylist(), strict=True)))
 
 
 def _read_fasta(path: Path) -> Split:

@@ -94,7 +94,7 @@ def _write(*, entries: list[Entry], actor: Actor, report: ImportReport, overwrit
             failed.add((entry.section.key, entry.stable_id))  # its error is reported where it starts
             continue
         values = dict(entry.values)
-        for key, (model_field, target) in entry.section.references.items():
+        for model_field, target in entry.section.references.values():
             values[model_field] = resolve(target, entry.references.get(model_field, ""))
         unresolved = [
             key for key, (model_field, _target) in entry.section.references.items()

@@ -201,9 +201,9 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
     for key in section.scalars:
         if key not in item:
             entry.values[key] = section.model._meta.get_field(key).get_default()
-    for key, (model_field, _target) in section.references.items():
+    for model_field, _target in section.references.values():
         entry.references.setdefault(model_field, "")
-    for key, (model_field, _target) in section.many.items():
+    for model_field, _target in section.many.values():
         entry.many.setdefault(model_field, [])
     return entry
 

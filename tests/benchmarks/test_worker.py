@@ -144,7 +144,8 @@ def test_it_retries_the_job_of_a_killed_worker_then_fails_it_after_the_last_atte
 
     for attempt in (1, 2):
         worker = start_worker("gpu")
-        wait_for(lambda: running_with_progress(job, attempt), timeout=90, what=f"attempt {attempt} to run", worker=worker)
+        wait_for(lambda: running_with_progress(job, attempt),  # noqa: B023 (called within this iteration)
+                 timeout=90, what=f"attempt {attempt} to run", worker=worker)
         worker.kill(signal.SIGKILL)  # the whole process group: main process and pool child
         worker.process.wait(timeout=15)
         time.sleep(1.2)  # the heartbeat goes stale

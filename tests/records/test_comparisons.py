@@ -37,7 +37,7 @@ def best_in_columns(response) -> dict[str, list[str]]:
     marks: dict[str, list[str]] = {key: [] for key in columns}
     for row in table.split("<tbody>")[1].split("</tr>")[:-1]:
         configuration = re.search(r'title="([^"]+)"', row).group(1)
-        for key, cell in zip(columns, row.split("<td>")[1:]):
+        for key, cell in zip(columns, row.split("<td>")[1:], strict=True):
             if "(best in column" in cell:
                 marks[key].append(html.unescape(configuration))
     return marks

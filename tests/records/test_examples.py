@@ -61,7 +61,7 @@ def test_the_gue_tasks_best_marks_are_the_papers_bold_cells(seeded, client):
     marked = {key: [] for key in columns}
     for row in table.split("<tbody>")[1].split("</tr>")[:-1]:
         configuration = re.search(r'href="/configurations/([^/]+)/"', row).group(1)
-        for key, cell in zip(columns, row.split("<td>")[1:]):
+        for key, cell in zip(columns, row.split("<td>")[1:], strict=True):
             if "(best in column" in cell:
                 marked[key].append(configuration)
     assert marked == {task: sorted(configs) for task, configs in bold["gue-mcc-x100-zhou-2024"].items()}

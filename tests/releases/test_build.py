@@ -53,7 +53,7 @@ pytestmark = pytest.mark.django_db
 def table(bag: Path, name: str) -> list[dict[str, str]]:
     with gzip.open(bag / "data" / f"{name}.csv.gz", "rt", encoding="utf-8", newline="") as handle:
         rows = list(read_csv_rows(handle))
-    return [dict(zip(rows[0], row)) for row in rows[1:]]
+    return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
 
 
 def bag_of(release) -> Path:

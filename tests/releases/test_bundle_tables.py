@@ -78,7 +78,7 @@ def test_decimals_are_written_with_exactly_their_recorded_digits(value: Decimal,
 def test_values_are_written_in_their_fixed_forms(bundle: BundleResult) -> None:
     with gzip.open(bundle.bag_dir / "data" / "results.csv.gz", "rt", encoding="utf-8", newline="") as stream:
         header, *rows = list(read_csv_rows(stream))
-    by_replicate = {int(r[header.index("replicate")]): dict(zip(header, r)) for r in rows}
+    by_replicate = {int(r[header.index("replicate")]): dict(zip(header, r, strict=True)) for r in rows}
     assert [by_replicate[i]["value"] for i in range(6)] == ["0.7340", "1E+3", "20", "0", "", "3"]
     assert [by_replicate[i]["checked"] for i in range(3)] == ["true", "false", ""]
     assert by_replicate[1]["reported_on"] == "2024-02-02"

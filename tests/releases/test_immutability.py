@@ -80,7 +80,7 @@ def test_sql_cannot_change_or_delete_a_published_release(published_release):
     before = snapshot(published_release)
     for statement in SQL_WRITES:
 
-        def run():
+        def run(statement: str = statement) -> None:
             with connection.cursor() as cursor:
                 cursor.execute(statement.format(release=published_release.pk))
 
@@ -93,7 +93,7 @@ def test_postgresql_cannot_truncate_while_a_release_is_published(published_relea
         pytest.skip("TRUNCATE is PostgreSQL's (SQLite has only DELETE, which the row triggers guard)")
     for table in ("releases_release", "releases_releasefile", "releases_releaserecord"):
 
-        def run():
+        def run(table: str = table) -> None:
             with connection.cursor() as cursor:
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no pending foreign key checks: TRUNCATE refuses those
                 cursor.execute(f"TRUNCATE {table} CASCADE")

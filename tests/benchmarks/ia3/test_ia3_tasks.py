@@ -49,7 +49,7 @@ def test_the_learnable_variant_plants_one_whole_token_motif_per_class():
     data = synthetic(get_task("promoter_all"), 40, 0, seed=0, variant="motif")
     assert data.test is None
     counts = {}
-    for sequence, label in zip(data.train.sequences, data.train.labels):
+    for sequence, label in zip(data.train.sequences, data.train.labels, strict=True):
         for token in split_tokens(sequence)[1:]:
             counts.setdefault(label, {}).setdefault(token, 0)
             counts[label][token] += 1
