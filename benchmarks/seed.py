@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from common.types import Actor
 from benchmarks.models import Precision, Recipe
 from benchmarks.services import recipe_ensure
 from records.models import Protocol
@@ -40,7 +41,7 @@ SEED_RECIPES = (
 
 
 @transaction.atomic
-def seed_recipes(*, actor=None) -> list[tuple[Recipe, bool]]:
+def seed_recipes(*, actor: Actor = None) -> list[tuple[Recipe, bool]]:
     """Create the seed recipes that are missing; existing ones are left as curators left them. Idempotent."""
     done = []
     for values in SEED_RECIPES:

@@ -18,6 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from common.types import Actor
 from records import models as m
 from records.imports import SECTION_BY_KEY, ImportReport, records_import, review_plan
 from reviews.models import ReviewState
@@ -46,7 +47,7 @@ def example_document(path: Path) -> dict:
 
 
 @transaction.atomic
-def examples_load(*, paths: list[Path] | None = None, actor=None) -> ExamplesReport:
+def examples_load(*, paths: list[Path] | None = None, actor: Actor = None) -> ExamplesReport:
     """Import the example documents (all of them by default, in order) and record their curation
     review; idempotent."""
     report = ExamplesReport()

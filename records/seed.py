@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from common.types import Actor
 from records import models as m
 from records.imports import FORMAT_NAME, FORMAT_VERSION, ImportReport, records_import
 from reviews.models import ReviewState
@@ -229,7 +230,7 @@ SEED_REVIEWS: tuple[tuple[type, str, tuple[tuple[str, str], ...]], ...] = (
 
 
 @transaction.atomic
-def seed_import(*, actor=None) -> tuple[ImportReport, int]:
+def seed_import(*, actor: Actor = None) -> tuple[ImportReport, int]:
     """Import the seed document and apply the page's review states; returns the report and transitions applied.
 
     Idempotent: transitions are applied only to records still proposed, so a second run writes nothing.
