@@ -84,7 +84,7 @@ class Claim:
 
 def is_stale(release: Release, now: datetime.datetime) -> bool:
     beat = release.heartbeat or release.started_at
-    return beat is None or (now - beat).total_seconds() > conf.stale_after_seconds()
+    return beat is None or now - beat > conf.stale_after()
 
 
 def claim(release_pk: int) -> Claim | None:
@@ -215,8 +215,8 @@ def builds_sweep(*, send: Callable[[Release], None]) -> SweepReport:
     """
     report = SweepReport()
     now = timezone.now()
-    cutoff = now - datetime.timedelta(seconds=conf.stale_after_seconds())
-    give_up = datetime.timedelta(seconds=int(conf.give_up_after_seconds()))
+    cutoff = now - conf.stale_after()
+    give_up = conf.give_up_after()
     candidates = list(Release.objects.filter(status__in=UNFINISHED).values_list("pk", flat=True))
     for pk in candidates:
         with transaction.atomic():
