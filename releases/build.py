@@ -1,7 +1,7 @@
 """The one release build path, on the worker: claim, stage, write, validate, install, publish.
 
 `release_build` (the `releases.tasks.release_build` task's body), in order:
-1. claims the row (`releases.lifecycle.claim`: a locked conditional update, a new build token);
+1. claims the row (`release_build_claim`: `common.lifecycle`'s conditional update, a new build token);
 2. stages: a folder of this claim under RELEASES_DIR (`releases.store.staging_directory`);
 3. writes the bundle there from a consistent view of the catalogue (`releases.exporter` gives the
    rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more);
@@ -10,7 +10,8 @@
 5. installs it once: one rename to RELEASES_DIR/<id>, then read-only once (`releases.store.install`);
 6. publishes the release with its files and memberships in one locked transaction.
 A second message for the same release does nothing; a failure of any step fails the release with
-its reason and leaves no files behind.
+its reason and leaves no files behind. Progress is the heartbeat (`Progress`, through
+`releases.lifecycle.RELEASES.heartbeat`): a worker whose claim is gone stops (`BuildSuperseded`).
 
 Imports point down only: never `releases.services` nor `releases.tasks`.
 """
@@ -19,8 +20,13 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
+import socket
+import time
 import traceback
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -29,17 +35,137 @@ from django.utils import timezone
 
 from releases import conf, exporter, selectors, store
 from releases.bundle import BundleResult, verify_bundle
-from releases.lifecycle import BuildSuperseded, Claim, Progress, append_log, audit, claim, fail, log_line
-from releases.models import Release, ReleaseFile, ReleaseRecord, ReleaseStatus
+from releases.lifecycle import (
+    BUILDING,
+    PUBLISHED,
+    RELEASES,
+    append_log,
+    give_up_out_of_attempts,
+    log_line,
+    out_of_attempts,
+    release_fail_locked,
+)
+from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseRecord
 
 logger = logging.getLogger(__name__)
 
 MEMBERSHIP_BATCH = 5_000
 EXPORT_PASSES = 3  # the catalogue changed during each of this many exports: give up
+HEARTBEAT_EVERY_SECONDS = 1.0
 
 
 class BuildFailed(Exception):
     """The build cannot succeed; the message is the release's error."""
+
+
+class BuildSuperseded(Exception):
+    """This worker's claim on the build is gone (cancelled, or another worker took it over): stop quietly."""
+
+
+# ------------------------------------------------------------------- claim
+
+
+@dataclass
+class Claim:
+    release: Release
+    token: str
+
+
+def release_build_claim(*, release_pk: int) -> Claim | None:
+    """Take the build, or say why not (None): already finished, alive in another worker, or out of
+    attempts (then it is failed).
+
+    The row is read locked (failing it needs the lock); the claim itself is `RELEASES.claim`'s
+    conditional UPDATE, judged by its row count: only while the row is still as read (requested, or
+    building and still stale; this attempt count) does it become building, one more attempt, a new
+    build token, its start and heartbeat now, with one event.
+    """
+    with transaction.atomic():
+        release = RELEASES.locked(release_pk)
+        if release is None:
+            logger.warning("release build %s: no such release", release_pk)
+            return None
+        if release.status not in UNFINISHED:
+            logger.info("release build %s: already %s, nothing to do", release_pk, release.status)
+            return None
+        now = timezone.now()
+        stale_after = conf.stale_after()
+        lost = release.status == BUILDING
+        if lost and not RELEASES.is_stale(release, now=now, stale_after=stale_after):
+            logger.info("release build %s: being built by another worker (attempt %s)", release_pk, release.attempts)
+            return None
+        if out_of_attempts(release):
+            give_up_out_of_attempts(release)
+            return None
+        token = uuid.uuid4().hex
+        claimed = f"{'previous worker lost; ' if lost else ''}attempt {release.attempts + 1} claimed by {socket.gethostname()} pid {os.getpid()}"
+        won = RELEASES.claim(
+            row=release,
+            to=BUILDING,
+            reason=claimed,
+            now=now,
+            match=RELEASES.stale_before(now - stale_after) if lost else None,  # a take-over only while still stale
+            build_token=token,
+            progress=0,
+            stage="starting",
+            error="",
+            build_log=release.build_log + log_line(claimed, now),
+        )
+        if not won:
+            logger.info("release build %s: changed meanwhile, nothing to do", release_pk)
+            return None
+    return Claim(release=release, token=token)
+
+
+def release_build_fail(*, release_pk: int, token: str, error: str, detail: str = "") -> None:
+    """Fail the build, if the claim `token` still holds it; `detail` (a traceback) goes to its log."""
+    with transaction.atomic():
+        release = RELEASES.locked(release_pk)
+        if release is None or release.status != BUILDING or release.build_token != token:
+            return
+        if detail:
+            release.build_log += detail if detail.endswith("\n") else detail + "\n"
+        release_fail_locked(release, error=error)
+
+
+# --------------------------------------------------------------- heartbeat
+
+
+class Progress:
+    """The writer's progress callback: percent done, stage, heartbeat; refuses to go on without the claim."""
+
+    def __init__(self, release_pk: int, token: str, totals: dict[str, int]) -> None:
+        self.release_pk = release_pk
+        self.token = token
+        # Work units: every row is read (sorted) once and written once; the derived memberships,
+        # validation, installation and publication take the last tenth.
+        self.total = max(1, 2 * sum(totals.values()))
+        self.offsets: dict[str, int] = {}
+        offset = 0
+        for name, rows in totals.items():
+            self.offsets[f"sort {name}"] = offset
+            self.offsets[f"write {name}"] = offset + rows
+            offset += 2 * rows
+        self.last_write = 0.0
+        self.delay = conf.chunk_delay()
+
+    def __call__(self, stage: str, rows: int) -> None:
+        done = self.offsets.get(stage, self.total) + rows
+        self.report(stage, 5 + int(85 * min(done, self.total) / self.total))
+        if self.delay:
+            time.sleep(self.delay)
+
+    def report(self, stage: str, percent: int, *, force: bool = False) -> None:
+        """Write progress and heartbeat (at most once a second unless `force`); BuildSuperseded once the claim is gone."""
+        now = time.monotonic()
+        if not force and now - self.last_write < HEARTBEAT_EVERY_SECONDS and not self.delay:
+            return
+        self.last_write = now
+        if not RELEASES.heartbeat(pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200]):
+            raise BuildSuperseded()
+
+
+# ------------------------------------------------------------------- build
 
 
 class MembershipFile:
@@ -72,7 +198,7 @@ class MembershipFile:
 
 def release_build(*, release_pk: int) -> Release | None:
     """Build and publish one release. Idempotent: does nothing for a finished release or a live build."""
-    claimed = claim(release_pk)
+    claimed = release_build_claim(release_pk=release_pk)
     if claimed is None:
         return Release.objects.filter(pk=release_pk).first()
     pk, token = claimed.release.pk, claimed.token
@@ -81,13 +207,14 @@ def release_build(*, release_pk: int) -> Release | None:
     except BuildSuperseded:
         logger.warning("release build %s: the claim was taken over by another worker; stopping", pk)
     except BuildFailed as exc:
-        fail(pk, token, str(exc))
+        release_build_fail(release_pk=pk, token=token, error=str(exc))
     except SoftTimeLimitExceeded:
         soft, _hard = conf.build_time_limits()
-        fail(pk, token, f"the build ran past its time limit of {datetime.timedelta(seconds=soft)} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)")
+        limit = datetime.timedelta(seconds=soft)
+        release_build_fail(release_pk=pk, token=token, error=f"the build ran past its time limit of {limit} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)")
     except Exception as exc:  # the error is recorded on the release; the worker stays up
         logger.exception("release build %s failed", pk)
-        fail(pk, token, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        release_build_fail(release_pk=pk, token=token, error=f"{type(exc).__name__}: {exc}", detail=traceback.format_exc())
     finally:
         store.remove_staging(pk, token)  # this claim's staging folder, whatever happened
     return Release.objects.filter(pk=pk).first()
@@ -128,8 +255,8 @@ def _remove_installed(release_pk: int, token: str, final: Path) -> None:
     release removes what is left).
     """
     with transaction.atomic():
-        release = Release.objects.select_for_update().filter(pk=release_pk).first()
-        if release is not None and release.status == ReleaseStatus.BUILDING and release.build_token == token:
+        release = RELEASES.locked(release_pk)
+        if release is not None and release.status == BUILDING and release.build_token == token:
             store.remove_tree(final)
 
 
@@ -182,8 +309,8 @@ def _publish(
     """Publish in one transaction: files, memberships, change counts and the status, with the row locked."""
     files = store.release_files(store.installed_result(result))
     with transaction.atomic():
-        release = Release.objects.select_for_update().get(pk=release_pk)
-        if release.status != ReleaseStatus.BUILDING or release.build_token != token:
+        release = RELEASES.locked(release_pk)
+        if release is None or release.status != BUILDING or release.build_token != token:
             raise BuildSuperseded()
         _refuse_unchanged(result.release_id, payload_sha256)
         ReleaseFile.objects.bulk_create(
@@ -194,26 +321,29 @@ def _publish(
             ReleaseRecord.objects.bulk_create(batch)
         previous = selectors.latest_published()
         now = timezone.now()
-        release.counts = {
+        counts = {
             "format_version": exporter.FORMAT_VERSION,
             "rows": dict(result.row_counts),
             "records": selectors.records_by_type(ReleaseRecord.objects.filter(release=release)),
             **selectors.membership_changes(release=release, previous=previous, format_version=exporter.FORMAT_VERSION),
         }
-        release.release_id = result.release_id
-        release.payload_sha256 = payload_sha256
-        release.catalogue_watermark = watermark
-        release.previous = previous
-        release.status = ReleaseStatus.PUBLISHED
-        release.progress = 100
-        release.stage = "published"
-        release.published_at = now
-        release.finished_at = now
-        release.heartbeat = now
-        release.build_token = ""
-        release.build_log += log_line(f"published as {result.release_id}", now)
         try:
-            release.save()
+            RELEASES.change(
+                row=release,
+                to=PUBLISHED,
+                reason=f"published as {result.release_id}",
+                counts=counts,
+                release_id=result.release_id,
+                payload_sha256=payload_sha256,
+                catalogue_watermark=watermark,
+                previous=previous,
+                progress=100,
+                stage="published",
+                published_at=now,
+                finished_at=now,
+                heartbeat=now,
+                build_token="",
+                build_log=release.build_log + log_line(f"published as {result.release_id}", now),
+            )
         except IntegrityError as exc:
             raise BuildFailed(f"could not publish {result.release_id}: {exc}") from exc
-        audit(release, from_status=ReleaseStatus.BUILDING, reason=f"published as {result.release_id}")

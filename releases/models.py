@@ -183,7 +183,8 @@ class ReleaseRecord(models.Model):
 
 class ReleaseEvent(models.Model):
     """The audit log of a release's status: one row per change (cut, claim, re-send, publish, fail,
-    cancel), written by `releases.lifecycle.audit` in the same locked transaction as the change.
+    cancel), written through `releases.lifecycle.RELEASES` (`common.lifecycle`) in the same locked
+    transaction as the change.
 
     A failed release, the only kind the admin may delete, takes its events with it; a published one
     is never deleted (migration 0003's triggers)."""

@@ -9,9 +9,12 @@ The row is the truth, the Celery message only a nudge (DESIGN.md, "Benchmark job
 - `release_record_external` records a release published elsewhere (the seed page's).
 
 Elsewhere in the app: the worker's build path in `releases.build` (claim, stage, write, validate,
-install, publish), the build lifecycle in `releases.lifecycle`, fixity checks in `releases.fixity`,
-read queries (latest release, change lists) in `releases.selectors`. Imports point down:
-services -> tasks -> build -> lifecycle, store, selectors, exporter, bundle.
+install, publish), the release's status table, refusals and sweeper in `releases.lifecycle` (bound to
+`common.lifecycle`, as benchmark jobs are), fixity checks in `releases.fixity`, read queries (latest
+release, change lists) in `releases.selectors`. Imports point down:
+services -> tasks -> build -> lifecycle, store, selectors, exporter, bundle. The refusals
+(`ReleaseError` and its kinds) are defined with the status table in `releases.lifecycle`; callers
+import them from here, with the services that raise them.
 """
 
 from __future__ import annotations
@@ -21,38 +24,13 @@ import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from common.errors import DomainError
-from common.types import Actor
+from common.lifecycle import NEW
+from common.types import Actor, acting_user
 from releases import exporter, lifecycle, selectors, tasks
+from releases.lifecycle import RELEASES, REQUESTED, BuildInProgress, NothingChanged, ReleaseError, ReleaseForbidden
 from releases.models import UNFINISHED, Release, ReleaseRecord, ReleaseStatus
 
 CUT_PERMISSION = "releases.cut_release"
-
-
-# ------------------------------------------------------------------ errors
-
-
-class ReleaseError(DomainError):
-    """A refused release operation; `release` is the one it was about, where there is one."""
-
-    def __init__(self, message: str, *, release: Release | None = None):
-        super().__init__(message)
-        self.release = release
-
-
-class ReleaseForbidden(ReleaseError):
-    status = 403
-    code = "permission_denied"
-
-
-class NothingChanged(ReleaseError):
-    status = 409
-    code = "nothing_changed"
-
-
-class BuildInProgress(ReleaseError):
-    status = 409
-    code = "build_in_progress"
 
 
 # --------------------------------------------------------------------- cut
@@ -92,14 +70,14 @@ def release_cut(*, actor: Actor, note: str = "") -> Release:
                 f"nothing changed since release {last.release_id}: no release was created", release=last
             )
         now = timezone.now()
-        release = Release.objects.create(
+        note = note.strip()
+        release = Release(
             release_date=timezone.localdate(now),
-            status=ReleaseStatus.REQUESTED,
-            note=note.strip(),
-            cut_by=actor,
+            note=note,
+            cut_by=acting_user(actor),
             build_log=lifecycle.log_line(f"cut by {actor.get_username()}", now),
         )
-        lifecycle.audit(release, from_status="", actor=actor, reason=f"cut{': ' + release.note if release.note else ''}")
+        RELEASES.change(row=release, to=REQUESTED, actor=actor, reason=f"cut{': ' + note if note else ''}")
         tasks.release_build_enqueue(release)
     return release
 
@@ -113,7 +91,7 @@ def release_cancel(*, actor: Actor, release_pk: int) -> Release:
     if actor is None or not may_cut_release(actor):
         raise ReleaseForbidden("only release managers may cancel a release (permission releases.cut_release)")
     with transaction.atomic():
-        release = Release.objects.select_for_update().filter(pk=release_pk).first()
+        release = RELEASES.locked(release_pk)
         if release is None:
             raise ReleaseError(f"no release #{release_pk}")
         if release.status not in UNFINISHED:
@@ -121,7 +99,7 @@ def release_cancel(*, actor: Actor, release_pk: int) -> Release:
                 f"{release} is {release.get_status_display().lower()}: only a requested or building release can be cancelled",
                 release=release,
             )
-        lifecycle.mark_failed_locked(release, f"cancelled by {actor.get_username()}", actor=actor)
+        lifecycle.release_fail_locked(release, error=f"cancelled by {actor.get_username()}", actor=actor)
     return release
 
 
@@ -168,5 +146,6 @@ def release_record_external(
         counts={"records": selectors.records_by_type(ReleaseRecord.objects.filter(release=release))},
     )
     release.refresh_from_db()
-    lifecycle.audit(release, from_status="", reason="recorded from a published page")
+    # Not a move of the table (the row was never requested in earnest): its one event, as if created published.
+    RELEASES.record_event(row=release, from_status=NEW, reason="recorded from a published page")
     return release, True

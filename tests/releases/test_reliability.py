@@ -12,7 +12,7 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from releases import build, conf, fixity, lifecycle, services, store
+from releases import build, conf, fixity, services, store
 from releases.build import release_build
 from releases.fixity import release_verify
 from releases.models import Release, ReleaseFile, ReleaseStatus
@@ -42,7 +42,7 @@ def test_running_the_build_twice_builds_once(seeded, releases_dir, release_manag
 
 def test_a_second_message_while_the_build_is_alive_does_nothing(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    claim = lifecycle.claim(release.pk)  # a worker is building it right now
+    claim = build.release_build_claim(release_pk=release.pk)  # a worker is building it right now
     assert release_build(release_pk=release.pk).status == ReleaseStatus.BUILDING
     release.refresh_from_db()
     assert release.attempts == 1 and release.build_token == claim.token
@@ -50,7 +50,7 @@ def test_a_second_message_while_the_build_is_alive_does_nothing(seeded, releases
 
 def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    lost = lifecycle.claim(release.pk)
+    lost = build.release_build_claim(release_pk=release.pk)
     leftover = releases_dir / f"{store.STAGING_PREFIX}{release.pk}-{lost.token}"
     (leftover / "release").mkdir(parents=True)
     (leftover / "release" / "half-written.csv.gz").write_bytes(b"\x1f\x8b")
@@ -65,11 +65,11 @@ def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, re
 
 def test_a_worker_that_lost_its_claim_stops_and_publishes_nothing(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    lost = lifecycle.claim(release.pk)
+    lost = build.release_build_claim(release_pk=release.pk)
     Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
-    current = lifecycle.claim(release.pk)  # another worker takes the stale build over
-    with pytest.raises(lifecycle.BuildSuperseded):
-        lifecycle.Progress(release.pk, lost.token, {"t": 1}).report("sort t", 10, force=True)
+    current = build.release_build_claim(release_pk=release.pk)  # another worker takes the stale build over
+    with pytest.raises(build.BuildSuperseded):
+        build.Progress(release.pk, lost.token, {"t": 1}).report("sort t", 10, force=True)
     build._build(current)
     release.refresh_from_db()
     assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 2
@@ -183,18 +183,18 @@ def release_folders(directory) -> list[str]:
 
 def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_its_own(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    claims = [lifecycle.claim(release.pk)]
+    claims = [build.release_build_claim(release_pk=release.pk)]
 
     def taken_over_while_publishing(*args, **kwargs):
         Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
-        claims.append(lifecycle.claim(release.pk))  # another worker takes the build over meanwhile
-        raise lifecycle.BuildSuperseded()
+        claims.append(build.release_build_claim(release_pk=release.pk))  # another worker takes the build over meanwhile
+        raise build.BuildSuperseded()
 
     with mock.patch.object(build, "_publish", side_effect=taken_over_while_publishing):
-        with pytest.raises(lifecycle.BuildSuperseded):
+        with pytest.raises(build.BuildSuperseded):
             build._build(claims[0])  # installs the folder (renames it into place), then loses the build
         [folder] = release_folders(releases_dir)  # kept: the claim that took over may be publishing it
-        with pytest.raises(lifecycle.BuildSuperseded):
+        with pytest.raises(build.BuildSuperseded):
             build._build(claims[1])  # finds that folder, verifies it, then loses the build too
         assert release_folders(releases_dir) == [folder]  # not its own to remove
 
@@ -283,13 +283,13 @@ def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(seeded
         ResultFactory(evaluation=EvaluationFactory())
     settings.RELEASE_BUILD_CHUNK_ROWS = 2
     release = release_cut(actor=release_manager)
-    report = lifecycle.Progress.report
+    report = build.Progress.report
 
     def report_after_a_commit_elsewhere(self, stage, percent, *, force=False):
         _commit_from_another_connection()
         return report(self, stage, percent, force=True)
 
-    with mock.patch.object(lifecycle.Progress, "report", report_after_a_commit_elsewhere):
+    with mock.patch.object(build.Progress, "report", report_after_a_commit_elsewhere):
         published = release_build(release_pk=release.pk)
     assert published.status == ReleaseStatus.PUBLISHED, published.error
 
