@@ -44,6 +44,10 @@ def test_the_import_contracts_hold() -> None:
         ("benchmarks/ia3/_django.py", "import django\n", "The IA3 runner is plain"),
         ("benchmarks/sweeper.py", "from benchmarks import tasks\n", "benchmarks: services -> tasks"),
         ("benchmarks/tasks.py", "from benchmarks import services\n", "benchmarks: services -> tasks"),
+        ("releases/tasks.py", "from releases import services\n", "releases: services -> tasks"),
+        ("releases/store.py", "from releases import lifecycle\n", "releases: services -> tasks"),
+        ("releases/bundle/writer.py", "from releases import exporter\n", "releases: services -> tasks"),
+        ("releases/bundle/tables.py", "from django.db import models\n", "The bundle writer turns rows"),
     ],
 )
 def test_a_deliberate_upward_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
