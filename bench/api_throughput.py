@@ -92,8 +92,12 @@ def main() -> None:
     var_dir = tempfile.mkdtemp(prefix="bench-api-")
     body = prepare(var_dir)
     env = {
-        **os.environ, "PORTAL_VAR_DIR": var_dir, "DJANGO_SETTINGS_MODULE": "portal.settings", "BENCH_BODY_FILE": str(body),
-        "PORTAL_API_ANON_RATE": "100000000/minute", "PORTAL_LOG_LEVEL": "WARNING",
+        **os.environ,
+        "PORTAL_VAR_DIR": var_dir,
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "BENCH_BODY_FILE": str(body),
+        "PORTAL_API_ANON_RATE": "100000000/minute",
+        "PORTAL_LOG_LEVEL": "WARNING",
     }
     with gunicorn_serving("bench.api_bench_wsgi:application", port=PORT, env=env, options=["--workers", "2"]):
         hammer(LIST_PATH, 2, args.clients)  # warm both workers up

@@ -62,7 +62,9 @@ def main() -> None:
         started = time.perf_counter()
         client.get(PAGE)
         timings.append(time.perf_counter() - started)
-    print(f"{PAGE}: {query_count} queries, median {statistics.median(timings) * 1000:.0f} ms over {REQUESTS} requests, {len(response.content):,} bytes")
+    print(
+        f"{PAGE}: {query_count} queries, median {statistics.median(timings) * 1000:.0f} ms over {REQUESTS} requests, {len(response.content):,} bytes"
+    )
 
 
 if __name__ == "__main__":

@@ -64,9 +64,16 @@ def main() -> int:
             print(f"   step {step}/{total} at {time.perf_counter() - run_started:.1f} s", flush=True)
 
         config = RunConfig(
-            preset=preset, task=args.task, steps=steps, batch_size=8, learning_rate=3e-3,
-            precision="auto", peak_tflops=args.peak_tflops, progress_interval=args.every,
-            warmup_steps=20, compile=args.compile,
+            preset=preset,
+            task=args.task,
+            steps=steps,
+            batch_size=8,
+            learning_rate=3e-3,
+            precision="auto",
+            peak_tflops=args.peak_tflops,
+            progress_interval=args.every,
+            warmup_steps=20,
+            compile=args.compile,
         )
         report = run(config, progress=progress)
         (args.out / f"{preset}.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -100,21 +100,32 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch CPU threads for both sides; one keeps a tiny model off a busy machine's noise")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads for both sides; one keeps a tiny model off a busy machine's noise",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     config = RunConfig(
-        preset=args.preset, task=args.task, steps=args.steps, batch_size=args.batch_size,
-        warmup_steps=args.warmup, device="cpu", precision="fp32",
+        preset=args.preset,
+        task=args.task,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        warmup_steps=args.warmup,
+        device="cpu",
+        precision="fp32",
     )
     ours(config), trainers(config)  # untimed: a fresh process pays one-off costs on its first steps
     runner, trainer = [], []
     for _ in range(args.repeats):  # interleaved, so drifting background load hits both sides
         runner.append(ours(config))
         trainer.append(trainers(config))
-    print(f"{args.preset} on {args.task} (synthetic), {args.steps} steps x batch {args.batch_size}, "
-          f"cpu, {torch.get_num_threads()} threads, best of {args.repeats}")
+    print(
+        f"{args.preset} on {args.task} (synthetic), {args.steps} steps x batch {args.batch_size}, "
+        f"cpu, {torch.get_num_threads()} threads, best of {args.repeats}"
+    )
     print(f"  IA3 runner : {max(runner):7.2f} steps/s   (all: {', '.join(f'{v:.2f}' for v in runner)})")
     print(f"  HF Trainer : {max(trainer):7.2f} steps/s   (all: {', '.join(f'{v:.2f}' for v in trainer)})")
     print(f"  ratio      : {max(runner) / max(trainer):7.2f}x")

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.serving import gunicorn_serving  # noqa: E402
+
 PORT = 8766
 PROTOCOL = "gfm-guide-20261014-protocol-nt-ia3-finetune-runtime"
 
@@ -75,13 +76,27 @@ def requests_for(data: dict):
     words = ["IA3", "Nucleotide Transformer", "runtime", "Load model 1", "splice", PROTOCOL]
 
     def correction():
-        body = {"target_type": "protocol", "target_id": PROTOCOL, "explanation": f"Load test suggestion {random.random()}"}
+        body = {
+            "target_type": "protocol",
+            "target_id": PROTOCOL,
+            "explanation": f"Load test suggestion {random.random()}",
+        }
         return "POST", "/api/v1/corrections/", json.dumps(body)
 
     return [
         ("record page", 20, lambda: ("GET", f"/protocols/{PROTOCOL}/", None)),
         ("record page", 15, lambda: ("GET", f"/evaluations/{random.choice(evaluations)}/", None)),
-        ("API list", 25, lambda: ("GET", random.choice(["/api/v1/evaluations/?page_size=50", "/api/v1/protocols/", "/api/v1/results/?page_size=100"]), None)),
+        (
+            "API list",
+            25,
+            lambda: (
+                "GET",
+                random.choice(
+                    ["/api/v1/evaluations/?page_size=50", "/api/v1/protocols/", "/api/v1/results/?page_size=100"]
+                ),
+                None,
+            ),
+        ),
         ("search", 15, lambda: ("GET", f"/search/?q={random.choice(words).replace(' ', '+')}", None)),
         ("correction", 10, correction),
         ("release download", 15, lambda: ("GET", f"/releases/{release}/files/{random.choice(files)}", None)),
@@ -125,7 +140,11 @@ def drive(makers, seconds: float, clients: int):
 
 
 def percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else (values[0] if values else 0.0)
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+        if len(values) > 1
+        else (values[0] if values else 0.0)
+    )
 
 
 def main() -> int:
@@ -136,9 +155,13 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=8)
     args = parser.parse_args()
     env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "portal.settings", "PORTAL_LOG_LEVEL": "WARNING",
-        "PORTAL_CORRECTIONS_PER_IP": "1000000", "PORTAL_CORRECTIONS_PER_RECORD": "1000000",
-        "PORTAL_API_ANON_RATE": "100000000/minute", "PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS": "3600",
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "PORTAL_LOG_LEVEL": "WARNING",
+        "PORTAL_CORRECTIONS_PER_IP": "1000000",
+        "PORTAL_CORRECTIONS_PER_RECORD": "1000000",
+        "PORTAL_API_ANON_RATE": "100000000/minute",
+        "PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS": "3600",
     }
     if not env.get("DATABASE_URL"):
         env["PORTAL_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-load-")
@@ -149,15 +172,19 @@ def main() -> int:
     by_kind: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for name, status, ms in results:
         by_kind[name].append((status, ms))
-    print(f"gunicorn {args.workers} worker(s) x {args.threads} threads, {args.clients} keep-alive clients, {elapsed:.1f} s, "
-          f"database {'DATABASE_URL' if os.environ.get('DATABASE_URL') else 'embedded SQLite'}")
+    print(
+        f"gunicorn {args.workers} worker(s) x {args.threads} threads, {args.clients} keep-alive clients, {elapsed:.1f} s, "
+        f"database {'DATABASE_URL' if os.environ.get('DATABASE_URL') else 'embedded SQLite'}"
+    )
     print(f"{'workload':<18} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}  statuses")
     rows = [*sorted(by_kind.items()), ("all", [(s, ms) for name, s, ms in results])]
     for name, entries in rows:
         times = [ms for _, ms in entries]
         statuses = Counter(status for status, _ in entries)
-        print(f"{name:<18} {len(entries):>8} {len(entries) / elapsed:>7.1f} {percentile(times, 50):>8.1f} {percentile(times, 95):>8.1f} "
-              f"{percentile(times, 99):>8.1f}  {dict(sorted(statuses.items()))}")
+        print(
+            f"{name:<18} {len(entries):>8} {len(entries) / elapsed:>7.1f} {percentile(times, 50):>8.1f} {percentile(times, 95):>8.1f} "
+            f"{percentile(times, 99):>8.1f}  {dict(sorted(statuses.items()))}"
+        )
     server_errors = sum(1 for _, status, _ in results if status >= 500)
     client_errors = sum(1 for _, status, _ in results if 400 <= status < 500)
     print(f"errors: {server_errors} server (5xx), {client_errors} client (4xx)")

@@ -42,21 +42,40 @@ def seed(size: int) -> m.Protocol:
     dataset = m.Dataset(stable_id=f"bench-dataset-{size}", name="Bench dataset")
     record_save(record=dataset, actor=None)
     protocol = m.Protocol(
-        stable_id=f"bench-protocol-{size}", title=f"Bench protocol with {size} evaluations", summary="Bench.",
-        metric_name="Runtime", metric_short_name="runtime", metric_unit="minute", metric_direction="lower", source=source,
+        stable_id=f"bench-protocol-{size}",
+        title=f"Bench protocol with {size} evaluations",
+        summary="Bench.",
+        metric_name="Runtime",
+        metric_short_name="runtime",
+        metric_unit="minute",
+        metric_direction="lower",
+        source=source,
     )
     record_save(record=protocol, actor=None)
     for index in range(size):
         configuration = m.Configuration(stable_id=f"bench-{size}-config-{index}", name=f"Model {index:05d}")
         record_save(record=configuration, actor=None)
         evaluation = m.Evaluation(
-            stable_id=f"bench-{size}-evaluation-{index}", title=f"Evaluation {index}", protocol=protocol,
-            configuration=configuration, dataset=dataset, measured_by="authors", reading_method="table", source=source,
-            source_locator="Table 1", quote="A quoted sentence.",
+            stable_id=f"bench-{size}-evaluation-{index}",
+            title=f"Evaluation {index}",
+            protocol=protocol,
+            configuration=configuration,
+            dataset=dataset,
+            measured_by="authors",
+            reading_method="table",
+            source=source,
+            source_locator="Table 1",
+            quote="A quoted sentence.",
         )
         record_save(record=evaluation, actor=None)
         record_save(
-            record=m.Result(stable_id=f"bench-{size}-result-{index}", evaluation=evaluation, value=Decimal(index % 97) + Decimal("0.5"), unit="minute", printed_value=f"{Decimal(index % 97) + Decimal('0.5')} min"),
+            record=m.Result(
+                stable_id=f"bench-{size}-result-{index}",
+                evaluation=evaluation,
+                value=Decimal(index % 97) + Decimal("0.5"),
+                unit="minute",
+                printed_value=f"{Decimal(index % 97) + Decimal('0.5')} min",
+            ),
             actor=None,
         )
     return protocol

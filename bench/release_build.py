@@ -66,15 +66,24 @@ def grow_catalogue(results: int) -> None:
         return
     protocols = results // RESULTS_PER_PROTOCOL
     start_protocol = m.Protocol.objects.count()
-    sources = [m.Source(stable_id=f"bench-source-{i}", title=f"Bench source {i}, a paper", venue="Bench", kind="paper") for i in range(start_protocol, protocols)]
+    sources = [
+        m.Source(stable_id=f"bench-source-{i}", title=f"Bench source {i}, a paper", venue="Bench", kind="paper")
+        for i in range(start_protocol, protocols)
+    ]
     m.Source.objects.bulk_create(sources, batch_size=BATCH)
     source_ids = dict(m.Source.objects.values_list("stable_id", "pk"))
     m.Protocol.objects.bulk_create(
         [
             m.Protocol(
-                stable_id=f"bench-protocol-{i}", title=f"Bench protocol {i}", summary="Bench.", metric_name="Runtime",
-                metric_short_name="runtime", metric_unit="minute", metric_direction="lower",
-                source_id=source_ids[f"bench-source-{i}"], source_locator=f"Table {i % 9 + 1}",
+                stable_id=f"bench-protocol-{i}",
+                title=f"Bench protocol {i}",
+                summary="Bench.",
+                metric_name="Runtime",
+                metric_short_name="runtime",
+                metric_unit="minute",
+                metric_direction="lower",
+                source_id=source_ids[f"bench-source-{i}"],
+                source_locator=f"Table {i % 9 + 1}",
             )
             for i in range(start_protocol, protocols)
         ],
@@ -83,18 +92,30 @@ def grow_catalogue(results: int) -> None:
     protocol_ids = dict(m.Protocol.objects.values_list("stable_id", "pk"))
     m.BaselineRole.objects.bulk_create(
         [
-            m.BaselineRole(stable_id=f"bench-protocol-{i}-{kind}", protocol_id=protocol_ids[f"bench-protocol-{i}"], kind=kind, selection_rule="Select one.")
+            m.BaselineRole(
+                stable_id=f"bench-protocol-{i}-{kind}",
+                protocol_id=protocol_ids[f"bench-protocol-{i}"],
+                kind=kind,
+                selection_rule="Select one.",
+            )
             for i in range(start_protocol, protocols)
             for kind in m.BaselineKind.values
         ],
         batch_size=BATCH,
     )
     if not m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").exists():
-        m.Dataset.objects.bulk_create([m.Dataset(stable_id=f"bench-dataset-{i}", name=f"Bench task {i}") for i in range(20)])
-    dataset_ids = list(m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").order_by("pk").values_list("pk", flat=True))
+        m.Dataset.objects.bulk_create(
+            [m.Dataset(stable_id=f"bench-dataset-{i}", name=f"Bench task {i}") for i in range(20)]
+        )
+    dataset_ids = list(
+        m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").order_by("pk").values_list("pk", flat=True)
+    )
     start_configuration = m.Configuration.objects.count()
     m.Configuration.objects.bulk_create(
-        [m.Configuration(stable_id=f"bench-config-{i}", name=f"Model {i:06d}, fine-tuned") for i in range(start_configuration, results // 10)],
+        [
+            m.Configuration(stable_id=f"bench-config-{i}", name=f"Model {i:06d}, fine-tuned")
+            for i in range(start_configuration, results // 10)
+        ],
         batch_size=BATCH,
     )
     configuration_ids = list(m.Configuration.objects.order_by("pk").values_list("pk", flat=True))
@@ -105,10 +126,15 @@ def grow_catalogue(results: int) -> None:
         m.Evaluation.objects.bulk_create(
             [
                 m.Evaluation(
-                    stable_id=f"bench-evaluation-{i}", title=f"Bench evaluation {i}",
+                    stable_id=f"bench-evaluation-{i}",
+                    title=f"Bench evaluation {i}",
                     protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
-                    configuration_id=configuration_ids[i % len(configuration_ids)], dataset_id=dataset_ids[i % len(dataset_ids)],
-                    measured_by=("authors", "third_party")[i % 2], measured_by_name="" if i % 2 == 0 else "Bench et al.", reading_method="table", source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    configuration_id=configuration_ids[i % len(configuration_ids)],
+                    dataset_id=dataset_ids[i % len(dataset_ids)],
+                    measured_by=("authors", "third_party")[i % 2],
+                    measured_by_name="" if i % 2 == 0 else "Bench et al.",
+                    reading_method="table",
+                    source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
                     source_locator=f"Table {i % 7 + 1}, row {i % 40 + 1}",
                     quote=f'The model reached {i % 97}.5 minutes, "as reported", in run {i}.',
                 )
@@ -116,13 +142,18 @@ def grow_catalogue(results: int) -> None:
             ]
         )
         evaluation_ids = dict(
-            m.Evaluation.objects.filter(stable_id__in=[f"bench-evaluation-{i}" for i in range(first, last)]).values_list("stable_id", "pk")
+            m.Evaluation.objects.filter(
+                stable_id__in=[f"bench-evaluation-{i}" for i in range(first, last)]
+            ).values_list("stable_id", "pk")
         )
         m.Result.objects.bulk_create(
             [
                 m.Result(
-                    stable_id=f"bench-result-{i}-{j}", evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
-                    value=Decimal(i % 997) + Decimal(j) / Decimal(8), unit="minute", printed_value=f"{i % 997} min",
+                    stable_id=f"bench-result-{i}-{j}",
+                    evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
+                    value=Decimal(i % 997) + Decimal(j) / Decimal(8),
+                    unit="minute",
+                    printed_value=f"{i % 997} min",
                 )
                 for i in range(first, last)
                 for j in range(RESULTS_PER_EVALUATION)
@@ -131,10 +162,14 @@ def grow_catalogue(results: int) -> None:
         m.EvidenceRow.objects.bulk_create(
             [
                 m.EvidenceRow(
-                    stable_id=f"bench-evidence-{i}", protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
-                    evaluation_id=evaluation_ids[f"bench-evaluation-{i}"], property_name="metric",
-                    statement=f"Statement {i}, with a comma.", source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
-                    locator="Methods", quote="A quoted line.",
+                    stable_id=f"bench-evidence-{i}",
+                    protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
+                    property_name="metric",
+                    statement=f"Statement {i}, with a comma.",
+                    source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
+                    locator="Methods",
+                    quote="A quoted line.",
                 )
                 for i in range(first, last)
                 if i % 5 == 0
@@ -147,8 +182,8 @@ def grow_catalogue(results: int) -> None:
 
 def build_in_this_process() -> None:
     """--build: cut a release row and run the real build service; print figures as JSON."""
-    from releases.models import Release, ReleaseStatus
     from releases.build import release_build
+    from releases.models import Release, ReleaseStatus
 
     release = Release.objects.create(release_date=timezone.localdate(), status=ReleaseStatus.REQUESTED, note="bench")
     before = rss_kib()

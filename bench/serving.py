@@ -14,11 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager
-def gunicorn_serving(app: str, *, port: int, env: dict[str, str], options: list[str], start_timeout: float = 10.0) -> Iterator[None]:
+def gunicorn_serving(
+    app: str, *, port: int, env: dict[str, str], options: list[str], start_timeout: float = 10.0
+) -> Iterator[None]:
     """Run ``gunicorn app`` with ``options`` until the block ends; wait until ``/healthz`` answers."""
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--log-level", "warning", *options],
-        cwd=ROOT, env=env,
+        cwd=ROOT,
+        env=env,
     )
     try:
         deadline = time.monotonic() + start_timeout

@@ -53,7 +53,9 @@ def cancel_jobs(modeladmin, request, queryset):
     done, refused = [], []
     for job in queryset.order_by("pk"):
         try:
-            done.append(benchmark_job_cancel(job=job, actor=request.user, reason=f"cancelled in the admin by {request.user}"))
+            done.append(
+                benchmark_job_cancel(job=job, actor=request.user, reason=f"cancelled in the admin by {request.user}")
+            )
         except JobError as error:
             refused.append(f"job {job.pk}: {error.message}")
     _report(modeladmin, request, "Cancelled", done, refused)
@@ -115,7 +117,18 @@ class JobEventInline(ReadOnlyAdminMixin, admin.TabularInline):
 class BenchmarkJobAdmin(QueuePermissionMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: a job's row changes only through its services (the actions here, the worker, the sweeper)."""
 
-    list_display = ("id", "recipe", "status", "progress", "attempts", "worker_host", "queued_at", "finished_at", "requested_by", "page")
+    list_display = (
+        "id",
+        "recipe",
+        "status",
+        "progress",
+        "attempts",
+        "worker_host",
+        "queued_at",
+        "finished_at",
+        "requested_by",
+        "page",
+    )
     list_filter = ("status", "recipe")
     search_fields = ("=id", "recipe__stable_id", "worker_host", "celery_task_id")
     list_select_related = ("recipe", "requested_by")
@@ -123,9 +136,31 @@ class BenchmarkJobAdmin(QueuePermissionMixin, ReadOnlyAdminMixin, admin.ModelAdm
     actions = [cancel_jobs, rerun_jobs]
     inlines = [JobEventInline]
     readonly_fields = (
-        "page", "recipe", "parameters", "recipe_review_state", "requested_by", "rerun_of", "status", "attempts", "max_attempts",
-        "celery_task_id", "sends", "sent_at", "worker_host", "queued_at", "started_at", "heartbeat_at", "finished_at",
-        "progress_step", "progress_total", "environment", "figures", "evaluation", "error", "log_tail", "report",
+        "page",
+        "recipe",
+        "parameters",
+        "recipe_review_state",
+        "requested_by",
+        "rerun_of",
+        "status",
+        "attempts",
+        "max_attempts",
+        "celery_task_id",
+        "sends",
+        "sent_at",
+        "worker_host",
+        "queued_at",
+        "started_at",
+        "heartbeat_at",
+        "finished_at",
+        "progress_step",
+        "progress_total",
+        "environment",
+        "figures",
+        "evaluation",
+        "error",
+        "log_tail",
+        "report",
     )
     fields = readonly_fields
 

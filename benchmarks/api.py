@@ -60,7 +60,9 @@ class OverridesSerializer(serializers.Serializer):
     def to_internal_value(self, data):
         unknown = sorted(set(data) - set(OVERRIDABLE)) if isinstance(data, dict) else []
         if unknown:
-            raise serializers.ValidationError({name: [f"not a parameter a job may override (use: {', '.join(OVERRIDABLE)})"] for name in unknown})
+            raise serializers.ValidationError(
+                {name: [f"not a parameter a job may override (use: {', '.join(OVERRIDABLE)})"] for name in unknown}
+            )
         return super().to_internal_value(data)
 
 
@@ -112,7 +114,9 @@ class JobSerializer(serializers.Serializer):
     environment = serializers.DictField()
     figures = serializers.DictField()
     error = serializers.CharField()
-    evaluation = EvaluationLinkSerializer(allow_null=True, help_text="The proposed evaluation a succeeded job produced.")
+    evaluation = EvaluationLinkSerializer(
+        allow_null=True, help_text="The proposed evaluation a succeeded job produced."
+    )
     rerun_of = serializers.IntegerField(allow_null=True)
     report_url = serializers.CharField(allow_null=True)
     requested_by = serializers.CharField()
@@ -139,7 +143,9 @@ class JobPagination(StableCursorPagination):
 
 
 def jobs_queryset():
-    return BenchmarkJob.objects.select_related("recipe__protocol", "evaluation", "requested_by").order_by("-queued_at", "-id")
+    return BenchmarkJob.objects.select_related("recipe__protocol", "evaluation", "requested_by").order_by(
+        "-queued_at", "-id"
+    )
 
 
 class JobListCreate(ConditionalGetMixin, ListAPIView):
@@ -170,7 +176,9 @@ class JobListCreate(ConditionalGetMixin, ListAPIView):
         serializer.is_valid(raise_exception=True)
         overrides = serializer.validated_data.get("overrides") or {}
         try:
-            job = benchmark_job_enqueue(recipe=serializer.validated_data["recipe"], requested_by=request.user, overrides=overrides)
+            job = benchmark_job_enqueue(
+                recipe=serializer.validated_data["recipe"], requested_by=request.user, overrides=overrides
+            )
         except JobError as error:
             return _refusal(error, overridden=set(overrides))
         body = JobSerializer(jobs_queryset().get(pk=job.pk)).data

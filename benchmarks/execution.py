@@ -34,9 +34,22 @@ logger = logging.getLogger(__name__)
 
 #: The figures of a report kept on the job (the whole report is kept beside them).
 FIGURES = (
-    "total_wall_time_s", "setup_time_s", "warmup_time_s", "training_loop_time_s", "eval_time_s", "steps_per_s",
-    "tokens_per_s", "achieved_tflops", "peak_memory_bytes", "peak_memory_source", "loss_start", "loss_end",
-    "sequence_length_tokens", "trainable_parameters", "total_parameters", "evaluations",
+    "total_wall_time_s",
+    "setup_time_s",
+    "warmup_time_s",
+    "training_loop_time_s",
+    "eval_time_s",
+    "steps_per_s",
+    "tokens_per_s",
+    "achieved_tflops",
+    "peak_memory_bytes",
+    "peak_memory_source",
+    "loss_start",
+    "loss_end",
+    "sequence_length_tokens",
+    "trainable_parameters",
+    "total_parameters",
+    "evaluations",
 )
 
 
@@ -48,10 +61,14 @@ def benchmark_job_claim(*, job_id: int, task_id: str, worker_host: str) -> Bench
     with transaction.atomic():
         job = BenchmarkJob.objects.filter(pk=job_id).first()
         if job is None or job.status != QUEUED:
-            logger.info("benchmark job %s is %s: message %s does nothing", job_id, job.status if job else "gone", task_id)
+            logger.info(
+                "benchmark job %s is %s: message %s does nothing", job_id, job.status if job else "gone", task_id
+            )
             return None
         if task_id != job.celery_task_id:
-            logger.info("benchmark job %s waits for message %s: message %s does nothing", job_id, job.celery_task_id, task_id)
+            logger.info(
+                "benchmark job %s waits for message %s: message %s does nothing", job_id, job.celery_task_id, task_id
+            )
             return None
         attempt = job.attempts + 1
         claimed = JOBS.claim(
@@ -105,13 +122,19 @@ def _json_safe(value: Any) -> Any:
 
 
 def _environment(report: dict[str, Any] | None, worker_host: str) -> dict[str, Any]:
-    environment: dict[str, Any] = {"worker_host": worker_host, "platform": platform.platform(), "python": platform.python_version()}
+    environment: dict[str, Any] = {
+        "worker_host": worker_host,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
     if report:
         environment.update({key: report.get(key) for key in ("device", "device_name", "precision", "versions")})
     return environment
 
 
-def benchmark_job_succeed(*, job_id: int, attempt: int, report: dict[str, Any], log_tail: str = "") -> BenchmarkJob | None:
+def benchmark_job_succeed(
+    *, job_id: int, attempt: int, report: dict[str, Any], log_tail: str = ""
+) -> BenchmarkJob | None:
     """Record a finished run: the proposed evaluation with its result, the figures, the report.
 
     Returns None (and records nothing) when the row is no longer this attempt's: a job cancelled
@@ -146,7 +169,9 @@ def benchmark_job_fail(*, job_id: int, attempt: int, error: str, log_tail: str =
     with transaction.atomic():
         job = _holding(job_id, attempt)
         if job is None:
-            logger.info("benchmark job %s is no longer attempt %s's: its error is discarded: %s", job_id, attempt, error)
+            logger.info(
+                "benchmark job %s is no longer attempt %s's: its error is discarded: %s", job_id, attempt, error
+            )
             return None
         JOBS.change(
             row=job,
@@ -174,7 +199,9 @@ def benchmark_job_execute(*, job_id: int, task_id: str, worker_host: str) -> str
         try:
             report = run_measurement(
                 parameters=job.parameters,
-                write_progress=lambda step, total: benchmark_job_progress(job_id=job_id, attempt=attempt, step=step, total=total),
+                write_progress=lambda step, total: benchmark_job_progress(
+                    job_id=job_id, attempt=attempt, step=step, total=total
+                ),
                 beat=lambda: benchmark_job_heartbeat(job_id=job_id, attempt=attempt),
                 heartbeat_interval=conf.heartbeat_interval(),
                 log=log,
@@ -184,7 +211,9 @@ def benchmark_job_execute(*, job_id: int, task_id: str, worker_host: str) -> str
             return "stopped"
         except SoftTimeLimitExceeded:
             limit = time_limits(job.parameters.get("preset")).soft
-            error = f"soft time limit exceeded: preset {job.parameters.get('preset')} may run {timedelta(seconds=limit)}"
+            error = (
+                f"soft time limit exceeded: preset {job.parameters.get('preset')} may run {timedelta(seconds=limit)}"
+            )
             logger.error("benchmark job %s: %s", job_id, error)
             outcome = benchmark_job_fail(job_id=job_id, attempt=attempt, error=error, log_tail=log.text())
             return "failed" if outcome else "stopped"

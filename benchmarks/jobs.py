@@ -16,7 +16,11 @@ from common.lifecycle import NEW, Lifecycle, TransitionTable
 from reviews.roles import role_label_for
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = (
-    JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED,
+    JobStatus.QUEUED,
+    JobStatus.RUNNING,
+    JobStatus.SUCCEEDED,
+    JobStatus.FAILED,
+    JobStatus.CANCELLED,
 )
 
 

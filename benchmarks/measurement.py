@@ -24,9 +24,15 @@ from reviews.models import ReviewState
 
 #: Seconds per unit of the protocol's metric, for the units a run-time protocol may use.
 TIME_UNITS: dict[str, int] = {
-    "second": 1, "seconds": 1, "s": 1,
-    "minute": 60, "minutes": 60, "min": 60,
-    "hour": 3600, "hours": 3600, "h": 3600,
+    "second": 1,
+    "seconds": 1,
+    "s": 1,
+    "minute": 60,
+    "minutes": 60,
+    "min": 60,
+    "hour": 3600,
+    "hours": 3600,
+    "h": 3600,
 }
 
 
@@ -80,15 +86,15 @@ def _value_in_unit(*, seconds: float, unit: str) -> Decimal:
     return exact.quantize(Decimal(1).scaleb(-VALUE_PLACES), rounding=ROUND_HALF_UP)
 
 
-
-
 def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> rm.Evaluation:
     """The proposed evaluation (measured by this portal) and its one result, in the protocol's unit."""
     protocol = job.recipe.protocol
     p = job.parameters
     actor = job.requested_by
     reason = f"measured by benchmark job {job.pk}"
-    configuration = _configuration_for(preset=p["preset"], precision=report["precision"], device=report["device"], actor=actor)
+    configuration = _configuration_for(
+        preset=p["preset"], precision=report["precision"], device=report["device"], actor=actor
+    )
     dataset = rm.Dataset.objects.get(stable_id=task_stable_id(p["task"]))
     seconds = float(report["total_wall_time_s"])
     unit = protocol.metric_unit

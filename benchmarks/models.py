@@ -34,7 +34,9 @@ class Recipe(Reviewable, models.Model):
     """
 
     stable_id = models.SlugField(
-        max_length=150, unique=True, help_text="Permanent identifier (letters, digits, hyphens); never changes once published."
+        max_length=150,
+        unique=True,
+        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
     )
     title = models.CharField(max_length=300)
     protocol = models.ForeignKey("records.Protocol", on_delete=models.PROTECT, related_name="recipes")
@@ -53,7 +55,17 @@ class Recipe(Reviewable, models.Model):
     history = HistoricalRecords()
 
     #: The fields that define the measurement; editing one of a reviewed recipe reopens its review.
-    RUN_FIELDS = ("preset", "task", "steps", "batch_size", "learning_rate", "precision", "eval_interval", "seed", "warmup_steps")
+    RUN_FIELDS = (
+        "preset",
+        "task",
+        "steps",
+        "batch_size",
+        "learning_rate",
+        "precision",
+        "eval_interval",
+        "seed",
+        "warmup_steps",
+    )
 
     class Meta:
         ordering = ["protocol_id", "stable_id"]
@@ -93,14 +105,20 @@ ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 class BenchmarkJob(models.Model):
     recipe = models.ForeignKey(Recipe, on_delete=models.PROTECT, related_name="jobs")
-    parameters = models.JSONField(help_text="The runner's options for this job: the recipe's, with the overrides applied.")
-    recipe_review_state = models.CharField(max_length=20, blank=True, help_text="The recipe's review state when the job was queued.")
+    parameters = models.JSONField(
+        help_text="The runner's options for this job: the recipe's, with the overrides applied."
+    )
+    recipe_review_state = models.CharField(
+        max_length=20, blank=True, help_text="The recipe's review state when the job was queued."
+    )
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reruns")
     status = models.CharField(max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED, db_index=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the job.")
     max_attempts = models.PositiveSmallIntegerField(default=3)
-    celery_task_id = models.CharField(max_length=64, blank=True, help_text="The id of the last message sent for the job.")
+    celery_task_id = models.CharField(
+        max_length=64, blank=True, help_text="The id of the last message sent for the job."
+    )
     sends = models.PositiveSmallIntegerField(default=0, help_text="Messages sent for the job (re-sends included).")
     sent_at = models.DateTimeField(null=True, blank=True)
     worker_host = models.CharField(max_length=200, blank=True)
@@ -125,14 +143,20 @@ class BenchmarkJob(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(status__in=JobStatus.values), name="benchmarkjob_status_valid"),
             models.CheckConstraint(condition=Q(max_attempts__gte=1), name="benchmarkjob_max_attempts_positive"),
-            models.CheckConstraint(condition=Q(attempts__lte=F("max_attempts")), name="benchmarkjob_attempts_within_max"),
-            models.CheckConstraint(condition=Q(progress_step__lte=F("progress_total")), name="benchmarkjob_progress_within_total"),
             models.CheckConstraint(
-                condition=Q(status__in=FINISHED, finished_at__isnull=False) | (~Q(status__in=FINISHED) & Q(finished_at__isnull=True)),
+                condition=Q(attempts__lte=F("max_attempts")), name="benchmarkjob_attempts_within_max"
+            ),
+            models.CheckConstraint(
+                condition=Q(progress_step__lte=F("progress_total")), name="benchmarkjob_progress_within_total"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=FINISHED, finished_at__isnull=False)
+                | (~Q(status__in=FINISHED) & Q(finished_at__isnull=True)),
                 name="benchmarkjob_finished_iff_finished_at",
             ),
             models.CheckConstraint(
-                condition=~Q(status=JobStatus.RUNNING) | Q(started_at__isnull=False, heartbeat_at__isnull=False, attempts__gte=1),
+                condition=~Q(status=JobStatus.RUNNING)
+                | Q(started_at__isnull=False, heartbeat_at__isnull=False, attempts__gte=1),
                 name="benchmarkjob_running_was_started",
             ),
         ]
@@ -168,8 +192,12 @@ class JobEvent(models.Model):
     from_status = models.CharField(max_length=20, blank=True, help_text="Blank when the job was created.")
     to_status = models.CharField(max_length=20, choices=JobStatus.choices)
     attempt = models.PositiveSmallIntegerField(default=0)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    actor_role = models.CharField(max_length=60, blank=True, help_text="The role the actor acted in; 'portal' for workers and the sweeper.")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    actor_role = models.CharField(
+        max_length=60, blank=True, help_text="The role the actor acted in; 'portal' for workers and the sweeper."
+    )
     reason = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
@@ -177,7 +205,9 @@ class JobEvent(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             models.CheckConstraint(condition=Q(to_status__in=JobStatus.values), name="jobevent_to_status_valid"),
-            models.CheckConstraint(condition=Q(from_status__in=["", *JobStatus.values]), name="jobevent_from_status_valid"),
+            models.CheckConstraint(
+                condition=Q(from_status__in=["", *JobStatus.values]), name="jobevent_from_status_valid"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -21,7 +21,18 @@ from benchmarks.presets import (
 from common.errors import DomainError
 
 #: What a job may change of its recipe's parameters (API body "overrides", run_benchmark options).
-OVERRIDABLE = ("preset", "task", "steps", "batch_size", "learning_rate", "precision", "eval_interval", "seed", "warmup_steps", "device")
+OVERRIDABLE = (
+    "preset",
+    "task",
+    "steps",
+    "batch_size",
+    "learning_rate",
+    "precision",
+    "eval_interval",
+    "seed",
+    "warmup_steps",
+    "device",
+)
 INTEGER_FIELDS = ("steps", "batch_size", "eval_interval", "seed", "warmup_steps")
 
 
@@ -53,10 +64,22 @@ def parameter_errors(parameters: dict[str, Any]) -> dict[str, str]:
         errors["batch_size"] = f"must be between 1 and {MAX_BATCH_SIZE}, got {parameters['batch_size']}"
     if "eval_interval" not in errors and parameters["eval_interval"] < 0:
         errors["eval_interval"] = f"must be 0 (off) or positive, got {parameters['eval_interval']}"
-    if "warmup_steps" not in errors and "steps" not in errors and not 0 <= parameters["warmup_steps"] < parameters["steps"]:
-        errors["warmup_steps"] = f"must be at least 0 and fewer than steps ({parameters['steps']}), got {parameters['warmup_steps']}"
+    if (
+        "warmup_steps" not in errors
+        and "steps" not in errors
+        and not 0 <= parameters["warmup_steps"] < parameters["steps"]
+    ):
+        errors["warmup_steps"] = (
+            f"must be at least 0 and fewer than steps ({parameters['steps']}), got {parameters['warmup_steps']}"
+        )
     rate = parameters.get("learning_rate")
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0 or rate != rate or rate == float("inf"):
+    if (
+        isinstance(rate, bool)
+        or not isinstance(rate, (int, float))
+        or not rate > 0
+        or rate != rate
+        or rate == float("inf")
+    ):
         errors["learning_rate"] = f"must be a positive number, got {rate!r}"
     if parameters.get("precision") not in PRECISIONS:
         errors["precision"] = f"must be one of {', '.join(PRECISIONS)}, got {parameters.get('precision')!r}"
@@ -70,7 +93,9 @@ def job_parameters(*, recipe, overrides: dict[str, Any] | None = None) -> dict[s
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(OVERRIDABLE))
     if unknown:
-        raise ParameterError({name: f"not a parameter a job may override (use: {', '.join(OVERRIDABLE)})" for name in unknown})
+        raise ParameterError(
+            {name: f"not a parameter a job may override (use: {', '.join(OVERRIDABLE)})" for name in unknown}
+        )
     parameters = {**recipe.run_parameters(), "device": "auto", **{k: v for k, v in overrides.items() if v is not None}}
     if _is_int(parameters.get("learning_rate")):
         parameters["learning_rate"] = float(parameters["learning_rate"])
@@ -90,16 +115,27 @@ def recipe_errors(recipe) -> dict[str, str]:
 def run_command(parameters: dict[str, Any]) -> str:
     """The shell command that runs the same measurement without the portal."""
     words = [
-        "python", "-m", "benchmarks.ia3",
-        "--preset", parameters["preset"],
-        "--task", parameters["task"],
-        "--steps", str(parameters["steps"]),
-        "--batch-size", str(parameters["batch_size"]),
-        "--learning-rate", f"{parameters['learning_rate']:g}",
-        "--precision", parameters["precision"],
-        "--eval-interval", str(parameters["eval_interval"]),
-        "--seed", str(parameters["seed"]),
-        "--warmup-steps", str(parameters["warmup_steps"]),
+        "python",
+        "-m",
+        "benchmarks.ia3",
+        "--preset",
+        parameters["preset"],
+        "--task",
+        parameters["task"],
+        "--steps",
+        str(parameters["steps"]),
+        "--batch-size",
+        str(parameters["batch_size"]),
+        "--learning-rate",
+        f"{parameters['learning_rate']:g}",
+        "--precision",
+        parameters["precision"],
+        "--eval-interval",
+        str(parameters["eval_interval"]),
+        "--seed",
+        str(parameters["seed"]),
+        "--warmup-steps",
+        str(parameters["warmup_steps"]),
     ]
     if parameters.get("device", "auto") != "auto":
         words += ["--device", parameters["device"]]

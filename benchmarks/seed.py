@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from common.types import Actor
 from benchmarks.models import Precision, Recipe
 from benchmarks.services import recipe_ensure
+from common.types import Actor
 from records.models import Protocol
 from records.seed import PROTOCOL_ID
 

@@ -15,7 +15,9 @@ def reviewed_recipe_protocols(protocol_stable_ids: Collection[str]) -> set[str]:
     """Of the given protocols, those with a reviewed (source-checked) recipe (the coverage page's and the
     release's "has a reviewed recipe" column)."""
     return set(
-        Recipe.objects.filter(protocol__stable_id__in=list(protocol_stable_ids), review_state=ReviewState.SOURCE_CHECKED)
+        Recipe.objects.filter(
+            protocol__stable_id__in=list(protocol_stable_ids), review_state=ReviewState.SOURCE_CHECKED
+        )
         .values_list("protocol__stable_id", flat=True)
         .distinct()
     )

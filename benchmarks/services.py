@@ -25,7 +25,7 @@ from benchmarks.measurement import TIME_UNITS
 from benchmarks.models import ACTIVE, BenchmarkJob, Recipe
 from benchmarks.parameters import OVERRIDABLE, ParameterError, job_parameters, parameter_errors
 from benchmarks.tasks import benchmark_job_send
-from common.types import Actor
+from common.types import Actor, acting_user
 from records import models as rm
 from records.seed import task_stable_id
 from records.services import record_save
@@ -79,7 +79,9 @@ def _check_measurable(*, recipe: Recipe, parameters: dict[str, Any]) -> None:
         )
 
 
-def _enqueue(*, recipe: Recipe, requested_by: Actor, parameters: dict[str, Any], reason: str, rerun_of: BenchmarkJob | None) -> BenchmarkJob:
+def _enqueue(
+    *, recipe: Recipe, requested_by: Actor, parameters: dict[str, Any], reason: str, rerun_of: BenchmarkJob | None
+) -> BenchmarkJob:
     _check_measurable(recipe=recipe, parameters=parameters)
     with transaction.atomic():
         now = timezone.now()
@@ -87,7 +89,7 @@ def _enqueue(*, recipe: Recipe, requested_by: Actor, parameters: dict[str, Any],
             recipe=recipe,
             parameters=parameters,
             recipe_review_state=recipe.review_state,
-            requested_by=requested_by,
+            requested_by=acting_user(requested_by),
             rerun_of=rerun_of,
             max_attempts=conf.max_attempts(),
             queued_at=now,
@@ -100,7 +102,9 @@ def _enqueue(*, recipe: Recipe, requested_by: Actor, parameters: dict[str, Any],
     return job
 
 
-def benchmark_job_enqueue(*, recipe: Recipe, requested_by: Actor, overrides: dict[str, Any] | None = None) -> BenchmarkJob:
+def benchmark_job_enqueue(
+    *, recipe: Recipe, requested_by: Actor, overrides: dict[str, Any] | None = None
+) -> BenchmarkJob:
     """Queue one run of `recipe` (with `overrides`): the row first, the message after the commit."""
     _require(requested_by, QUEUE_PERMISSION, "queue benchmark jobs")
     try:
@@ -122,7 +126,13 @@ def benchmark_job_rerun(*, job: BenchmarkJob, actor: Actor) -> BenchmarkJob:
     errors = parameter_errors(job.parameters)
     if errors:
         raise JobInvalid(f"job {job.pk}'s parameters no longer run: {errors}", errors=errors)
-    return _enqueue(recipe=job.recipe, requested_by=actor, parameters=dict(job.parameters), reason=f"rerun of job {job.pk}", rerun_of=job)
+    return _enqueue(
+        recipe=job.recipe,
+        requested_by=actor,
+        parameters=dict(job.parameters),
+        reason=f"rerun of job {job.pk}",
+        rerun_of=job,
+    )
 
 
 def benchmark_job_cancel(*, job: BenchmarkJob, actor: Actor, reason: str = "") -> BenchmarkJob:
@@ -134,7 +144,9 @@ def benchmark_job_cancel(*, job: BenchmarkJob, actor: Actor, reason: str = "") -
             state = locked.status if locked else "gone"
             raise JobConflict(f"job {job.pk} is {state}: only queued or running jobs can be cancelled", field="status")
         was_running = locked.status == RUNNING
-        JOBS.change(row=locked, to=CANCELLED, actor=actor, reason=reason.strip() or "cancelled", finished_at=timezone.now())
+        JOBS.change(
+            row=locked, to=CANCELLED, actor=actor, reason=reason.strip() or "cancelled", finished_at=timezone.now()
+        )
         revoke_after_commit(task_id=locked.celery_task_id, terminate=was_running)
     return locked
 
@@ -144,4 +156,6 @@ def benchmark_jobs_sweep(
 ) -> sweeper.SweepReport:
     """Sweep now, sending through the gpu task: what the beat task (`benchmarks.tasks.benchmark_jobs_sweep`)
     does every minute. See `benchmarks.sweeper.benchmark_jobs_sweep`."""
-    return sweeper.benchmark_jobs_sweep(send=benchmark_job_send, now=now, resend_after=resend_after, stale_after=stale_after)
+    return sweeper.benchmark_jobs_sweep(
+        send=benchmark_job_send, now=now, resend_after=resend_after, stale_after=stale_after
+    )

@@ -21,6 +21,7 @@ from benchmarks.jobs import FAILED, JOBS, QUEUED, RUNNING, revoke_after_commit
 from benchmarks.models import BenchmarkJob
 from benchmarks.presets import time_limits
 
+
 class Send(Protocol):
     """Sends a job's message after the commit (`benchmarks.tasks.benchmark_job_send`)."""
 
@@ -72,7 +73,10 @@ def _sweep_running(job: BenchmarkJob, *, send: Send, now: datetime, stale_after:
         outcome = "requeued"
     else:
         JOBS.change(
-            row=job, to=FAILED, reason=f"{lost}; no attempts left", finished_at=now,
+            row=job,
+            to=FAILED,
+            reason=f"{lost}; no attempts left",
+            finished_at=now,
             error=f"{lost} on attempt {job.attempts} of {job.max_attempts}: no attempts left",
         )
         outcome = "failed"
@@ -92,7 +96,11 @@ def _sweep_queued(job: BenchmarkJob, *, send: Send, now: datetime, resend_after:
 
 
 def benchmark_jobs_sweep(
-    *, send: Send, now: datetime | None = None, resend_after: timedelta | None = None, stale_after: timedelta | None = None
+    *,
+    send: Send,
+    now: datetime | None = None,
+    resend_after: timedelta | None = None,
+    stale_after: timedelta | None = None,
 ) -> SweepReport:
     """The reaper.
 

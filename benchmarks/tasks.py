@@ -43,6 +43,8 @@ def benchmark_job_send(*, job: BenchmarkJob) -> None:
     job_id, task_id, limits = job.pk, job.celery_task_id, time_limits(job.parameters.get("preset"))
 
     def send() -> None:
-        benchmark_job_run.apply_async(args=[job_id], task_id=task_id, soft_time_limit=limits.soft, time_limit=limits.hard)
+        benchmark_job_run.apply_async(
+            args=[job_id], task_id=task_id, soft_time_limit=limits.soft, time_limit=limits.hard
+        )
 
     transaction.on_commit(send, robust=True)

@@ -74,7 +74,10 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
         "figures": job.figures,
         "error": job.error if detailed else _error_summary(job.error),
         "evaluation": (
-            {"stable_id": job.evaluation.stable_id, "url": reverse("records:evaluation", args=[job.evaluation.stable_id])}
+            {
+                "stable_id": job.evaluation.stable_id,
+                "url": reverse("records:evaluation", args=[job.evaluation.stable_id]),
+            }
             if job.evaluation
             else None
         ),
@@ -82,7 +85,13 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
         "report_url": reverse("benchmarks:job-report", args=[job.pk]) if job.report else None,
     }
     if detailed:
-        data.update({"requested_by": job.requested_by.get_username(), "celery_task_id": job.celery_task_id, "log_tail": job.log_tail})
+        data.update(
+            {
+                "requested_by": job.requested_by.get_username(),
+                "celery_task_id": job.celery_task_id,
+                "log_tail": job.log_tail,
+            }
+        )
     return data
 
 
@@ -146,4 +155,6 @@ def recipes_part(request: HttpRequest | None, protocol: Protocol) -> dict[str, o
 
 def job_part(request: HttpRequest | None, evaluation: Evaluation) -> dict[str, object]:
     """An evaluation page's `benchmark_job`: the line naming the job that measured it, if one did."""
-    return {"benchmark_job": render_to_string("benchmarks/_evaluation_job.html", {"job": selectors.job_for(evaluation)})}
+    return {
+        "benchmark_job": render_to_string("benchmarks/_evaluation_job.html", {"job": selectors.job_for(evaluation)})
+    }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-
 from typing import TYPE_CHECKING, Any, cast
 
 from django.http import HttpRequest, JsonResponse
@@ -16,7 +15,6 @@ from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
-
 
 if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
     from rest_framework.views import APIView as _APIViewBase
@@ -39,7 +37,9 @@ class StableCursorPagination(CursorPagination):
         try:
             return super().decode_cursor(request)
         except NotFound:
-            raise ValidationError({self.cursor_query_param: "invalid cursor: use the next and previous links as given"}) from None
+            raise ValidationError(
+                {self.cursor_query_param: "invalid cursor: use the next and previous links as given"}
+            ) from None
 
 
 class ConditionalGetMixin(_APIViewBase):
@@ -63,7 +63,10 @@ class ConditionalGetMixin(_APIViewBase):
             response["Last-Modified"] = http_date(self.last_modified.timestamp())
         response.setdefault("Cache-Control", "no-cache")  # revalidate every time: cheap with ETags
         conditional = get_conditional_response(
-            request, etag=etag, last_modified=int(self.last_modified.timestamp()) if self.last_modified else None, response=response
+            request,
+            etag=etag,
+            last_modified=int(self.last_modified.timestamp()) if self.last_modified else None,
+            response=response,
         )
         # A 304 is Django's HttpResponseNotModified, which DRF's dispatch returns as it returns a Response.
         return cast(Response, conditional)
@@ -88,4 +91,3 @@ def json_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 
 def json_server_error(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"detail": "Internal error; it has been logged."}, status=500)
-

@@ -25,7 +25,10 @@ DETAIL = {"404": "No record with this stable id."}
 
 
 def _error(description: str) -> dict:
-    return {"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -41,7 +44,9 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             if method == "get" and {} not in operation.get("security", [{}]):
                 extra.update({code: WRITE[code] for code in ("401", "403")})  # a read that needs permission
             if method == "get":
-                responses.setdefault("304", {"description": "Not modified: your copy (If-None-Match / If-Modified-Since) is current."})
+                responses.setdefault(
+                    "304", {"description": "Not modified: your copy (If-None-Match / If-Modified-Since) is current."}
+                )
             for code, description in extra.items():
                 responses.setdefault(code, _error(description))
     return result

@@ -145,7 +145,9 @@ class Lifecycle(Generic[Row]):
     def stale_before(self, cutoff: datetime) -> Q:
         """Rows whose last sign of life (heartbeat, else start) is older than `cutoff`, or which have none."""
         heartbeat, started = self.heartbeat_field, self.started_field
-        no_beat_since = Q(**{f"{heartbeat}__isnull": True}) & (Q(**{f"{started}__isnull": True}) | Q(**{f"{started}__lt": cutoff}))
+        no_beat_since = Q(**{f"{heartbeat}__isnull": True}) & (
+            Q(**{f"{started}__isnull": True}) | Q(**{f"{started}__lt": cutoff})
+        )
         return Q(**{f"{heartbeat}__lt": cutoff}) | no_beat_since
 
     def is_stale(self, row: Row, *, now: datetime, stale_after: timedelta) -> bool:

@@ -35,7 +35,9 @@ class JSONParser(parsers.JSONParser):
     it was written with (JSONNumber), and JSON nested deeper than Python can parse is a 400, not a
     500. NaN and Infinity are refused, as DRF's strict mode does."""
 
-    def parse(self, stream: IO[bytes], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
+    def parse(
+        self, stream: IO[bytes], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             return json.load(codecs.getreader(encoding)(stream), parse_float=JSONNumber, parse_constant=strict_constant)

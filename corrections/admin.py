@@ -31,7 +31,9 @@ class ProtocolFilter(admin.SimpleListFilter):
     parameter_name = "protocol"
 
     def lookups(self, request, model_admin):
-        values = Correction.objects.exclude(protocol_stable_id="").values_list("protocol_stable_id", flat=True).distinct()
+        values = (
+            Correction.objects.exclude(protocol_stable_id="").values_list("protocol_stable_id", flat=True).distinct()
+        )
         return [(value, value) for value in sorted(values)]
 
     def queryset(self, request, queryset):
@@ -43,7 +45,17 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
     """The moderation queue: suggestions oldest first, each beside its field's current value.
     Read-only here: decisions go through the moderation panel and its service only."""
 
-    list_display = ("id", "created_at", "status", "record_type", "target_stable_id", "field_label", "value_now", "proposed_value_short", "folded")
+    list_display = (
+        "id",
+        "created_at",
+        "status",
+        "record_type",
+        "target_stable_id",
+        "field_label",
+        "value_now",
+        "proposed_value_short",
+        "folded",
+    )
     list_filter = ("status", ("content_type", admin.RelatedOnlyFieldListFilter), ProtocolFilter)
     search_fields = ("target_stable_id", "explanation", "proposed_value", "protocol_stable_id")
     ordering = ("created_at", "id")
@@ -52,7 +64,13 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
     exclude = ("token", "ip_hash", "fingerprint")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("content_type").prefetch_related("target").annotate(folded_count=Count("duplicates"))
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("content_type")
+            .prefetch_related("target")
+            .annotate(folded_count=Count("duplicates"))
+        )
 
     @admin.display(description="record type")
     def record_type(self, obj):
@@ -72,9 +90,14 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
     def folded(self, obj):
         return obj.folded_count
 
-
     def get_urls(self):
-        custom = [path("<path:object_id>/decide/", self.admin_site.admin_view(self.decide_view), name="corrections_correction_decide")]
+        custom = [
+            path(
+                "<path:object_id>/decide/",
+                self.admin_site.admin_view(self.decide_view),
+                name="corrections_correction_decide",
+            )
+        ]
         return custom + super().get_urls()
 
     def decide_view(self, request, object_id):
@@ -91,19 +114,31 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
         if form.cleaned_data["duplicate_of"]:
             duplicate_of = Correction.objects.filter(pk=form.cleaned_data["duplicate_of"]).first()
             if duplicate_of is None:
-                self.message_user(request, f"Nothing changed: there is no suggestion #{form.cleaned_data['duplicate_of']}", messages.ERROR)
+                self.message_user(
+                    request,
+                    f"Nothing changed: there is no suggestion #{form.cleaned_data['duplicate_of']}",
+                    messages.ERROR,
+                )
                 return HttpResponseRedirect(change_url)
         try:
             decided = correction_decide(
-                correction=correction, actor=request.user, decision=form.cleaned_data["decision"],
-                response=form.cleaned_data["response"], apply_value=form.cleaned_data["apply_value"], duplicate_of=duplicate_of,
+                correction=correction,
+                actor=request.user,
+                decision=form.cleaned_data["decision"],
+                response=form.cleaned_data["response"],
+                apply_value=form.cleaned_data["apply_value"],
+                duplicate_of=duplicate_of,
                 printed_value=form.cleaned_data["printed_value"],
             )
         except CorrectionError as exc:
             self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
         else:
-            applied = " The proposed value was applied and the record reopened for review." if decided.value_applied else ""
-            self.message_user(request, f"Suggestion #{decided.pk}: {decided.get_status_display().lower()}.{applied}", messages.SUCCESS)
+            applied = (
+                " The proposed value was applied and the record reopened for review." if decided.value_applied else ""
+            )
+            self.message_user(
+                request, f"Suggestion #{decided.pk}: {decided.get_status_display().lower()}.{applied}", messages.SUCCESS
+            )
         return HttpResponseRedirect(change_url)
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
@@ -112,7 +147,8 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
                 "action_url": reverse("admin:corrections_correction_decide", args=[obj.pk]),
                 "current_value": self.value_now(obj),
                 **selectors.moderation_extras(obj.target, obj.field_name, obj.proposed_value),
-                "may_decide": obj.status == CorrectionStatus.NEW and request.user.has_perm("corrections.moderate_correction"),
+                "may_decide": obj.status == CorrectionStatus.NEW
+                and request.user.has_perm("corrections.moderate_correction"),
                 "public_url": reverse("corrections:correction-status", args=[obj.token]),
             }
         return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)

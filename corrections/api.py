@@ -12,20 +12,42 @@ from rest_framework.views import APIView
 
 from common.ratelimit import RateLimited, client_ip
 from corrections import selectors
-from corrections.forms import EXPLANATION_MAX, LOCATOR_MAX, PROPOSED_VALUE_MAX, SOURCE_MAX, validate_proposal, validate_supporting_source
+from corrections.forms import (
+    EXPLANATION_MAX,
+    LOCATOR_MAX,
+    PROPOSED_VALUE_MAX,
+    SOURCE_MAX,
+    validate_proposal,
+    validate_supporting_source,
+)
 from corrections.services import correction_submit
 
 
 class CorrectionCreateSerializer(serializers.Serializer):
-    target_type = serializers.CharField(max_length=40, help_text="Record type: protocol, evaluation, result, configuration, dataset, source, evidencerow, baselinerole, decision.")
+    target_type = serializers.CharField(
+        max_length=40,
+        help_text="Record type: protocol, evaluation, result, configuration, dataset, source, evidencerow, baselinerole, decision.",
+    )
     target_id = serializers.SlugField(max_length=150, help_text="The record's stable id.")
-    field = serializers.CharField(max_length=60, required=False, allow_blank=True, default="", help_text="The field concerned; empty for the record as a whole.")
+    field = serializers.CharField(
+        max_length=60,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The field concerned; empty for the record as a whole.",
+    )
     proposed_value = serializers.CharField(max_length=PROPOSED_VALUE_MAX, required=False, allow_blank=True, default="")
     explanation = serializers.CharField(max_length=EXPLANATION_MAX)
-    supporting_source = serializers.CharField(max_length=SOURCE_MAX, required=False, allow_blank=True, default="", help_text="An http(s) URL or a DOI.")
+    supporting_source = serializers.CharField(
+        max_length=SOURCE_MAX, required=False, allow_blank=True, default="", help_text="An http(s) URL or a DOI."
+    )
     supporting_locator = serializers.CharField(max_length=LOCATOR_MAX, required=False, allow_blank=True, default="")
-    contact_email = serializers.EmailField(max_length=254, required=False, allow_blank=True, default="", help_text="Never shown publicly.")
-    website = serializers.CharField(required=False, allow_blank=True, default="", help_text="Must be empty (a trap for robots).")
+    contact_email = serializers.EmailField(
+        max_length=254, required=False, allow_blank=True, default="", help_text="Never shown publicly."
+    )
+    website = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Must be empty (a trap for robots)."
+    )
 
     def validate_target_type(self, value: str) -> str:
         if value not in selectors.target_types():
@@ -46,11 +68,17 @@ class CorrectionCreateSerializer(serializers.Serializer):
     def validate(self, data):
         record = selectors.resolve(data["target_type"], data["target_id"])
         if record is None:
-            raise serializers.ValidationError({"target_id": f"no {data['target_type']} with stable id {data['target_id']!r}"})
+            raise serializers.ValidationError(
+                {"target_id": f"no {data['target_type']} with stable id {data['target_id']!r}"}
+            )
         if data["field"] and selectors.field_label(data["target_type"], data["field"]) is None:
-            raise serializers.ValidationError({"field": f"a {data['target_type']}'s {data['field']!r} cannot be the subject of a suggestion"})
+            raise serializers.ValidationError(
+                {"field": f"a {data['target_type']}'s {data['field']!r} cannot be the subject of a suggestion"}
+            )
         try:
-            validate_proposal(target_type=data["target_type"], field_name=data["field"], proposed_value=data["proposed_value"])
+            validate_proposal(
+                target_type=data["target_type"], field_name=data["field"], proposed_value=data["proposed_value"]
+            )
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from None
         data["record"] = record
@@ -74,7 +102,9 @@ class CorrectionCreateView(APIView):
             201: CorrectionCreatedSerializer,
             400: OpenApiResponse(description="Invalid input; the body names each field."),
             413: OpenApiResponse(description="The body is larger than 32 KB."),
-            429: OpenApiResponse(description="Too many suggestions from this client or for this record; see Retry-After."),
+            429: OpenApiResponse(
+                description="Too many suggestions from this client or for this record; see Retry-After."
+            ),
         },
     )
     def post(self, request):
@@ -93,6 +123,8 @@ class CorrectionCreateView(APIView):
                 ip=client_ip(request),
             )
         except RateLimited as limited:
-            raise Throttled(wait=limited.retry_after, detail=f"Too many suggestions ({limited.limit.name} limit); try again later.") from None
+            raise Throttled(
+                wait=limited.retry_after, detail=f"Too many suggestions ({limited.limit.name} limit); try again later."
+            ) from None
         url = request.build_absolute_uri(f"/corrections/{correction.token}/")
         return Response({"status": correction.status, "status_url": url}, status=status.HTTP_201_CREATED)

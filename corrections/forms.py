@@ -63,21 +63,34 @@ class CorrectionForm(forms.Form):
     record = forms.CharField(widget=forms.HiddenInput, max_length=200)
     target = forms.ChoiceField(label="What should change?")
     proposed_value = forms.CharField(
-        label="Proposed value", required=False, max_length=PROPOSED_VALUE_MAX,
-        widget=forms.Textarea(attrs={"rows": 2}), help_text="Plain text, as the source prints it.",
+        label="Proposed value",
+        required=False,
+        max_length=PROPOSED_VALUE_MAX,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Plain text, as the source prints it.",
     )
     explanation = forms.CharField(
-        label="Explanation", max_length=EXPLANATION_MAX, widget=forms.Textarea(attrs={"rows": 5}),
+        label="Explanation",
+        max_length=EXPLANATION_MAX,
+        widget=forms.Textarea(attrs={"rows": 5}),
         help_text="What is wrong, and where the source says otherwise.",
     )
     supporting_source = forms.CharField(label="Supporting source (URL or DOI)", required=False, max_length=SOURCE_MAX)
-    supporting_locator = forms.CharField(label="Where in that source (page, table, paragraph)", required=False, max_length=LOCATOR_MAX)
+    supporting_locator = forms.CharField(
+        label="Where in that source (page, table, paragraph)", required=False, max_length=LOCATOR_MAX
+    )
     contact_email = forms.EmailField(
-        label="Your email (optional)", required=False, max_length=254,
+        label="Your email (optional)",
+        required=False,
+        max_length=254,
         help_text="Only to tell you the decision. Never shown publicly.",
     )
     # A field people never see: bots that fill every input give themselves away.
-    website = forms.CharField(required=False, label="Leave this empty", widget=forms.TextInput(attrs={"autocomplete": "off", "tabindex": "-1"}))
+    website = forms.CharField(
+        required=False,
+        label="Leave this empty",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "tabindex": "-1"}),
+    )
     started = forms.CharField(widget=forms.HiddenInput, max_length=200)
 
     def __init__(self, *args, choices: list[tuple[str, str]], **kwargs):
@@ -98,9 +111,13 @@ class CorrectionForm(forms.Form):
         try:
             started = signing.loads(self.cleaned_data["started"], salt=TIMING_SALT, max_age=MAX_SECONDS)
         except signing.SignatureExpired:
-            raise ValidationError("This form is more than a day old. Please reload the page and send your suggestion again.") from None
+            raise ValidationError(
+                "This form is more than a day old. Please reload the page and send your suggestion again."
+            ) from None
         except signing.BadSignature:
-            raise ValidationError("This form could not be checked. Please reload the page and send your suggestion again.") from None
+            raise ValidationError(
+                "This form could not be checked. Please reload the page and send your suggestion again."
+            ) from None
         if time.time() - float(started) < MIN_SECONDS:
             raise ValidationError("That was quick. Please check your suggestion, then send it again.")
         return started
@@ -109,7 +126,9 @@ class CorrectionForm(forms.Form):
         cleaned = super().clean()
         if "target" in cleaned:
             target_type, _id, field_name = parse_target(cleaned["target"])
-            validate_proposal(target_type=target_type, field_name=field_name, proposed_value=cleaned.get("proposed_value", ""))
+            validate_proposal(
+                target_type=target_type, field_name=field_name, proposed_value=cleaned.get("proposed_value", "")
+            )
         if self.errors.get("started"):
             self.data = self.data.copy()
             self.data["started"] = timing_stamp()  # a fresh stamp, so the re-rendered form can be sent

@@ -17,28 +17,63 @@ from records.values import exact_text
 # model name -> (field, label) pairs a suggestion may concern; the order is the form's order.
 CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "protocol": (
-        ("title", "title"), ("summary", "summary"), ("procedure", "procedure"), ("version_label", "version"),
-        ("metric_description", "metric description"), ("metric_unit", "metric unit"), ("source_locator", "source locator"),
+        ("title", "title"),
+        ("summary", "summary"),
+        ("procedure", "procedure"),
+        ("version_label", "version"),
+        ("metric_description", "metric description"),
+        ("metric_unit", "metric unit"),
+        ("source_locator", "source locator"),
     ),
     "evaluation": (
-        ("title", "title"), ("setup", "evaluation setup"), ("aggregation", "aggregation"), ("uncertainty", "uncertainty note"),
-        ("measured_by_name", "who measured it"), ("reading_method", "how the value was read"),
-        ("coverage_scored", "coverage scored"), ("coverage_eligible", "coverage eligible"),
-        ("source_locator", "source locator"), ("quote", "quote"), ("concern_locator", "concern locator"),
+        ("title", "title"),
+        ("setup", "evaluation setup"),
+        ("aggregation", "aggregation"),
+        ("uncertainty", "uncertainty note"),
+        ("measured_by_name", "who measured it"),
+        ("reading_method", "how the value was read"),
+        ("coverage_scored", "coverage scored"),
+        ("coverage_eligible", "coverage eligible"),
+        ("source_locator", "source locator"),
+        ("quote", "quote"),
+        ("concern_locator", "concern locator"),
     ),
     "result": (
-        ("value", "value"), ("unit", "unit"), ("printed_value", "printed value"), ("uncertainty_kind", "kind of uncertainty"),
-        ("uncertainty_value", "± figure"), ("lower_bound", "lower bound"), ("upper_bound", "upper bound"),
-        ("uncertainty_level", "confidence level"), ("num_runs", "number of runs"),
+        ("value", "value"),
+        ("unit", "unit"),
+        ("printed_value", "printed value"),
+        ("uncertainty_kind", "kind of uncertainty"),
+        ("uncertainty_value", "± figure"),
+        ("lower_bound", "lower bound"),
+        ("upper_bound", "upper bound"),
+        ("uncertainty_level", "confidence level"),
+        ("num_runs", "number of runs"),
     ),
-    "configuration": (("name", "name"), ("family", "family"), ("parameter_count", "parameter count"), ("method", "method")),
+    "configuration": (
+        ("name", "name"),
+        ("family", "family"),
+        ("parameter_count", "parameter count"),
+        ("method", "method"),
+    ),
     "dataset": (
-        ("name", "name"), ("description", "description"), ("train_size", "train size"), ("test_size", "test size"),
-        ("num_classes", "classes"), ("sequence_length_bp", "sequence length (bp)"), ("metric", "metric"),
+        ("name", "name"),
+        ("description", "description"),
+        ("train_size", "train size"),
+        ("test_size", "test size"),
+        ("num_classes", "classes"),
+        ("sequence_length_bp", "sequence length (bp)"),
+        ("metric", "metric"),
     ),
     "source": (
-        ("title", "title"), ("venue", "venue"), ("citation", "citation"), ("published_date", "published date"),
-        ("doi", "DOI"), ("pmcid", "PMCID"), ("arxiv_id", "arXiv id"), ("arxiv_version", "arXiv version"), ("url", "URL"),
+        ("title", "title"),
+        ("venue", "venue"),
+        ("citation", "citation"),
+        ("published_date", "published date"),
+        ("doi", "DOI"),
+        ("pmcid", "PMCID"),
+        ("arxiv_id", "arXiv id"),
+        ("arxiv_version", "arXiv version"),
+        ("url", "URL"),
     ),
     "evidencerow": (("statement", "statement"), ("locator", "locator"), ("quote", "quote")),
     "baselinerole": (("selection_rule", "selection rule"), ("requirements", "requirements")),
@@ -46,7 +81,17 @@ CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 MODELS: dict[str, type[models.Model]] = {
     str(model._meta.model_name): model
-    for model in (m.Protocol, m.Evaluation, m.Result, m.Configuration, m.Dataset, m.Source, m.EvidenceRow, m.BaselineRole, m.Decision)
+    for model in (
+        m.Protocol,
+        m.Evaluation,
+        m.Result,
+        m.Configuration,
+        m.Dataset,
+        m.Source,
+        m.EvidenceRow,
+        m.BaselineRole,
+        m.Decision,
+    )
 }
 # A record of one of MODELS. They share no base class that declares their `stable_id`, so the type
 # checker is told nothing more than that.
@@ -79,7 +124,9 @@ def clean_text(field: Any, text: str, record: models.Model | None) -> Any:
         return field.clean(text.strip() if text.strip() or not field.null else None, record)
     except ValidationError as exc:
         if exc.error_list and exc.error_list[0].code == "invalid_choice":
-            raise ValidationError(f"{text.strip()!r} is not one of: {', '.join(value for value, _label in field.flatchoices if value)}") from None
+            raise ValidationError(
+                f"{text.strip()!r} is not one of: {', '.join(value for value, _label in field.flatchoices if value)}"
+            ) from None
         raise
 
 

@@ -14,8 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from common.errors import DomainError
-from common.ratelimit import Limit, hit, ip_hash
 from common.history import history_note
+from common.ratelimit import Limit, hit, ip_hash
 from common.types import Actor, acting_user
 from corrections import selectors
 from corrections.models import Correction, CorrectionStatus
@@ -72,14 +72,19 @@ def correction_submit(
     hit(limit=per_ip, key=hashed_ip)
     hit(limit=per_record, key=f"{target_type}:{target.stable_id}")
     fingerprint = _fingerprint(
-        target_type=target_type, target_id=target.stable_id, field_name=field_name,
-        proposed_value=proposed_value, explanation=explanation,
+        target_type=target_type,
+        target_id=target.stable_id,
+        field_name=field_name,
+        proposed_value=proposed_value,
+        explanation=explanation,
     )
     with transaction.atomic():
         original = (
             Correction.objects.select_for_update()
             .filter(
-                fingerprint=fingerprint, duplicate_of__isnull=True, status=CorrectionStatus.NEW,
+                fingerprint=fingerprint,
+                duplicate_of__isnull=True,
+                status=CorrectionStatus.NEW,
                 created_at__gte=timezone.now() - FOLD_WINDOW,
             )
             .order_by("created_at", "id")
@@ -108,7 +113,11 @@ def correction_submit(
             correction.status = CorrectionStatus.DUPLICATE
             correction.duplicate_of = original
             correction.response = "Identical to a suggestion sent earlier; it is decided together with that one."
-        history_note(correction, user=acting_user(user), reason="submitted" if original is None else f"folded into #{original.pk}")
+        history_note(
+            correction,
+            user=acting_user(user),
+            reason="submitted" if original is None else f"folded into #{original.pk}",
+        )
         correction.save()
         if original is None:
             transaction.on_commit(correction_digest_schedule)
@@ -162,11 +171,17 @@ def correction_decide(
                 raise CorrectionError("this suggestion names no field to apply a value to", field="apply_value")
             try:
                 _value_apply(
-                    record=locked.target, field_name=locked.field_name, value_text=locked.proposed_value,
-                    actor=actor, correction_id=locked.pk, printed_value=printed_value,
+                    record=locked.target,
+                    field_name=locked.field_name,
+                    value_text=locked.proposed_value,
+                    actor=actor,
+                    correction_id=locked.pk,
+                    printed_value=printed_value,
                 )
             except ValidationError as exc:
-                raise CorrectionError(f"the proposed value cannot be applied: {' '.join(exc.messages)}", field="apply_value") from None
+                raise CorrectionError(
+                    f"the proposed value cannot be applied: {' '.join(exc.messages)}", field="apply_value"
+                ) from None
             locked.value_applied = True
         locked.status = DECISIONS[decision]
         locked.response = response
@@ -179,7 +194,15 @@ def correction_decide(
 
 
 @transaction.atomic
-def _value_apply(*, record: selectors.Target, field_name: str, value_text: str, actor: Actor, correction_id: int, printed_value: str = "") -> None:
+def _value_apply(
+    *,
+    record: selectors.Target,
+    field_name: str,
+    value_text: str,
+    actor: Actor,
+    correction_id: int,
+    printed_value: str = "",
+) -> None:
     """Write an accepted suggestion's value through the records service, then reopen the record.
 
     A corrected result value carries its printed value along: `printed_value` when the curator

@@ -40,13 +40,21 @@ def correction_digest_send() -> int:
         if not pending:
             return 0
         curators = get_user_model().objects.filter(groups__name=CURATORS.group, is_active=True).exclude(email="")
-        lines = [f"- #{c.pk} on {c.target_stable_id} ({c.field_label or 'whole record'}): {c.explanation[:200]}" for c in pending]
+        lines = [
+            f"- #{c.pk} on {c.target_stable_id} ({c.field_label or 'whole record'}): {c.explanation[:200]}"
+            for c in pending
+        ]
         body = (
-            f"{len(pending)} new correction suggestion(s) wait in the moderation queue:\n\n" + "\n".join(lines)
+            f"{len(pending)} new correction suggestion(s) wait in the moderation queue:\n\n"
+            + "\n".join(lines)
             + f"\n\n{settings.PORTAL_BASE_URL}/admin/corrections/correction/?status__exact=new\n"
         )
         messages = [
-            EmailMessage(subject=f"[{settings.PORTAL_SITE_NAME}] {len(pending)} new correction suggestion(s)", body=body, to=[user.email])
+            EmailMessage(
+                subject=f"[{settings.PORTAL_SITE_NAME}] {len(pending)} new correction suggestion(s)",
+                body=body,
+                to=[user.email],
+            )
             for user in curators
         ]
         if messages:

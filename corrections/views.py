@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.context_processors import csrf
@@ -10,11 +9,11 @@ from django.template.loader import render_to_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from common.ratelimit import RateLimited, client_ip
 from corrections import selectors
-from corrections.services import correction_submit
 from corrections.forms import CorrectionForm, parse_target
 from corrections.models import Correction
-from common.ratelimit import RateLimited, client_ip
+from corrections.services import correction_submit
 
 
 def _page_record(reference: str):
@@ -55,7 +54,9 @@ def correction_new(request):
                     user=request.user,
                 )
             except RateLimited as limited:
-                response = render(request, "corrections/correction_limited.html", {"retry_after": limited.retry_after}, status=429)
+                response = render(
+                    request, "corrections/correction_limited.html", {"retry_after": limited.retry_after}, status=429
+                )
                 response["Retry-After"] = str(limited.retry_after)
                 return response
             return redirect(f"/corrections/{correction.token}/?sent=1")
@@ -66,7 +67,9 @@ def correction_new(request):
 @require_http_methods(["GET"])
 def correction_status(request, token: str):
     correction = get_object_or_404(Correction.objects.select_related("duplicate_of"), token=token)
-    response = render(request, "corrections/correction_status.html", {"correction": correction, "sent": "sent" in request.GET})
+    response = render(
+        request, "corrections/correction_status.html", {"correction": correction, "sent": "sent" in request.GET}
+    )
     response["X-Robots-Tag"] = "noindex"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the URL: never leak it to another site
     return response

@@ -4,8 +4,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from records import api as records_api
 from corrections.api import CorrectionCreateView
+from records import api as records_api
 from reviews.api import ReviewEventViewSet
 
 router = DefaultRouter()

@@ -47,12 +47,16 @@ def worker_status() -> str:
     if latest is None:
         return "error: no worker heartbeat yet"
     age = (timezone.now() - latest).total_seconds()
-    return "ok" if age <= settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS else f"error: last worker heartbeat {int(age)} s ago"
+    return (
+        "ok" if age <= settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS else f"error: last worker heartbeat {int(age)} s ago"
+    )
 
 
 def status_response(checks: dict[str, str]) -> JsonResponse:
     healthy = all(value == "ok" for value in checks.values())
-    response = JsonResponse({"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503)
+    response = JsonResponse(
+        {"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503
+    )
     response["Cache-Control"] = "no-store"
     return response
 
@@ -69,5 +73,7 @@ class HealthCheckMiddleware:
             if request.path == "/healthz":
                 return status_response({"database": database_status(), "broker": broker_status()})
             if request.path == "/readyz":
-                return status_response({"database": database_status(), "broker": broker_status(), "worker": worker_status()})
+                return status_response(
+                    {"database": database_status(), "broker": broker_status(), "worker": worker_status()}
+                )
         return self.get_response(request)

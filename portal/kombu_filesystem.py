@@ -29,7 +29,6 @@ from kombu.transport import filesystem
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 
-
 #: Kombu's virtual transport shares its binding state between all connections of a process.
 _BINDINGS = threading.RLock()
 

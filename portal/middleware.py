@@ -55,7 +55,8 @@ class AdminLoginThrottleMiddleware:
             except RateLimited as limited:
                 response = HttpResponse(
                     f"Too many login attempts from your address; try again in {limited.retry_after} seconds.",
-                    status=429, content_type="text/plain; charset=utf-8",
+                    status=429,
+                    content_type="text/plain; charset=utf-8",
                 )
                 response["Retry-After"] = str(limited.retry_after)
                 return response
@@ -75,7 +76,9 @@ class MetricsAccessMiddleware:
 
             given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             if not hmac.compare_digest(given.encode(), token.encode()):
-                return HttpResponse("metrics need the bearer token", status=401, content_type="text/plain; charset=utf-8")
+                return HttpResponse(
+                    "metrics need the bearer token", status=401, content_type="text/plain; charset=utf-8"
+                )
         return self.get_response(request)
 
 
@@ -95,10 +98,18 @@ class NullCharacterGuardMiddleware:
     def __call__(self, request):
         query = request.META.get("QUERY_STRING", "").lower()
         if "\x00" in request.path or "%00" in query or "\x00" in query:
-            return RequestSizeLimitMiddleware._refuse(request, "null characters are not allowed in the address", status=400)
+            return RequestSizeLimitMiddleware._refuse(
+                request, "null characters are not allowed in the address", status=400
+            )
         is_json = request.content_type == "application/json"
-        if is_json and request.method in ("POST", "PUT", "PATCH") and any(marker in request.body.lower() for marker in self.BODY_MARKERS):
-            return RequestSizeLimitMiddleware._refuse(request, "null characters are not allowed in the request body", status=400)
+        if (
+            is_json
+            and request.method in ("POST", "PUT", "PATCH")
+            and any(marker in request.body.lower() for marker in self.BODY_MARKERS)
+        ):
+            return RequestSizeLimitMiddleware._refuse(
+                request, "null characters are not allowed in the request body", status=400
+            )
         return self.get_response(request)
 
 
@@ -121,10 +132,14 @@ class DatabaseUnavailableMiddleware:
 
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        logging.getLogger("portal.database").warning("database unavailable during %s %s: %s", request.method, request.path, exception)
+        logging.getLogger("portal.database").warning(
+            "database unavailable during %s %s: %s", request.method, request.path, exception
+        )
         for connection in connections.all(initialized_only=True):
             connection.close_if_unusable_or_obsolete()  # a connection that raised is checked, and closed if dead
-        response = RequestSizeLimitMiddleware._refuse(request, "the database is unavailable for a moment; try again shortly", status=503)
+        response = RequestSizeLimitMiddleware._refuse(
+            request, "the database is unavailable for a moment; try again shortly", status=503
+        )
         response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
         return response
 

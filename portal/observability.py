@@ -47,7 +47,13 @@ def _subject(task_name: str, args) -> dict[str, object]:
     """The id a task works on, named for what it is (job_id, release_id), so logs can be searched by it."""
     if not args:
         return {}
-    key = "job_id" if task_name.startswith("benchmarks.") else "release_id" if task_name.startswith("releases.") else "object_id"
+    key = (
+        "job_id"
+        if task_name.startswith("benchmarks.")
+        else "release_id"
+        if task_name.startswith("releases.")
+        else "object_id"
+    )
     return {key: args[0]}
 
 
@@ -56,7 +62,10 @@ _started: dict[str, float] = {}
 
 def on_task_prerun(task_id=None, task=None, args=None, **kwargs):
     _started[task_id] = time.perf_counter()
-    task_log.info("task started", extra={"event": "task", "state": "started", "task": task.name, "task_id": task_id, **_subject(task.name, args)})
+    task_log.info(
+        "task started",
+        extra={"event": "task", "state": "started", "task": task.name, "task_id": task_id, **_subject(task.name, args)},
+    )
 
 
 def on_task_postrun(task_id=None, task=None, args=None, state=None, **kwargs):
@@ -64,7 +73,10 @@ def on_task_postrun(task_id=None, task=None, args=None, state=None, **kwargs):
     task_log.info(
         "task finished",
         extra={
-            "event": "task", "state": state, "task": task.name, "task_id": task_id,
+            "event": "task",
+            "state": state,
+            "task": task.name,
+            "task_id": task_id,
             "duration_ms": round((time.perf_counter() - started) * 1000, 2) if started else None,
             **_subject(task.name, args),
         },
@@ -152,8 +164,12 @@ class JobCollector:
             .order_by("-finished_at")
             .values_list("started_at", "finished_at")[:RECENT_JOBS]
         ]
-        buckets = [(str(bound), sum(1 for d in durations if d <= bound)) for bound in DURATION_BUCKETS] + [("+Inf", len(durations))]
-        histogram = HistogramMetricFamily("portal_benchmark_job_duration_seconds", "Run time of finished benchmark jobs.")
+        buckets = [(str(bound), sum(1 for d in durations if d <= bound)) for bound in DURATION_BUCKETS] + [
+            ("+Inf", len(durations))
+        ]
+        histogram = HistogramMetricFamily(
+            "portal_benchmark_job_duration_seconds", "Run time of finished benchmark jobs."
+        )
         histogram.add_metric([], buckets=buckets, sum_value=sum(durations))
         yield histogram
 

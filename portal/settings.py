@@ -198,13 +198,28 @@ CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
-    "worker-heartbeat": {"task": "portal.tasks.worker_heartbeat", "schedule": 30.0, "options": {"queue": "default", "expires": 25}},
+    "worker-heartbeat": {
+        "task": "portal.tasks.worker_heartbeat",
+        "schedule": 30.0,
+        "options": {"queue": "default", "expires": 25},
+    },
     # The reaper of benchmark jobs: re-sends lost messages, requeues or fails jobs whose worker died.
-    "benchmark-jobs-sweep": {"task": "benchmarks.tasks.benchmark_jobs_sweep", "schedule": 60.0, "options": {"expires": 55}},
+    "benchmark-jobs-sweep": {
+        "task": "benchmarks.tasks.benchmark_jobs_sweep",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # Release builds whose worker died are re-sent, then failed after the attempt limit.
-    "release-builds-sweep": {"task": "releases.tasks.release_builds_sweep", "schedule": 60.0, "options": {"queue": "default", "expires": 55}},
+    "release-builds-sweep": {
+        "task": "releases.tasks.release_builds_sweep",
+        "schedule": 60.0,
+        "options": {"queue": "default", "expires": 55},
+    },
     # The weekly fixity audit re-hashes every file of every published release.
-    "release-fixity-audit": {"task": "releases.tasks.release_fixity_audit", "schedule": crontab(minute=17, hour=3, day_of_week="sun")},
+    "release-fixity-audit": {
+        "task": "releases.tasks.release_fixity_audit",
+        "schedule": crontab(minute=17, hour=3, day_of_week="sun"),
+    },
 }
 
 # Releases (releases/conf.py describes each).
@@ -291,7 +306,9 @@ PORTAL_BASE_URL = env_str("PORTAL_BASE_URL", "http://127.0.0.1:8000").rstrip("/"
 # Mail: the console on the embedded default; SMTP when EMAIL_HOST is set.
 EMAIL_HOST = env_str("EMAIL_HOST", "")
 EMAIL_BACKEND = (
-    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 )
 EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
@@ -327,12 +344,21 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",  # enforces CSRF for the browsable API
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_PARSER_CLASSES": ["common.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "common.api.StableCursorPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend", "rest_framework.filters.OrderingFilter"],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
     "DEFAULT_SCHEMA_CLASS": "common.api_schema.PortalAutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle", "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_API_ANON_RATE", "300/minute"),
         "user": env_str("PORTAL_API_USER_RATE", "3000/minute"),

@@ -13,4 +13,6 @@ def worker_heartbeat() -> None:
     """Sent by beat every half minute; whichever worker runs it proves the queue is being consumed."""
     from portal.models import WorkerHeartbeat
 
-    WorkerHeartbeat.objects.update_or_create(worker=worker_heartbeat.request.hostname or "unknown", defaults={"seen_at": timezone.now()})
+    WorkerHeartbeat.objects.update_or_create(
+        worker=worker_heartbeat.request.hostname or "unknown", defaults={"seen_at": timezone.now()}
+    )

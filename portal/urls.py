@@ -6,11 +6,11 @@ from django.urls import include, path
 
 from benchmarks.selectors import reviewed_recipe_protocols
 from benchmarks.views import job_part, recipes_part
+from corrections.views import correction_part
 from portal.sitemaps import SITEMAPS
 from records.urls import urlpatterns_for as records_urlpatterns_for
 from records.views import PageParts
 from releases.views import membership_part, release_part
-from corrections.views import correction_part
 from reviews.admin import review_queue_view
 
 # A record page is records' view plus what each app above records adds to it, each through a plain

@@ -82,8 +82,18 @@ class ResultInline(admin.TabularInline):
     model = m.Result
     extra = 0
     fields = (
-        "stable_id", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound", "upper_bound",
-        "uncertainty_level", "num_runs", "relation", "reference_configuration",
+        "stable_id",
+        "value",
+        "unit",
+        "printed_value",
+        "uncertainty_kind",
+        "uncertainty_value",
+        "lower_bound",
+        "upper_bound",
+        "uncertainty_level",
+        "num_runs",
+        "relation",
+        "reference_configuration",
     )
     autocomplete_fields = ["reference_configuration"]
 
@@ -92,7 +102,17 @@ class TaskInline(admin.TabularInline):
     model = m.Dataset
     fk_name = "suite"
     extra = 0
-    fields = ("stable_id", "task_key", "name", "position", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric")
+    fields = (
+        "stable_id",
+        "task_key",
+        "name",
+        "position",
+        "train_size",
+        "test_size",
+        "num_classes",
+        "sequence_length_bp",
+        "metric",
+    )
     verbose_name = "task"
     verbose_name_plural = "tasks"
 
@@ -112,7 +132,16 @@ class VocabularyAdmin(CatalogueAdmin):
 
 @admin.register(m.Dataset)
 class DatasetAdmin(CatalogueAdmin):
-    list_display = ("name", "suite", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric", "stable_id")
+    list_display = (
+        "name",
+        "suite",
+        "train_size",
+        "test_size",
+        "num_classes",
+        "sequence_length_bp",
+        "metric",
+        "stable_id",
+    )
     list_filter = (("suite", admin.RelatedOnlyFieldListFilter), "metric", "num_classes")
     search_fields = ("name", "stable_id", "task_key", "description")
     list_select_related = ("suite",)  # nullable: Django's automatic select_related leaves it out
@@ -142,10 +171,21 @@ class ProtocolAdmin(ReviewableAdminMixin, CatalogueAdmin):
 class EvaluationAdmin(ReviewableAdminMixin, CatalogueAdmin):
     list_display = ("title", "protocol", "configuration", "dataset", "measured_by", "review_state", "stable_id")
     list_filter = (
-        "review_state", "measured_by", "reading_method",
-        ("protocol", admin.RelatedOnlyFieldListFilter), ("configuration", admin.RelatedOnlyFieldListFilter),
+        "review_state",
+        "measured_by",
+        "reading_method",
+        ("protocol", admin.RelatedOnlyFieldListFilter),
+        ("configuration", admin.RelatedOnlyFieldListFilter),
     )
-    search_fields = ("title", "stable_id", "quote", "source_locator", "configuration__name", "protocol__title", "measured_by_name")
+    search_fields = (
+        "title",
+        "stable_id",
+        "quote",
+        "source_locator",
+        "configuration__name",
+        "protocol__title",
+        "measured_by_name",
+    )
     autocomplete_fields = ["protocol", "configuration", "dataset", "source", "concern_source", "repeats"]
     list_select_related = ("protocol", "configuration", "dataset")
     inlines = [ResultInline]

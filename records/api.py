@@ -21,15 +21,28 @@ from rest_framework.views import APIView
 
 from common.api import ConditionalGetMixin, newest
 from records import models as m
-from records.filters import BaselineRoleFilter, DatasetFilter, EvaluationFilter, EvidenceRowFilter, ProtocolFilter, ResultFilter
+from records.filters import (
+    BaselineRoleFilter,
+    DatasetFilter,
+    EvaluationFilter,
+    EvidenceRowFilter,
+    ProtocolFilter,
+    ResultFilter,
+)
 from records.imports import SECTIONS, ImportConflict, ImportInvalid, records_import
 from records.seed import seed_document
 from records.serializers import (
-    BaselineRoleSerializer, ConfigurationSerializer, DatasetSerializer, DecisionSerializer, EvaluationSerializer, EvidenceRowSerializer,
-    ProtocolSerializer, ResultSerializer, SourceSerializer,
+    BaselineRoleSerializer,
+    ConfigurationSerializer,
+    DatasetSerializer,
+    DecisionSerializer,
+    EvaluationSerializer,
+    EvidenceRowSerializer,
+    ProtocolSerializer,
+    ResultSerializer,
+    SourceSerializer,
 )
 from reviews.api import ReviewActionsMixin
-
 
 # -- viewsets ---------------------------------------------------------------------------------
 
@@ -62,7 +75,9 @@ class CatalogueViewSet(
         page = super().paginate_queryset(queryset)
         model = queryset.model
         tables = [model, *(model._meta.get_field(name).related_model for name in self.nested_children)]
-        self.last_modified = newest(*(table._default_manager.aggregate(latest=Max("updated_at"))["latest"] for table in tables))
+        self.last_modified = newest(
+            *(table._default_manager.aggregate(latest=Max("updated_at"))["latest"] for table in tables)
+        )
         return page
 
     def get_object(self):
@@ -71,7 +86,10 @@ class CatalogueViewSet(
         return record
 
     def _modified(self, record):
-        return newest(record.updated_at, *(child.updated_at for name in self.nested_children for child in getattr(record, name).all()))
+        return newest(
+            record.updated_at,
+            *(child.updated_at for name in self.nested_children for child in getattr(record, name).all()),
+        )
 
 
 class SourceViewSet(CatalogueViewSet):
@@ -98,7 +116,10 @@ class ConfigurationViewSet(CatalogueViewSet):
 
 class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
     queryset = m.Protocol.objects.select_related("source").prefetch_related(
-        "datasets", "areas", "contexts", "limitations",
+        "datasets",
+        "areas",
+        "contexts",
+        "limitations",
         Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("protocol", "configuration")),
     )
     serializer_class = ProtocolSerializer
@@ -108,7 +129,9 @@ class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
-    queryset = m.Evaluation.objects.select_related("protocol", "configuration", "dataset", "source", "concern_source", "repeats").prefetch_related(
+    queryset = m.Evaluation.objects.select_related(
+        "protocol", "configuration", "dataset", "source", "concern_source", "repeats"
+    ).prefetch_related(
         Prefetch("results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id"))
     )
     serializer_class = EvaluationSerializer
@@ -122,13 +145,15 @@ class ValueOrderingFilter(OrderingFilter):
 
     def get_ordering(self, request, queryset, view):
         ordering = super().get_ordering(request, queryset, view)
-        return ordering and [term.replace("value", "value_number") if term.lstrip("-") == "value" else term for term in ordering]
+        return ordering and [
+            term.replace("value", "value_number") if term.lstrip("-") == "value" else term for term in ordering
+        ]
 
 
 class ResultViewSet(CatalogueViewSet):
-    queryset = m.Result.objects.select_related("evaluation", "evaluation__protocol", "reference_configuration").annotate(
-        value_number=Cast("value", FloatField())
-    )
+    queryset = m.Result.objects.select_related(
+        "evaluation", "evaluation__protocol", "reference_configuration"
+    ).annotate(value_number=Cast("value", FloatField()))
     serializer_class = ResultSerializer
     filterset_class = ResultFilter
     filter_backends = [filters.DjangoFilterBackend, ValueOrderingFilter]
@@ -174,9 +199,16 @@ ImportReportSerializer = inline_serializer(
     "ImportReport",
     fields={
         "dry_run": serializers.BooleanField(),
-        "created": serializers.DictField(child=serializers.ListField(child=serializers.CharField()), help_text="Section -> stable ids created."),
-        "updated": serializers.DictField(child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())), help_text="Section -> stable id -> fields changed."),
-        "unchanged": serializers.DictField(child=serializers.IntegerField(), help_text="Section -> records already as in the document."),
+        "created": serializers.DictField(
+            child=serializers.ListField(child=serializers.CharField()), help_text="Section -> stable ids created."
+        ),
+        "updated": serializers.DictField(
+            child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+            help_text="Section -> stable id -> fields changed.",
+        ),
+        "unchanged": serializers.DictField(
+            child=serializers.IntegerField(), help_text="Section -> records already as in the document."
+        ),
         "kept": serializers.DictField(
             child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
             help_text="Section -> stable id -> fields a curator or correction changed since the last import, which the document did not: kept.",
@@ -196,7 +228,9 @@ ImportErrorsSerializer = inline_serializer(
     fields={
         "detail": serializers.CharField(),
         "errors": serializers.ListField(
-            child=inline_serializer("ImportError", fields={"path": serializers.CharField(), "message": serializers.CharField()}),
+            child=inline_serializer(
+                "ImportError", fields={"path": serializers.CharField(), "message": serializers.CharField()}
+            ),
             required=False,
             help_text="Each problem with its path in the document (absent when the request itself is refused).",
         ),
@@ -218,29 +252,52 @@ class ImportView(APIView):
         request=OpenApiTypes.OBJECT,
         examples=[OpenApiExample("The seed record", value=seed_document(), request_only=True)],
         parameters=[
-            OpenApiParameter("dry_run", OpenApiTypes.BOOL, description="Validate and report what would change, and every conflict; write nothing."),
             OpenApiParameter(
-                "overwrite", OpenApiTypes.STR, many=True,
+                "dry_run",
+                OpenApiTypes.BOOL,
+                description="Validate and report what would change, and every conflict; write nothing.",
+            ),
+            OpenApiParameter(
+                "overwrite",
+                OpenApiTypes.STR,
+                many=True,
                 description="A record (section/stable id) whose fields changed both in the portal and in the document since its last import: take the document's values.",
             ),
         ],
         responses={
             200: OpenApiResponse(ImportReportSerializer, description="Nothing new was created (or a dry run)."),
             201: OpenApiResponse(ImportReportSerializer, description="Records were created."),
-            400: OpenApiResponse(ImportErrorsSerializer, description="The document is invalid; each error names its path. Nothing was written."),
-            409: OpenApiResponse(ImportErrorsSerializer, description="Fields changed both in the portal and in the document since its last import; each error names its path. Nothing was written."),
+            400: OpenApiResponse(
+                ImportErrorsSerializer,
+                description="The document is invalid; each error names its path. Nothing was written.",
+            ),
+            409: OpenApiResponse(
+                ImportErrorsSerializer,
+                description="Fields changed both in the portal and in the document since its last import; each error names its path. Nothing was written.",
+            ),
         },
     )
     def post(self, request):
         dry_run = request.query_params.get("dry_run", "").lower() in {"1", "true", "yes"}
         try:
-            report = records_import(document=request.data, actor=request.user, dry_run=dry_run, overwrite=request.query_params.getlist("overwrite"))
+            report = records_import(
+                document=request.data,
+                actor=request.user,
+                dry_run=dry_run,
+                overwrite=request.query_params.getlist("overwrite"),
+            )
         except ImportConflict as conflict:
             return Response(
-                {"detail": "fields changed both here and in the document since its last import; nothing was written", "errors": conflict.errors},
+                {
+                    "detail": "fields changed both here and in the document since its last import; nothing was written",
+                    "errors": conflict.errors,
+                },
                 status=status.HTTP_409_CONFLICT,
             )
         except ImportInvalid as invalid:
-            return Response({"detail": "the document is invalid; nothing was written", "errors": invalid.errors}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "the document is invalid; nothing was written", "errors": invalid.errors},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         created = bool(report.created) and not dry_run
         return Response(report.as_dict(), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -85,7 +85,11 @@ def tick_label(value: Decimal | None) -> str:
     if value == 0:
         return "0"
     if abs(value.adjusted()) >= 6:  # 1 × 10⁹ rather than 1000000000
-        return display(value.quantize(Decimal(1).scaleb(value.adjusted() - TICK_SIGNIFICANT_DIGITS + 1), rounding=ROUND_HALF_UP).normalize())
+        return display(
+            value.quantize(
+                Decimal(1).scaleb(value.adjusted() - TICK_SIGNIFICANT_DIGITS + 1), rounding=ROUND_HALF_UP
+            ).normalize()
+        )
     exponent = min(0, max(value.adjusted() - TICK_SIGNIFICANT_DIGITS + 1, -6))
     text = format(value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP).normalize(), "f")
     return "0" if text == "-0" else text
@@ -103,7 +107,9 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [index * step for index in range(first, last + 1)]
 
 
-def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_excluded: bool, several: bool = False) -> Chart:
+def comparison_chart(
+    *, protocol: m.Protocol, group: ComparisonGroup, include_excluded: bool, several: bool = False
+) -> Chart:
     """The chart of one comparison group; `several` when it is one of a protocol's small multiples
     (its title then names the dataset or task)."""
     rows = group.rows
@@ -127,7 +133,11 @@ def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_ex
             exact=exact_text(row.result.value),
             origin=f"measured by {row.evaluation.get_measured_by_display().lower()}",
             marker=MARKERS.get(row.evaluation.measured_by, "circle"),
-            x0=x(0.0), x1=x(value), y=y, best=row.is_best, excluded=excluded,
+            x0=x(0.0),
+            x1=x(value),
+            y=y,
+            best=row.is_best,
+            excluded=excluded,
             concern=_short(row.evaluation.concern, CONCERN_CHARS) if excluded or row.evaluation.is_excluded else "",
         )
 
@@ -146,11 +156,14 @@ def comparison_chart(*, protocol: m.Protocol, group: ComparisonGroup, include_ex
     legend_y = (y if excluded else axis_y + AXIS_HEIGHT) + 18
     direction = protocol.get_metric_direction_display()
     scope = "source-checked and excluded rows" if include_excluded else "source-checked rows"
-    description = "; ".join(
-        f"{b.label}: {b.exact} {unit}, {b.origin}{', best' if b.best else ''}" for b in compared
-    ) or "no results to compare"
+    description = (
+        "; ".join(f"{b.label}: {b.exact} {unit}, {b.origin}{', best' if b.best else ''}" for b in compared)
+        or "no results to compare"
+    )
     if excluded:
-        description += ". Excluded from comparison: " + "; ".join(f"{b.label}: {b.exact} {unit} ({b.concern})" for b in excluded)
+        description += ". Excluded from comparison: " + "; ".join(
+            f"{b.label}: {b.exact} {unit} ({b.concern})" for b in excluded
+        )
     title = protocol.metric_label if not several else f"{group.label}: {protocol.metric_name}"
     return Chart(
         id=f"chart-{group.key}",
@@ -177,7 +190,10 @@ def protocol_charts(*, protocol: m.Protocol, groups: list[ComparisonGroup], incl
     """One chart per group (small multiples for a suite); one empty chart when nothing is recorded."""
     several = len(groups) > 1
     groups = groups or [ComparisonGroup(dataset=None, relation=m.Relation.ABSOLUTE, reference=None)]
-    return [comparison_chart(protocol=protocol, group=group, include_excluded=include_excluded, several=several) for group in groups]
+    return [
+        comparison_chart(protocol=protocol, group=group, include_excluded=include_excluded, several=several)
+        for group in groups
+    ]
 
 
 def chart_svg(chart: Chart, *, standalone: bool) -> str:
@@ -192,11 +208,17 @@ def charts_svg(charts: list[Chart]) -> str:
     for chart in charts:
         offsets.append(y)
         y += chart.height
-    return render_to_string("records/_charts.svg", {"charts": list(zip(charts, offsets, strict=True)), "width": WIDTH, "height": y})
+    return render_to_string(
+        "records/_charts.svg", {"charts": list(zip(charts, offsets, strict=True)), "width": WIDTH, "height": y}
+    )
 
 
 def chart_png(svg: str) -> bytes:
     """The same drawing as PNG, with the bundled font so it renders alike on every machine."""
     import resvg_py
 
-    return bytes(resvg_py.svg_to_bytes(svg_string=svg, skip_system_fonts=True, font_files=[str(FONT_FILE)], background="#ffffff", zoom=2))
+    return bytes(
+        resvg_py.svg_to_bytes(
+            svg_string=svg, skip_system_fonts=True, font_files=[str(FONT_FILE)], background="#ffffff", zoom=2
+        )
+    )

@@ -96,11 +96,16 @@ def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_ex
                 )
             group.rows.append(
                 ResultRow(
-                    evaluation=evaluation, result=result, in_comparison=own and not through and not excluded_with,
-                    counted_through_original=through, excluded_through_original=excluded_with,
+                    evaluation=evaluation,
+                    result=result,
+                    in_comparison=own and not through and not excluded_with,
+                    counted_through_original=through,
+                    excluded_through_original=excluded_with,
                 )
             )
-    ordered = sorted(groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != m.Relation.ABSOLUTE, g.key))
+    ordered = sorted(
+        groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != m.Relation.ABSOLUTE, g.key)
+    )
     for group in ordered:
         _rank(group, direction=protocol.metric_direction)
     return ordered

@@ -60,7 +60,11 @@ def baseline_roles() -> QuerySet[WithAnnotations[m.BaselineRole, Measured]]:
         review_state=ReviewState.SOURCE_CHECKED,
     )
     return m.BaselineRole.objects.order_by().annotate(
-        measured=Case(When(status=m.BaselineStatus.RETIRED, then=Value(False)), default=Exists(measured_here), output_field=BooleanField())
+        measured=Case(
+            When(status=m.BaselineStatus.RETIRED, then=Value(False)),
+            default=Exists(measured_here),
+            output_field=BooleanField(),
+        )
     )
 
 
@@ -78,8 +82,10 @@ class EvaluationGroup:
 def evaluation_groups(protocol_pks: Collection[int]) -> list[EvaluationGroup]:
     """The protocols' evaluations, counted by configuration, review state and who measured them (one query)."""
     rows = (
-        m.Evaluation.objects.filter(protocol_id__in=list(protocol_pks)).order_by()
-        .values_list("protocol_id", "configuration_id", "review_state", "measured_by").annotate(n=Count("id"))
+        m.Evaluation.objects.filter(protocol_id__in=list(protocol_pks))
+        .order_by()
+        .values_list("protocol_id", "configuration_id", "review_state", "measured_by")
+        .annotate(n=Count("id"))
     )
     return [EvaluationGroup(*row) for row in rows]
 
@@ -87,8 +93,11 @@ def evaluation_groups(protocol_pks: Collection[int]) -> list[EvaluationGroup]:
 def result_counts(protocol_pks: Collection[int]) -> dict[int, int]:
     """Result rows of each protocol's evaluations (one query; protocols without any are absent)."""
     return dict(
-        m.Result.objects.filter(evaluation__protocol_id__in=list(protocol_pks)).order_by()
-        .values("evaluation__protocol_id").annotate(n=Count("id")).values_list("evaluation__protocol_id", "n")
+        m.Result.objects.filter(evaluation__protocol_id__in=list(protocol_pks))
+        .order_by()
+        .values("evaluation__protocol_id")
+        .annotate(n=Count("id"))
+        .values_list("evaluation__protocol_id", "n")
     )
 
 
@@ -141,8 +150,10 @@ def protocol_summaries(
     summaries = {pk: ProtocolSummary() for pk in protocols}
     for group in groups:
         summaries[group.protocol_id].count(group)
-    roles = baseline_roles().filter(protocol_id__in=list(protocols)).values_list(
-        "protocol_id", "kind", "stable_id", "status", "configuration__stable_id", "measured"
+    roles = (
+        baseline_roles()
+        .filter(protocol_id__in=list(protocols))
+        .values_list("protocol_id", "kind", "stable_id", "status", "configuration__stable_id", "measured")
     )
     for protocol_id, kind, stable_id, status, configuration_id, measured in roles:
         summaries[protocol_id].roles[kind] = RoleCoverage(stable_id, status, configuration_id, measured)
@@ -169,7 +180,9 @@ class Cell:
     @property
     def summary(self) -> str:
         """Every state the cell holds, counted: "2 checked, 1 excluded" (never just the best one)."""
-        return ", ".join(f"{self.states.count(state)} {STATE_WORDS[state]}" for state in STATE_ORDER if state in self.states)
+        return ", ".join(
+            f"{self.states.count(state)} {STATE_WORDS[state]}" for state in STATE_ORDER if state in self.states
+        )
 
 
 @dataclass
@@ -215,7 +228,9 @@ def coverage(*, area: str = "", context: str = "", reviewed_recipes: RecipeLooku
         queryset = queryset.filter(contexts__stable_id=context)
     protocols = list(queryset.distinct())
     groups = evaluation_groups([p.pk for p in protocols])
-    configurations = list(m.Configuration.objects.filter(pk__in=sorted({g.configuration_id for g in groups})).order_by("name"))
+    configurations = list(
+        m.Configuration.objects.filter(pk__in=sorted({g.configuration_id for g in groups})).order_by("name")
+    )
     column = {configuration.pk: index for index, configuration in enumerate(configurations)}
     summaries = protocol_summaries({p.pk: p.stable_id for p in protocols}, groups, reviewed_recipes=reviewed_recipes)
     cells = {p.pk: [Cell() for _ in configurations] for p in protocols}
@@ -226,14 +241,26 @@ def coverage(*, area: str = "", context: str = "", reviewed_recipes: RecipeLooku
     return Coverage(
         configurations=configurations,
         lines=[ProtocolLine(protocol=p, cells=cells[p.pk], summary=summaries[p.pk]) for p in protocols],
-        areas=list(m.Area.objects.order_by("stable_id")), contexts=list(m.Context.objects.order_by("stable_id")),
+        areas=list(m.Area.objects.order_by("stable_id")),
+        contexts=list(m.Context.objects.order_by("stable_id")),
     )
 
 
 CSV_COLUMNS = (
-    "protocol_id", "protocol_title", "configuration_id", "configuration_name", "result_state", "result_states", "measured_here",
-    "source_checked", "excluded", "proposed", "null_control_measured", "conventional_reference_measured",
-    "has_reviewed_recipe", "missing",
+    "protocol_id",
+    "protocol_title",
+    "configuration_id",
+    "configuration_name",
+    "result_state",
+    "result_states",
+    "measured_here",
+    "source_checked",
+    "excluded",
+    "proposed",
+    "null_control_measured",
+    "conventional_reference_measured",
+    "has_reviewed_recipe",
+    "missing",
 )
 
 
@@ -241,18 +268,31 @@ def coverage_rows(report: Coverage) -> Iterator[dict[str, object]]:
     """One row per protocol and configuration (the matrix in long form), with the protocol's gaps."""
     for line in report.lines:
         summary = {
-            "protocol_id": line.protocol.stable_id, "protocol_title": line.protocol.title,
+            "protocol_id": line.protocol.stable_id,
+            "protocol_title": line.protocol.title,
             "source_checked": line.counts.get(ReviewState.SOURCE_CHECKED, 0),
             "excluded": line.counts.get(ReviewState.EXCLUDED, 0) + line.counts.get(ReviewState.EXCLUDED_RECHECK, 0),
             "proposed": line.counts.get(ReviewState.PROPOSED, 0),
             "null_control_measured": line.null_control_measured,
             "conventional_reference_measured": line.conventional_reference_measured,
-            "has_reviewed_recipe": line.has_reviewed_recipe, "missing": "; ".join(line.missing),
+            "has_reviewed_recipe": line.has_reviewed_recipe,
+            "missing": "; ".join(line.missing),
         }
         for configuration, cell in zip(report.configurations, line.cells, strict=True):
             yield {
-                **summary, "configuration_id": configuration.stable_id, "configuration_name": configuration.name,
-                "result_state": cell.best_state or "none", "result_states": cell.summary, "measured_here": cell.measured_here,
+                **summary,
+                "configuration_id": configuration.stable_id,
+                "configuration_name": configuration.name,
+                "result_state": cell.best_state or "none",
+                "result_states": cell.summary,
+                "measured_here": cell.measured_here,
             }
         if not report.configurations:
-            yield {**summary, "configuration_id": "", "configuration_name": "", "result_state": "none", "result_states": "", "measured_here": False}
+            yield {
+                **summary,
+                "configuration_id": "",
+                "configuration_name": "",
+                "result_state": "none",
+                "result_states": "",
+                "measured_here": False,
+            }

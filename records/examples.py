@@ -59,12 +59,18 @@ def examples_load(*, paths: list[Path] | None = None, actor: Actor = None) -> Ex
             model = SECTION_BY_KEY[section].model
             created = imported.created.get(section, [])
             for record in model.objects.filter(stable_id__in=created, review_state=ReviewState.PROPOSED):
-                review_transition_apply(record=record, transition="check_source", actor=actor, reason=checked, automatic=True)
+                review_transition_apply(
+                    record=record, transition="check_source", actor=actor, reason=checked, automatic=True
+                )
                 report.transitions += 1
         for planned in review_plan(document):
             record = SECTION_BY_KEY[planned.section].model.objects.get(stable_id=planned.stable_id)
-            if record.review_state in TRANSITIONS[planned.transition].sources and not _applied(record, planned.transition):
-                review_transition_apply(record=record, transition=planned.transition, actor=actor, reason=planned.reason, automatic=True)
+            if record.review_state in TRANSITIONS[planned.transition].sources and not _applied(
+                record, planned.transition
+            ):
+                review_transition_apply(
+                    record=record, transition=planned.transition, actor=actor, reason=planned.reason, automatic=True
+                )
                 report.transitions += 1
     return report
 
@@ -72,6 +78,7 @@ def examples_load(*, paths: list[Path] | None = None, actor: Actor = None) -> Ex
 def _applied(record: m.Evaluation | m.Protocol, transition: str) -> bool:
     """Whether the transition was applied to the record before (a curator's later reinstate stands)."""
     from django.contrib.contenttypes.models import ContentType
+
     from reviews.models import ReviewEvent
 
     return ReviewEvent.objects.filter(

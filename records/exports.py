@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import csv
 import io
-from decimal import Decimal
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 
 from django.db.models import QuerySet
 
@@ -92,7 +92,9 @@ def matrix_rows(results: QuerySet, *, chunk_size: int = 2000) -> Iterator[dict[s
     names = list(columns)
     for values in values_by_pk(results, columns.values(), chunk_size=chunk_size):
         row = dict(zip(names, values, strict=True))
-        row["comparable"] = m.evaluation_comparable(review_state=row["review_state"], original_state=row["repeated_review_state"])
+        row["comparable"] = m.evaluation_comparable(
+            review_state=row["review_state"], original_state=row["repeated_review_state"]
+        )
         yield {name: row[name] for name in MATRIX_FIELDNAMES}
 
 

@@ -18,7 +18,10 @@ def comparable_filter(prefix: str = "", *, repeats: bool = False) -> filters.Boo
     def apply(queryset, name, value):
         return queryset.filter(comparable) if value else queryset.exclude(comparable)
 
-    return filters.BooleanFilter(method=apply, help_text="Enters comparisons: source checked, not excluded, and not a repeat of a compared or excluded measurement.")
+    return filters.BooleanFilter(
+        method=apply,
+        help_text="Enters comparisons: source checked, not excluded, and not a repeat of a compared or excluded measurement.",
+    )
 
 
 class ProtocolFilter(filters.FilterSet):
@@ -40,14 +43,27 @@ class EvaluationFilter(filters.FilterSet):
     measured_by = filters.ChoiceFilter(choices=m.MeasuredBy.choices)
     reading_method = filters.ChoiceFilter(choices=m.ReadingMethod.choices)
     source_id = filters.CharFilter(field_name="source__stable_id", help_text="The source that reports it.")
-    repeats_id = filters.CharFilter(field_name="repeats__stable_id", help_text="Evaluations that report this evaluation's measurement again.")
+    repeats_id = filters.CharFilter(
+        field_name="repeats__stable_id", help_text="Evaluations that report this evaluation's measurement again."
+    )
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
     area = filters.CharFilter(field_name="protocol__areas__stable_id", help_text="Area of the evaluation's protocol.")
     comparable = comparable_filter(repeats=True)
 
     class Meta:
         model = m.Evaluation
-        fields = ["protocol_id", "dataset_id", "configuration_id", "measured_by", "reading_method", "source_id", "repeats_id", "review_state", "area", "comparable"]
+        fields = [
+            "protocol_id",
+            "dataset_id",
+            "configuration_id",
+            "measured_by",
+            "reading_method",
+            "source_id",
+            "repeats_id",
+            "review_state",
+            "area",
+            "comparable",
+        ]
 
 
 class ResultFilter(filters.FilterSet):
@@ -64,12 +80,25 @@ class ResultFilter(filters.FilterSet):
 
     class Meta:
         model = m.Result
-        fields = ["evaluation_id", "protocol_id", "dataset_id", "configuration_id", "measured_by", "relation", "reference_configuration_id", "review_state", "area", "comparable"]
+        fields = [
+            "evaluation_id",
+            "protocol_id",
+            "dataset_id",
+            "configuration_id",
+            "measured_by",
+            "relation",
+            "reference_configuration_id",
+            "review_state",
+            "area",
+            "comparable",
+        ]
 
 
 class DatasetFilter(filters.FilterSet):
     suite_id = filters.CharFilter(field_name="suite__stable_id")
-    is_suite = filters.BooleanFilter(field_name="suite", lookup_expr="isnull", help_text="True: suites and stand-alone datasets only.")
+    is_suite = filters.BooleanFilter(
+        field_name="suite", lookup_expr="isnull", help_text="True: suites and stand-alone datasets only."
+    )
 
     class Meta:
         model = m.Dataset

@@ -28,14 +28,39 @@ class SearchType:
 
 
 TYPES = (
-    SearchType("protocol", "Protocols", m.Protocol, "title", ("summary", "metric_name", "procedure"), "records:protocol"),
-    SearchType("evaluation", "Evaluations", m.Evaluation, "title", ("setup", "configuration__name", "dataset__name"), "records:evaluation"),
-    SearchType("configuration", "Configurations", m.Configuration, "name", ("short_name", "family", "method"), "records:configuration"),
+    SearchType(
+        "protocol", "Protocols", m.Protocol, "title", ("summary", "metric_name", "procedure"), "records:protocol"
+    ),
+    SearchType(
+        "evaluation",
+        "Evaluations",
+        m.Evaluation,
+        "title",
+        ("setup", "configuration__name", "dataset__name"),
+        "records:evaluation",
+    ),
+    SearchType(
+        "configuration",
+        "Configurations",
+        m.Configuration,
+        "name",
+        ("short_name", "family", "method"),
+        "records:configuration",
+    ),
     SearchType("dataset", "Datasets", m.Dataset, "name", ("task_key", "description"), "records:dataset"),
-    SearchType("source", "Sources", m.Source, "title", ("venue", "citation", "authors_short", "doi", "pmcid"), "records:source"),
+    SearchType(
+        "source", "Sources", m.Source, "title", ("venue", "citation", "authors_short", "doi", "pmcid"), "records:source"
+    ),
     SearchType("decision", "Decisions", m.Decision, "title", ("description",), "records:decision"),
 )
-RESULTS = SearchType("result", "Results", m.Result, "printed_value", ("evaluation__title", "evaluation__configuration__name", "evaluation__dataset__name"), "records:evaluation")
+RESULTS = SearchType(
+    "result",
+    "Results",
+    m.Result,
+    "printed_value",
+    ("evaluation__title", "evaluation__configuration__name", "evaluation__dataset__name"),
+    "records:evaluation",
+)
 TYPE_BY_NAME = {t.name: t for t in (*TYPES, RESULTS)}
 
 
@@ -96,9 +121,11 @@ def _fallback(kind: SearchType, query: str, exact_id) -> list[Hit]:
     condition = Q()
     for term in terms:
         condition &= Q(*[Q(**{f"{name}__icontains": term}) for name in fields], _connector=Q.OR)
-    rows = kind.model.objects.filter(condition | Q(stable_id__iexact=query)).annotate(exact=exact_id).values(
-        "stable_id", kind.title_field, "exact", *kind.other_fields
-    )[: PER_TYPE * 5]
+    rows = (
+        kind.model.objects.filter(condition | Q(stable_id__iexact=query))
+        .annotate(exact=exact_id)
+        .values("stable_id", kind.title_field, "exact", *kind.other_fields)[: PER_TYPE * 5]
+    )
     hits = []
     for row in rows:
         title = (row[kind.title_field] or "").lower()
@@ -110,8 +137,12 @@ def _fallback(kind: SearchType, query: str, exact_id) -> list[Hit]:
 
 def _hit(kind: SearchType, stable_id: str, title: str, rank: float) -> Hit:
     return Hit(
-        type=kind.name, type_label=kind.label[:-1], title=title, stable_id=stable_id,
-        url=reverse(kind.url_name, args=[stable_id]), rank=float(rank),
+        type=kind.name,
+        type_label=kind.label[:-1],
+        title=title,
+        stable_id=stable_id,
+        url=reverse(kind.url_name, args=[stable_id]),
+        rank=float(rank),
     )
 
 
@@ -128,7 +159,10 @@ def _search_results(query: str) -> list[Hit]:
     else:
         condition = Q()
         for term in query.lower().split():
-            condition &= Q(*[Q(**{f"{name}__icontains": term}) for name in (RESULTS.title_field, *RESULTS.other_fields)], _connector=Q.OR)
+            condition &= Q(
+                *[Q(**{f"{name}__icontains": term}) for name in (RESULTS.title_field, *RESULTS.other_fields)],
+                _connector=Q.OR,
+            )
     rows = (
         m.Result.objects.annotate(value_number=Cast("value", FloatField()))
         .filter(condition)
@@ -141,7 +175,10 @@ def _search_results(query: str) -> list[Hit]:
         state = evaluation.get_review_state_display().lower()
         hits.append(
             Hit(
-                type=RESULTS.name, type_label="Result", title=evaluation.title, stable_id=result.stable_id,
+                type=RESULTS.name,
+                type_label="Result",
+                title=evaluation.title,
+                stable_id=result.stable_id,
                 url=f"{evaluation.get_absolute_url()}#result-{result.stable_id}",
                 rank=2.0 if number is not None and result.value.as_tuple() == number.as_tuple() else 1.0,
                 detail=f"{result.display_value} {result.unit} (printed {result.printed_value}) · {evaluation.dataset.name} · {state}",

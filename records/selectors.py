@@ -61,7 +61,14 @@ class ProtocolPage:
 
 def evaluations_queryset() -> QuerySet[m.Evaluation]:
     return m.Evaluation.objects.select_related(
-        "protocol", "configuration", "dataset", "source", "concern_source", "review_state_changed_by", "repeats", "repeats__source"
+        "protocol",
+        "configuration",
+        "dataset",
+        "source",
+        "concern_source",
+        "review_state_changed_by",
+        "repeats",
+        "repeats__source",
     ).prefetch_related(
         Prefetch("results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id"))
     )
@@ -75,9 +82,15 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
             "areas",
             "contexts",
             "limitations",
-            Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by")),
+            Prefetch(
+                "baseline_roles",
+                queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
+            ),
             Prefetch("evaluations", queryset=evaluations_queryset().order_by("configuration__name", "stable_id")),
-            Prefetch("evidence_rows", queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by")),
+            Prefetch(
+                "evidence_rows",
+                queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
+            ),
             "decisions",
         )
         .filter(stable_id=stable_id)
@@ -92,7 +105,9 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
     checked_configurations = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
     kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
     baselines = [
-        BaselineLine(role=role, measured=role.configuration_id is not None and role.configuration_id in checked_configurations)
+        BaselineLine(
+            role=role, measured=role.configuration_id is not None and role.configuration_id in checked_configurations
+        )
         for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
     ]
     measured_by_counts: dict[str, int] = {}
@@ -168,19 +183,25 @@ class Faceted:
 
 NOT_STATED = "(not stated)"
 EVALUATION_FACETS = (
-    FacetSpec("configuration", "Tested model or method", lambda e: e.configuration.stable_id, lambda e: e.configuration.name),
+    FacetSpec(
+        "configuration", "Tested model or method", lambda e: e.configuration.stable_id, lambda e: e.configuration.name
+    ),
     FacetSpec("protocol", "Protocol", lambda e: e.protocol.stable_id, lambda e: e.protocol.title),
     FacetSpec("dataset", "Dataset", lambda e: e.dataset.stable_id, lambda e: e.dataset.name),
     FacetSpec("setup", "Evaluation setup", lambda e: e.setup or NOT_STATED, lambda e: e.setup or NOT_STATED),
     FacetSpec("metric", "Metric", lambda e: e.protocol.metric_short_name, lambda e: e.protocol.metric_label),
     FacetSpec("measured_by", "Measured by", lambda e: e.measured_by, lambda e: e.get_measured_by_display()),
-    FacetSpec("reading_method", "How the value was read", lambda e: e.reading_method, lambda e: e.get_reading_method_display()),
+    FacetSpec(
+        "reading_method", "How the value was read", lambda e: e.reading_method, lambda e: e.get_reading_method_display()
+    ),
     FacetSpec("review_state", "Review state", lambda e: e.review_state, lambda e: e.get_review_state_display()),
 )
 EVIDENCE_FACETS = (
     FacetSpec("evidence_property", "Property", lambda r: r.property_name, lambda r: r.property_name),
     FacetSpec("evidence_support", "Support", lambda r: r.support, lambda r: r.get_support_display()),
-    FacetSpec("evidence_review_state", "Review state", lambda r: r.review_state, lambda r: r.get_review_state_display()),
+    FacetSpec(
+        "evidence_review_state", "Review state", lambda r: r.review_state, lambda r: r.get_review_state_display()
+    ),
 )
 
 
@@ -192,7 +213,11 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
     selected: dict[str, str] = {spec.param: value for spec in specs if (value := params.get(spec.param))}
 
     def matches(item: Any, skip: str | None = None) -> bool:
-        return all(spec.value_of(item) == selected[spec.param] for spec in specs if spec.param in selected and spec.param != skip)
+        return all(
+            spec.value_of(item) == selected[spec.param]
+            for spec in specs
+            if spec.param in selected and spec.param != skip
+        )
 
     def query_with(**changes: str | None) -> str:
         query = params.copy()
@@ -212,7 +237,10 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
                 entry[1] += 1
         options = [
             FacetOption(
-                value=value, label=label, count=count, selected=selected.get(spec.param) == value,
+                value=value,
+                label=label,
+                count=count,
+                selected=selected.get(spec.param) == value,
                 query=query_with(**{spec.param: None if selected.get(spec.param) == value else value}),
             )
             for value, (label, count) in sorted(counts.items(), key=lambda kv: kv[1][0].lower())

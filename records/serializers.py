@@ -13,7 +13,6 @@ from records.services import errors_by_field, protocol_limitations_set, record_u
 from records.values import ValueInvalid, exact_text, parse_exact
 from reviews.models import ReviewState
 
-
 # -- fields ------------------------------------------------------------------------------------
 
 
@@ -43,7 +42,9 @@ class ExactDecimalField(serializers.Field):
 
 
 def stable_id_field() -> serializers.SlugField:
-    return serializers.SlugField(source="stable_id", max_length=150, help_text="Stable id (slug); never changes once created.")
+    return serializers.SlugField(
+        source="stable_id", max_length=150, help_text="Stable id (slug); never changes once created."
+    )
 
 
 def ref(model, source: str | None = None, **kwargs) -> serializers.SlugRelatedField:
@@ -73,7 +74,9 @@ class CatalogueSerializer(serializers.ModelSerializer):
     def validate(self, attrs):
         stable_id = attrs.get("stable_id")
         if self.instance is None and stable_id and self.Meta.model.objects.filter(stable_id=stable_id).exists():
-            raise serializers.ValidationError({self.id_field: f"a record with stable id {stable_id!r} exists; update it with PUT or PATCH"})
+            raise serializers.ValidationError(
+                {self.id_field: f"a record with stable id {stable_id!r} exists; update it with PUT or PATCH"}
+            )
         return attrs
 
     def _api_name(self, model_field: str) -> str:
@@ -93,7 +96,9 @@ class CatalogueSerializer(serializers.ModelSerializer):
                 if limitations is not None:
                     protocol_limitations_set(protocol=record, texts=limitations, actor=request.user, reason="API")
         except DjangoValidationError as exc:
-            raise serializers.ValidationError({self._api_name(k): v for k, v in errors_by_field(exc, self.Meta.model).items()}) from None
+            raise serializers.ValidationError(
+                {self._api_name(k): v for k, v in errors_by_field(exc, self.Meta.model).items()}
+            ) from None
         return record
 
     def create(self, validated_data):
@@ -108,10 +113,16 @@ REVIEW_FIELDS = ("review_state", "comparable", "concern", "review_state_changed_
 
 class ReviewFieldsMixin(serializers.Serializer):
     review_state = serializers.ChoiceField(choices=ReviewState.choices, read_only=True)
-    comparable = serializers.BooleanField(source="is_comparable", read_only=True, help_text="Source checked and not excluded: enters comparisons.")
+    comparable = serializers.BooleanField(
+        source="is_comparable", read_only=True, help_text="Source checked and not excluded: enters comparisons."
+    )
     concern = serializers.CharField(read_only=True, help_text="Why the record is excluded from comparison, when it is.")
     review_state_changed_at = serializers.DateTimeField(read_only=True, allow_null=True)
-    last_reviewed_by_role = serializers.CharField(source="review_state_changed_by_role", read_only=True, help_text="The role (never the name) of the last reviewer.")
+    last_reviewed_by_role = serializers.CharField(
+        source="review_state_changed_by_role",
+        read_only=True,
+        help_text="The role (never the name) of the last reviewer.",
+    )
 
 
 # -- serializers --------------------------------------------------------------------------------
@@ -124,8 +135,22 @@ class SourceSerializer(CatalogueSerializer):
     class Meta:
         model = m.Source
         fields = (
-            "source_id", "title", "venue", "kind", "authors_short", "citation", "published_date", "doi", "pmcid", "arxiv_id",
-            "arxiv_version", "url", "commit", "copy_consulted", "created_at", "updated_at",
+            "source_id",
+            "title",
+            "venue",
+            "kind",
+            "authors_short",
+            "citation",
+            "published_date",
+            "doi",
+            "pmcid",
+            "arxiv_id",
+            "arxiv_version",
+            "url",
+            "commit",
+            "copy_consulted",
+            "created_at",
+            "updated_at",
         )
         read_only_fields = ("created_at", "updated_at")
 
@@ -135,7 +160,16 @@ class TaskSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = m.Dataset
-        fields = ("dataset_id", "name", "task_key", "train_size", "test_size", "num_classes", "sequence_length_bp", "metric")
+        fields = (
+            "dataset_id",
+            "name",
+            "task_key",
+            "train_size",
+            "test_size",
+            "num_classes",
+            "sequence_length_bp",
+            "metric",
+        )
         read_only_fields = fields
 
 
@@ -149,8 +183,22 @@ class DatasetSerializer(CatalogueSerializer):
     class Meta:
         model = m.Dataset
         fields = (
-            "dataset_id", "name", "description", "suite_id", "task_key", "position", "train_size", "test_size", "num_classes",
-            "sequence_length_bp", "metric", "source_id", "source_locator", "tasks", "created_at", "updated_at",
+            "dataset_id",
+            "name",
+            "description",
+            "suite_id",
+            "task_key",
+            "position",
+            "train_size",
+            "test_size",
+            "num_classes",
+            "sequence_length_bp",
+            "metric",
+            "source_id",
+            "source_locator",
+            "tasks",
+            "created_at",
+            "updated_at",
         )
         read_only_fields = ("created_at", "updated_at")
 
@@ -162,7 +210,18 @@ class ConfigurationSerializer(CatalogueSerializer):
 
     class Meta:
         model = m.Configuration
-        fields = ("configuration_id", "name", "short_name", "family", "parameter_count", "method", "description", "source_id", "created_at", "updated_at")
+        fields = (
+            "configuration_id",
+            "name",
+            "short_name",
+            "family",
+            "parameter_count",
+            "method",
+            "description",
+            "source_id",
+            "created_at",
+            "updated_at",
+        )
         read_only_fields = ("created_at", "updated_at")
 
 
@@ -174,7 +233,18 @@ class BaselineRoleSerializer(ReviewFieldsMixin, CatalogueSerializer):
 
     class Meta:
         model = m.BaselineRole
-        fields = ("baseline_role_id", "protocol_id", "kind", "status", "selection_rule", "requirements", "configuration_id", *REVIEW_FIELDS, "created_at", "updated_at")
+        fields = (
+            "baseline_role_id",
+            "protocol_id",
+            "kind",
+            "status",
+            "selection_rule",
+            "requirements",
+            "configuration_id",
+            *REVIEW_FIELDS,
+            "created_at",
+            "updated_at",
+        )
         read_only_fields = ("created_at", "updated_at")
 
 
@@ -186,16 +256,38 @@ class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
     areas = ref(m.Area, many=True, required=False)
     contexts = ref(m.Context, many=True, required=False)
     limitations = serializers.ListField(
-        child=serializers.CharField(max_length=5000), source="limitations_texts", required=False, help_text="Ordered limitations."
+        child=serializers.CharField(max_length=5000),
+        source="limitations_texts",
+        required=False,
+        help_text="Ordered limitations.",
     )
     baseline_roles = serializers.SerializerMethodField()
 
     class Meta:
         model = m.Protocol
         fields = (
-            "protocol_id", "title", "summary", "procedure", "version_label", "metric_name", "metric_short_name", "metric_description",
-            "metric_unit", "metric_direction", "dataset_ids", "areas", "contexts", "limitations", "source_id", "source_locator",
-            "explanatory_profile", "explanatory_profile_reviewed", "baseline_roles", *REVIEW_FIELDS, "created_at", "updated_at",
+            "protocol_id",
+            "title",
+            "summary",
+            "procedure",
+            "version_label",
+            "metric_name",
+            "metric_short_name",
+            "metric_description",
+            "metric_unit",
+            "metric_direction",
+            "dataset_ids",
+            "areas",
+            "contexts",
+            "limitations",
+            "source_id",
+            "source_locator",
+            "explanatory_profile",
+            "explanatory_profile_reviewed",
+            "baseline_roles",
+            *REVIEW_FIELDS,
+            "created_at",
+            "updated_at",
         )
         read_only_fields = ("created_at", "updated_at")
 
@@ -212,31 +304,54 @@ class ResultSerializer(CatalogueSerializer):
     id_field = "result_id"
     result_id = stable_id_field()
     evaluation_id = ref(m.Evaluation, "evaluation")
-    value = ExactDecimalField(help_text="The exact value with its printed precision, e.g. \"0.410\" or \"3.00E+11\".")
+    value = ExactDecimalField(help_text='The exact value with its printed precision, e.g. "0.410" or "3.00E+11".')
     uncertainty_kind = serializers.ChoiceField(
-        choices=m.UncertaintyKind.choices, allow_blank=True, required=False, help_text="Blank when the source reports none."
+        choices=m.UncertaintyKind.choices,
+        allow_blank=True,
+        required=False,
+        help_text="Blank when the source reports none.",
     )
     uncertainty_value = ExactDecimalField(required=False, allow_null=True, help_text="The printed ± figure.")
     lower_bound = ExactDecimalField(required=False, allow_null=True)
     upper_bound = ExactDecimalField(required=False, allow_null=True)
-    uncertainty_level = ExactDecimalField(required=False, allow_null=True, help_text="A confidence interval's level in percent.")
+    uncertainty_level = ExactDecimalField(
+        required=False, allow_null=True, help_text="A confidence interval's level in percent."
+    )
     reference_configuration_id = ref(
-        m.Configuration, "reference_configuration", required=False, allow_null=True,
+        m.Configuration,
+        "reference_configuration",
+        required=False,
+        allow_null=True,
         help_text="For a ratio or difference: the configuration it is relative to.",
     )
 
     class Meta:
         model = m.Result
         fields = (
-            "result_id", "evaluation_id", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound",
-            "upper_bound", "uncertainty_level", "num_runs", "relation", "reference_configuration_id", "created_at", "updated_at",
+            "result_id",
+            "evaluation_id",
+            "value",
+            "unit",
+            "printed_value",
+            "uncertainty_kind",
+            "uncertainty_value",
+            "lower_bound",
+            "upper_bound",
+            "uncertainty_level",
+            "num_runs",
+            "relation",
+            "reference_configuration_id",
+            "created_at",
+            "updated_at",
         )
         read_only_fields = ("created_at", "updated_at")
 
 
 class NestedResultSerializer(ResultSerializer):
     class Meta(ResultSerializer.Meta):
-        fields = tuple(name for name in ResultSerializer.Meta.fields if name not in ("evaluation_id", "created_at", "updated_at"))
+        fields = tuple(
+            name for name in ResultSerializer.Meta.fields if name not in ("evaluation_id", "created_at", "updated_at")
+        )
         read_only_fields = fields
 
 
@@ -248,23 +363,46 @@ class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
     dataset_id = ref(m.Dataset, "dataset")
     source_id = ref(m.Source, "source", required=False, allow_null=True, help_text="The source that reports it.")
     repeats_id = ref(
-        m.Evaluation, "repeats", required=False, allow_null=True,
+        m.Evaluation,
+        "repeats",
+        required=False,
+        allow_null=True,
         help_text="The evaluation whose measurement this one reports again (a copy, not a replication).",
     )
     concern_source_id = ref(m.Source, "concern_source", required=False, allow_null=True)
     results = NestedResultSerializer(many=True, read_only=True)
     comparable = serializers.BooleanField(
-        source="is_comparable", read_only=True,
+        source="is_comparable",
+        read_only=True,
         help_text="Source checked, not excluded, and not a repeat of an evaluation that is compared itself.",
     )
 
     class Meta:
         model = m.Evaluation
         fields = (
-            "evaluation_id", "title", "protocol_id", "configuration_id", "dataset_id", "measured_by", "measured_by_name",
-            "repeats_id", "reading_method", "setup", "aggregation", "uncertainty", "coverage_scored", "coverage_eligible",
-            "source_id", "source_locator", "quote", "concern_source_id", "concern_locator", "results", *REVIEW_FIELDS,
-            "created_at", "updated_at",
+            "evaluation_id",
+            "title",
+            "protocol_id",
+            "configuration_id",
+            "dataset_id",
+            "measured_by",
+            "measured_by_name",
+            "repeats_id",
+            "reading_method",
+            "setup",
+            "aggregation",
+            "uncertainty",
+            "coverage_scored",
+            "coverage_eligible",
+            "source_id",
+            "source_locator",
+            "quote",
+            "concern_source_id",
+            "concern_locator",
+            "results",
+            *REVIEW_FIELDS,
+            "created_at",
+            "updated_at",
         )
         read_only_fields = ("created_at", "updated_at")
 
@@ -278,7 +416,20 @@ class EvidenceRowSerializer(ReviewFieldsMixin, CatalogueSerializer):
 
     class Meta:
         model = m.EvidenceRow
-        fields = ("evidence_id", "protocol_id", "evaluation_id", "property_name", "statement", "source_id", "locator", "quote", "support", *REVIEW_FIELDS, "created_at", "updated_at")
+        fields = (
+            "evidence_id",
+            "protocol_id",
+            "evaluation_id",
+            "property_name",
+            "statement",
+            "source_id",
+            "locator",
+            "quote",
+            "support",
+            *REVIEW_FIELDS,
+            "created_at",
+            "updated_at",
+        )
         read_only_fields = ("created_at", "updated_at")
 
 

@@ -27,14 +27,42 @@ if TYPE_CHECKING:
 # Fields whose value a source vouches for: editing one of a reviewed record sends it back to review.
 SOURCED_FIELDS: dict[str, frozenset[str]] = {
     "protocol": frozenset({"source", "source_locator", "metric_unit", "metric_direction"}),
-    "evaluation": frozenset({
-        "protocol", "configuration", "dataset", "measured_by", "measured_by_name", "repeats", "reading_method", "aggregation",
-        "uncertainty", "coverage_scored", "coverage_eligible", "source", "source_locator", "quote", "concern_source", "concern_locator",
-    }),
-    "result": frozenset({
-        "evaluation", "value", "unit", "printed_value", "uncertainty_kind", "uncertainty_value", "lower_bound", "upper_bound",
-        "uncertainty_level", "num_runs", "relation", "reference_configuration",
-    }),
+    "evaluation": frozenset(
+        {
+            "protocol",
+            "configuration",
+            "dataset",
+            "measured_by",
+            "measured_by_name",
+            "repeats",
+            "reading_method",
+            "aggregation",
+            "uncertainty",
+            "coverage_scored",
+            "coverage_eligible",
+            "source",
+            "source_locator",
+            "quote",
+            "concern_source",
+            "concern_locator",
+        }
+    ),
+    "result": frozenset(
+        {
+            "evaluation",
+            "value",
+            "unit",
+            "printed_value",
+            "uncertainty_kind",
+            "uncertainty_value",
+            "lower_bound",
+            "upper_bound",
+            "uncertainty_level",
+            "num_runs",
+            "relation",
+            "reference_configuration",
+        }
+    ),
     "evidencerow": frozenset({"source", "locator", "quote", "statement"}),
     "baselinerole": frozenset({"configuration"}),
 }
@@ -104,7 +132,11 @@ def record_save(
         previous_owner_id = model._default_manager.filter(pk=record.pk).values_list("evaluation_id", flat=True).first()
     if isinstance(record, Reviewable) and actor is not None:
         record.last_edited_by = actor  # type: ignore[assignment]  # a signed-in user: only they edit records
-    _history_by(record, actor=actor, reason=reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}"))
+    _history_by(
+        record,
+        actor=actor,
+        reason=reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}"),
+    )
     try:
         with transaction.atomic():
             record.save()
@@ -125,7 +157,14 @@ def record_save(
             previous = evaluation_model._default_manager.get(pk=previous_owner_id)
             _owner_changed(record=record, owner=previous, what=["moved away"], actor=actor, why=reason)
     elif reopen:
-        _owner_changed(record=record, owner=owner, what=sorted(changed_fields or []), actor=actor, why=reason, reason=reason or None)
+        _owner_changed(
+            record=record,
+            owner=owner,
+            what=sorted(changed_fields or []),
+            actor=actor,
+            why=reason,
+            reason=reason or None,
+        )
     return True
 
 
@@ -151,7 +190,9 @@ def _constraint_error(model: type[models.Model], exc: IntegrityError) -> Validat
     """The database's refusal as the validation error the constraint declares (its code names the
     field, see records.models._check), or as a non-field error when no declared constraint is named."""
     text = str(exc)
-    checks = sorted((c for c in model._meta.constraints if isinstance(c, models.CheckConstraint)), key=lambda c: -len(c.name))
+    checks = sorted(
+        (c for c in model._meta.constraints if isinstance(c, models.CheckConstraint)), key=lambda c: -len(c.name)
+    )
     for constraint in checks:  # the longest name first: no name is then taken for a part of another
         if constraint.name in text:
             return ValidationError(constraint.get_violation_error_message(), code=constraint.violation_error_code)
@@ -170,7 +211,13 @@ def record_delete(*, record: models.Model, actor: Actor, reason: str = "") -> No
 
 
 def _owner_changed(
-    *, record: models.Model, owner: Reviewable | None, what: list[str], actor: Actor, why: str, reason: str | None = None
+    *,
+    record: models.Model,
+    owner: Reviewable | None,
+    what: list[str],
+    actor: Actor,
+    why: str,
+    reason: str | None = None,
 ) -> None:
     """`record` changed in ways its owner's review vouched for: the actor becomes the owner's last
     editor and a reviewed owner is reopened (REOPEN_ON_EDIT), with `reason`, by default
@@ -188,7 +235,12 @@ def _owner_changed(
 
 @transaction.atomic
 def record_upsert(
-    *, record: models.Model, values: Mapping[str, Any], many: Mapping[str, Sequence[models.Model]] | None = None, actor: Actor, reason: str = ""
+    *,
+    record: models.Model,
+    values: Mapping[str, Any],
+    many: Mapping[str, Sequence[models.Model]] | None = None,
+    actor: Actor,
+    reason: str = "",
 ) -> list[str]:
     """Set `values` (and many-to-many sets) on a new or existing record and save it through `record_save`.
 
@@ -223,7 +275,12 @@ def protocol_limitations_set(*, protocol: Protocol, texts: list[str], actor: Act
         limitation = current.get(position) or Limitation(protocol=protocol, position=position)
         if limitation.pk is None or limitation.text != text:
             limitation.text = text
-            record_save(record=limitation, actor=actor, changed_fields=None if limitation.pk is None else ["text"], reason=reason)
+            record_save(
+                record=limitation,
+                actor=actor,
+                changed_fields=None if limitation.pk is None else ["text"],
+                reason=reason,
+            )
     return True
 
 

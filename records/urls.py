@@ -17,8 +17,16 @@ def urlpatterns_for(*, parts: PageParts) -> list[URLPattern]:
         path("coverage/", views.coverage, with_parts, name="coverage"),
         path("coverage.csv", views.coverage_csv, with_parts, name="coverage-csv"),
         path("protocols/<slug:stable_id>/", views.protocol_detail, with_parts, name="protocol"),
-        re_path(r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/comparison\.(?P<extension>svg|png)$", views.protocol_chart, name="protocol-chart"),
-        re_path(r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/results\.(?P<extension>csv|json)$", views.protocol_rows, name="protocol-rows"),
+        re_path(
+            r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/comparison\.(?P<extension>svg|png)$",
+            views.protocol_chart,
+            name="protocol-chart",
+        ),
+        re_path(
+            r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/results\.(?P<extension>csv|json)$",
+            views.protocol_rows,
+            name="protocol-rows",
+        ),
         path("evaluations/<slug:stable_id>/", views.evaluation_detail, with_parts, name="evaluation"),
         path("configurations/<slug:stable_id>/", views.configuration_detail, with_parts, name="configuration"),
         path("datasets/<slug:stable_id>/", views.dataset_detail, with_parts, name="dataset"),

@@ -98,10 +98,21 @@ def display(value: Decimal | None) -> str:
 # -- the printed-value check -------------------------------------------------------------------
 
 _SCALE_WORDS = {
-    "k": 3, "K": 3, "thousand": 3, "kb": 3,
-    "M": 6, "million": 6, "Mb": 6,
-    "B": 9, "G": 9, "billion": 9, "Gb": 9, "bn": 9,
-    "T": 12, "trillion": 12, "Tb": 12,
+    "k": 3,
+    "K": 3,
+    "thousand": 3,
+    "kb": 3,
+    "M": 6,
+    "million": 6,
+    "Mb": 6,
+    "B": 9,
+    "G": 9,
+    "billion": 9,
+    "Gb": 9,
+    "bn": 9,
+    "T": 12,
+    "trillion": 12,
+    "Tb": 12,
 }
 _PRINTED_NUMBER = re.compile(
     r"(?P<sign>[-+−]?)(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d*)?|\.\d+)"

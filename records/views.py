@@ -20,9 +20,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from records import charts, exports, search
-from records import selectors as queries
 from records import coverage as coverage_report
 from records import models as m
+from records import selectors as queries
 
 RecordPart = Callable[[HttpRequest, m.CuratedModel], Mapping[str, object]]
 
@@ -94,7 +94,9 @@ def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
         "protocol": page.protocol,
         "evaluations": queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET),
         "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
-        "charts": charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded),
+        "charts": charts.protocol_charts(
+            protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
+        ),
         "chart_query": _chart_query(request),
     }
     return render(request, "records/protocol_detail.html", context)
@@ -112,7 +114,9 @@ def _chart_query(request) -> str:
 @require_GET
 def protocol_chart(request, stable_id: str, extension: str):
     page = _protocol_page(request, stable_id)
-    svg = charts.charts_svg(charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded))
+    svg = charts.charts_svg(
+        charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded)
+    )
     if extension == "svg":
         response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     else:
@@ -127,7 +131,13 @@ def protocol_rows(request, stable_id: str, extension: str):
     protocol = queries.record_or_404(m.Protocol.objects.all(), stable_id)
     rows = exports.protocol_matrix_rows(protocol)
     if extension == "json":
-        response = JsonResponse({"protocol_id": protocol.stable_id, "columns": exports.MATRIX_FIELDNAMES, "rows": exports.rows_as_json(rows)})
+        response = JsonResponse(
+            {
+                "protocol_id": protocol.stable_id,
+                "columns": exports.MATRIX_FIELDNAMES,
+                "rows": exports.rows_as_json(rows),
+            }
+        )
     else:
         response = HttpResponse(exports.rows_as_csv(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{stable_id}-results.{extension}"'
@@ -156,8 +166,14 @@ def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_GET
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     configuration = queries.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
-    evaluations = queries.evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
-    context = {**_record_parts(request, configuration, parts), "configuration": configuration, "evaluations": evaluations}
+    evaluations = (
+        queries.evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
+    )
+    context = {
+        **_record_parts(request, configuration, parts),
+        "configuration": configuration,
+        "evaluations": evaluations,
+    }
     return render(request, "records/configuration_detail.html", context)
 
 
@@ -166,7 +182,9 @@ def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     dataset = queries.record_or_404(
         m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
     )
-    return render(request, "records/dataset_detail.html", {**_record_parts(request, dataset, parts), "dataset": dataset})
+    return render(
+        request, "records/dataset_detail.html", {**_record_parts(request, dataset, parts), "dataset": dataset}
+    )
 
 
 @require_GET
@@ -176,7 +194,9 @@ def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
         **_record_parts(request, source, parts),
         "source": source,
         "protocols": m.Protocol.objects.filter(source=source).order_by("title"),
-        "evaluations": m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source)).select_related("protocol").order_by("title"),
+        "evaluations": m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
+        .select_related("protocol")
+        .order_by("title"),
         "datasets": m.Dataset.objects.filter(source=source, suite__isnull=True).order_by("name"),
     }
     return render(request, "records/source_detail.html", context)
@@ -185,14 +205,18 @@ def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_GET
 def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     decision = queries.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
-    return render(request, "records/decision_detail.html", {**_record_parts(request, decision, parts), "decision": decision})
+    return render(
+        request, "records/decision_detail.html", {**_record_parts(request, decision, parts), "decision": decision}
+    )
 
 
 @require_GET
 def coverage(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
     report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
-    return render(request, "records/coverage.html", {**parts.release(request), "report": report, "area": area, "context": context})
+    return render(
+        request, "records/coverage.html", {**parts.release(request), "report": report, "area": area, "context": context}
+    )
 
 
 @require_GET

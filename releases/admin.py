@@ -51,7 +51,16 @@ class ReleaseFixityCheckInline(ReadOnlyInline):
 
 @admin.register(Release)
 class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("__str__", "status", "progress_display", "release_date", "rows_display", "changes_display", "cut_by", "published_at")
+    list_display = (
+        "__str__",
+        "status",
+        "progress_display",
+        "release_date",
+        "rows_display",
+        "changes_display",
+        "cut_by",
+        "published_at",
+    )
     list_filter = ("status", "is_external")
     search_fields = ("release_id", "note")
     date_hierarchy = "release_date"
@@ -60,14 +69,53 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/releases/release/change_form.html"
     actions = None
     fieldsets = (
-        (None, {"fields": ("release_id", "status", "progress_display", "stage", "release_date", "is_external", "note")}),
+        (
+            None,
+            {"fields": ("release_id", "status", "progress_display", "stage", "release_date", "is_external", "note")},
+        ),
         ("Contents", {"fields": ("counts_display", "previous", "payload_sha256", "catalogue_watermark")}),
-        ("Build", {"fields": ("cut_by", "created_at", "attempts", "celery_task_id", "sent_at", "started_at", "heartbeat", "finished_at", "published_at", "error", "build_log_display")}),
+        (
+            "Build",
+            {
+                "fields": (
+                    "cut_by",
+                    "created_at",
+                    "attempts",
+                    "celery_task_id",
+                    "sent_at",
+                    "started_at",
+                    "heartbeat",
+                    "finished_at",
+                    "published_at",
+                    "error",
+                    "build_log_display",
+                )
+            },
+        ),
     )
     readonly_fields = (
-        "release_id", "status", "progress_display", "stage", "release_date", "is_external", "note", "counts_display", "previous",
-        "payload_sha256", "catalogue_watermark", "cut_by", "created_at", "attempts", "celery_task_id", "sent_at", "started_at",
-        "heartbeat", "finished_at", "published_at", "error", "build_log_display",
+        "release_id",
+        "status",
+        "progress_display",
+        "stage",
+        "release_date",
+        "is_external",
+        "note",
+        "counts_display",
+        "previous",
+        "payload_sha256",
+        "catalogue_watermark",
+        "cut_by",
+        "created_at",
+        "attempts",
+        "celery_task_id",
+        "sent_at",
+        "started_at",
+        "heartbeat",
+        "finished_at",
+        "published_at",
+        "error",
+        "build_log_display",
     )
 
     def get_queryset(self, request):
@@ -87,7 +135,9 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def progress_display(self, release: Release) -> str:
         if release.status == ReleaseStatus.PUBLISHED:
             return "done"
-        return format_html('<progress max="100" value="{}">{}%</progress> {}%', release.progress, release.progress, release.progress)
+        return format_html(
+            '<progress max="100" value="{}">{}%</progress> {}%', release.progress, release.progress, release.progress
+        )
 
     @admin.display(description="rows")
     def rows_display(self, release: Release) -> str:
@@ -157,7 +207,9 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         extra_context = {
             **(extra_context or {}),
             "may_cut_release": may_cut_release(request.user),
-            "refresh_seconds": REFRESH_SECONDS if Release.objects.filter(status__in=("requested", "building")).exists() else None,
+            "refresh_seconds": REFRESH_SECONDS
+            if Release.objects.filter(status__in=("requested", "building")).exists()
+            else None,
         }
         return super().changelist_view(request, extra_context)
 

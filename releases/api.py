@@ -27,7 +27,9 @@ from releases import selectors
 from releases.models import Release, ReleaseFile, ReleaseStatus
 from releases.services import CUT_PERMISSION, ReleaseError, may_cut_release, release_cut
 
-IMMUTABLE_DETAIL = "Releases cannot be changed or deleted: a published release never changes. Cut a new release instead."
+IMMUTABLE_DETAIL = (
+    "Releases cannot be changed or deleted: a published release never changes. Cut a new release instead."
+)
 
 
 class MayCutRelease(permissions.BasePermission):
@@ -65,8 +67,20 @@ class ReleaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Release
         fields = [
-            "url", "page", "release_id", "release_date", "status", "progress", "stage", "is_external", "note",
-            "previous", "counts", "published_at", "error", "files",
+            "url",
+            "page",
+            "release_id",
+            "release_date",
+            "status",
+            "progress",
+            "stage",
+            "is_external",
+            "note",
+            "previous",
+            "counts",
+            "published_at",
+            "error",
+            "files",
         ]
 
     def to_representation(self, release: Release) -> dict:
@@ -120,19 +134,37 @@ class ReleaseAPIView(ConditionalGetMixin, APIView):
 
 ReleaseListSerializer = inline_serializer(
     "ReleaseList",
-    fields={"results": ReleaseSerializer(many=True), "building": ReleaseSerializer(many=True, help_text="Releases requested or building.")},
+    fields={
+        "results": ReleaseSerializer(many=True),
+        "building": ReleaseSerializer(many=True, help_text="Releases requested or building."),
+    },
 )
+
+
 class CutRequest(serializers.Serializer):
-    note = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="", help_text="A note shown with the release.")
+    note = serializers.CharField(
+        max_length=2000, required=False, allow_blank=True, default="", help_text="A note shown with the release."
+    )
+
+
 ReleaseErrorSerializer = inline_serializer(
-    "ReleaseError", fields={"detail": serializers.CharField(), "code": serializers.CharField(), "release": ReleaseSerializer(required=False)}
+    "ReleaseError",
+    fields={
+        "detail": serializers.CharField(),
+        "code": serializers.CharField(),
+        "release": ReleaseSerializer(required=False),
+    },
 )
 
 
 class ReleaseListView(ReleaseAPIView):
     http_method_names = ["get", "post", "head", "options"]
 
-    @extend_schema(operation_id="releases_list", responses={200: ReleaseListSerializer}, description="Published releases, newest first, and builds in progress.")
+    @extend_schema(
+        operation_id="releases_list",
+        responses={200: ReleaseListSerializer},
+        description="Published releases, newest first, and builds in progress.",
+    )
     def get(self, request):
         published = selectors.published_releases().prefetch_related(selectors.files_prefetch())
         building = selectors.unfinished_releases()
@@ -148,8 +180,13 @@ class ReleaseListView(ReleaseAPIView):
         operation_id="releases_cut",
         request=CutRequest,
         responses={
-            202: OpenApiResponse(ReleaseSerializer, description="The release row is created; a worker builds it (follow `url`)."),
-            409: OpenApiResponse(ReleaseErrorSerializer, description="nothing_changed since the last published release, or a build_in_progress."),
+            202: OpenApiResponse(
+                ReleaseSerializer, description="The release row is created; a worker builds it (follow `url`)."
+            ),
+            409: OpenApiResponse(
+                ReleaseErrorSerializer,
+                description="nothing_changed since the last published release, or a build_in_progress.",
+            ),
         },
         description="Cut a release (release managers only).",
     )
@@ -170,16 +207,27 @@ class ReleaseDetailView(ReleaseAPIView):
 
     @extend_schema(
         operation_id="releases_retrieve",
-        parameters=[OpenApiParameter("key", str, OpenApiParameter.PATH, description="A release id, or a build's number before it has one.")],
+        parameters=[
+            OpenApiParameter(
+                "key", str, OpenApiParameter.PATH, description="A release id, or a build's number before it has one."
+            )
+        ],
         responses={200: ReleaseSerializer},
     )
     def get(self, request, key: str):
         if key.isascii() and key.isdigit():  # str.isdigit() also accepts "²", which int() refuses
-            release = Release.objects.select_related("previous").prefetch_related(selectors.files_prefetch()).filter(pk=int(key)).first()
+            release = (
+                Release.objects.select_related("previous")
+                .prefetch_related(selectors.files_prefetch())
+                .filter(pk=int(key))
+                .first()
+            )
         else:
             release = (
-                Release.objects.select_related("previous").prefetch_related(selectors.files_prefetch())
-                .filter(release_id=key, status=ReleaseStatus.PUBLISHED).first()
+                Release.objects.select_related("previous")
+                .prefetch_related(selectors.files_prefetch())
+                .filter(release_id=key, status=ReleaseStatus.PUBLISHED)
+                .first()
             )
         if release is None:
             raise NotFound(f"No release {key!r}.")

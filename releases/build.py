@@ -161,7 +161,9 @@ class Progress:
         if not force and now - self.last_write < HEARTBEAT_EVERY_SECONDS and not self.delay:
             return
         self.last_write = now
-        if not RELEASES.heartbeat(pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200]):
+        if not RELEASES.heartbeat(
+            pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200]
+        ):
             raise BuildSuperseded()
 
 
@@ -188,7 +190,11 @@ class MembershipFile:
         with self.path.open(encoding="utf-8", newline="\n") as handle:
             for line in handle:
                 record_type, stable_id, digest = line.rstrip("\n").split("\t")
-                batch.append(ReleaseRecord(release_id=release_pk, record_type=record_type, stable_id=stable_id, content_sha256=digest))
+                batch.append(
+                    ReleaseRecord(
+                        release_id=release_pk, record_type=record_type, stable_id=stable_id, content_sha256=digest
+                    )
+                )
                 if len(batch) == MEMBERSHIP_BATCH:
                     yield batch
                     batch = []
@@ -211,10 +217,16 @@ def release_build(*, release_pk: int) -> Release | None:
     except SoftTimeLimitExceeded:
         soft, _hard = conf.build_time_limits()
         limit = datetime.timedelta(seconds=soft)
-        release_build_fail(release_pk=pk, token=token, error=f"the build ran past its time limit of {limit} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)")
+        release_build_fail(
+            release_pk=pk,
+            token=token,
+            error=f"the build ran past its time limit of {limit} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)",
+        )
     except Exception as exc:  # the error is recorded on the release; the worker stays up
         logger.exception("release build %s failed", pk)
-        release_build_fail(release_pk=pk, token=token, error=f"{type(exc).__name__}: {exc}", detail=traceback.format_exc())
+        release_build_fail(
+            release_pk=pk, token=token, error=f"{type(exc).__name__}: {exc}", detail=traceback.format_exc()
+        )
     finally:
         store.remove_staging(pk, token)  # this claim's staging folder, whatever happened
     return Release.objects.filter(pk=pk).first()
@@ -271,7 +283,11 @@ def _export(release: Release, staging: Path, progress: Progress) -> tuple[Bundle
         memberships = MembershipFile(staging / "memberships.tsv")
         try:
             result = exporter.bundle_write(
-                output_dir=output, release_date=release.release_date, chunk_size=chunk, memberships=memberships, progress=progress
+                output_dir=output,
+                release_date=release.release_date,
+                chunk_size=chunk,
+                memberships=memberships,
+                progress=progress,
             )
             progress.report("listing derived records", 90, force=True)
             for record_type, stable_id, digest in exporter.derived_memberships(chunk_size=chunk):
@@ -279,7 +295,10 @@ def _export(release: Release, staging: Path, progress: Progress) -> tuple[Bundle
         finally:
             memberships.close()
         if exporter.catalogue_watermark() == before:
-            append_log(release.pk, f"exported {sum(result.row_counts.values())} rows and {memberships.count} records as {result.release_id}")
+            append_log(
+                release.pk,
+                f"exported {sum(result.row_counts.values())} rows and {memberships.count} records as {result.release_id}",
+            )
             return result, before, memberships
         append_log(release.pk, f"the catalogue changed during export pass {attempt}; exporting again")
     raise BuildFailed(f"the catalogue kept changing during {EXPORT_PASSES} exports; cut again when curation pauses")
@@ -314,7 +333,9 @@ def _publish(
             raise BuildSuperseded()
         _refuse_unchanged(result.release_id, payload_sha256)
         ReleaseFile.objects.bulk_create(
-            ReleaseFile(release=release, name=info.name, kind=kind, bytes=info.bytes, sha256=info.sha256, sha512=info.sha512)
+            ReleaseFile(
+                release=release, name=info.name, kind=kind, bytes=info.bytes, sha256=info.sha256, sha512=info.sha512
+            )
             for kind, info in files
         )
         for batch in memberships.batches(release.pk):

@@ -115,11 +115,11 @@ SQLITE_CREATE = [
 for _table in PART_TABLES:
     SQLITE_CREATE += [
         f"""CREATE TRIGGER {_table}_no_insert BEFORE INSERT ON {_table}
-            WHEN {_sqlite_published('NEW')} BEGIN {_SQLITE_RAISE} END""",
+            WHEN {_sqlite_published("NEW")} BEGIN {_SQLITE_RAISE} END""",
         f"""CREATE TRIGGER {_table}_no_update BEFORE UPDATE ON {_table}
-            WHEN {_sqlite_published('OLD')} OR {_sqlite_published('NEW')} BEGIN {_SQLITE_RAISE} END""",
+            WHEN {_sqlite_published("OLD")} OR {_sqlite_published("NEW")} BEGIN {_SQLITE_RAISE} END""",
         f"""CREATE TRIGGER {_table}_no_delete BEFORE DELETE ON {_table}
-            WHEN {_sqlite_published('OLD', built_here=True)} BEGIN {_SQLITE_RAISE} END""",
+            WHEN {_sqlite_published("OLD", built_here=True)} BEGIN {_SQLITE_RAISE} END""",
     ]
 SQLITE_DROP = [
     "DROP TRIGGER IF EXISTS releases_release_no_update",

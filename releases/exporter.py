@@ -110,13 +110,23 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """protocol_coverage: each protocol's coverage as records.coverage computes it for the public page
     (evaluations counted, baseline roles and whether they are measured, reviewed recipe), in chunks."""
     protocols = m.Protocol.objects.values(
-        "pk", "stable_id", "title", "metric_name", "metric_unit", "metric_direction", "review_state", "concern",
-        "source__stable_id", "source_locator",
+        "pk",
+        "stable_id",
+        "title",
+        "metric_name",
+        "metric_unit",
+        "metric_direction",
+        "review_state",
+        "concern",
+        "source__stable_id",
+        "source_locator",
     )
     for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
         summaries = coverage.protocol_summaries(
-            {p["pk"]: p["stable_id"] for p in chunk}, coverage.evaluation_groups(pks), reviewed_recipes=reviewed_recipe_protocols
+            {p["pk"]: p["stable_id"] for p in chunk},
+            coverage.evaluation_groups(pks),
+            reviewed_recipes=reviewed_recipe_protocols,
         )
         results = coverage.result_counts(pks)
         for protocol in chunk:
@@ -162,25 +172,61 @@ def _plain_rows(queryset, columns: Mapping[str, str], *, chunk_size: int) -> Ite
 
 
 _SOURCE_COLUMNS = {
-    "source_id": "stable_id", "title": "title", "venue": "venue", "kind": "kind", "authors_short": "authors_short",
-    "citation": "citation", "published_date": "published_date", "doi": "doi", "pmcid": "pmcid", "arxiv_id": "arxiv_id",
-    "arxiv_version": "arxiv_version", "url": "url", "commit": "commit", "copy_consulted": "copy_consulted",
+    "source_id": "stable_id",
+    "title": "title",
+    "venue": "venue",
+    "kind": "kind",
+    "authors_short": "authors_short",
+    "citation": "citation",
+    "published_date": "published_date",
+    "doi": "doi",
+    "pmcid": "pmcid",
+    "arxiv_id": "arxiv_id",
+    "arxiv_version": "arxiv_version",
+    "url": "url",
+    "commit": "commit",
+    "copy_consulted": "copy_consulted",
 }
 _DATASET_COLUMNS = {
-    "dataset_id": "stable_id", "name": "name", "description": "description", "suite_id": "suite__stable_id",
-    "task_key": "task_key", "position": "position", "train_size": "train_size", "test_size": "test_size",
-    "num_classes": "num_classes", "sequence_length_bp": "sequence_length_bp", "metric": "metric",
-    "source_id": "source__stable_id", "source_locator": "source_locator",
+    "dataset_id": "stable_id",
+    "name": "name",
+    "description": "description",
+    "suite_id": "suite__stable_id",
+    "task_key": "task_key",
+    "position": "position",
+    "train_size": "train_size",
+    "test_size": "test_size",
+    "num_classes": "num_classes",
+    "sequence_length_bp": "sequence_length_bp",
+    "metric": "metric",
+    "source_id": "source__stable_id",
+    "source_locator": "source_locator",
 }
 _CONFIGURATION_COLUMNS = {
-    "configuration_id": "stable_id", "name": "name", "short_name": "short_name", "family": "family",
-    "parameter_count": "parameter_count", "method": "method", "description": "description", "source_id": "source__stable_id",
+    "configuration_id": "stable_id",
+    "name": "name",
+    "short_name": "short_name",
+    "family": "family",
+    "parameter_count": "parameter_count",
+    "method": "method",
+    "description": "description",
+    "source_id": "source__stable_id",
 }
 _PROTOCOL_COLUMNS = {
-    "protocol_id": "stable_id", "title": "title", "summary": "summary", "procedure": "procedure",
-    "version_label": "version_label", "metric_name": "metric_name", "metric_short_name": "metric_short_name",
-    "metric_description": "metric_description", "metric_unit": "metric_unit", "metric_direction": "metric_direction",
-    "source_id": "source__stable_id", "source_locator": "source_locator", "review_state": "review_state", "concern": "concern",
+    "protocol_id": "stable_id",
+    "title": "title",
+    "summary": "summary",
+    "procedure": "procedure",
+    "version_label": "version_label",
+    "metric_name": "metric_name",
+    "metric_short_name": "metric_short_name",
+    "metric_description": "metric_description",
+    "metric_unit": "metric_unit",
+    "metric_direction": "metric_direction",
+    "source_id": "source__stable_id",
+    "source_locator": "source_locator",
+    "review_state": "review_state",
+    "concern": "concern",
 }
 
 
@@ -202,16 +248,24 @@ def protocol_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
         datasets: dict[int, list[str]] = {pk: [] for pk in pks}
-        for protocol_id, dataset_id in m.Protocol.datasets.through.objects.filter(protocol_id__in=pks).values_list("protocol_id", "dataset__stable_id"):
+        for protocol_id, dataset_id in m.Protocol.datasets.through.objects.filter(protocol_id__in=pks).values_list(
+            "protocol_id", "dataset__stable_id"
+        ):
             datasets[protocol_id].append(dataset_id)
         limitations: dict[int, list[str]] = {pk: [] for pk in pks}
-        for protocol_id, text in m.Limitation.objects.filter(protocol_id__in=pks).order_by("protocol_id", "position").values_list("protocol_id", "text"):
+        for protocol_id, text in (
+            m.Limitation.objects.filter(protocol_id__in=pks)
+            .order_by("protocol_id", "position")
+            .values_list("protocol_id", "text")
+        ):
             limitations[protocol_id].append(text)
         for protocol in chunk:
             row = {name: protocol[lookup] for name, lookup in _PROTOCOL_COLUMNS.items()}
             row["comparable"] = protocol["review_state"] == ReviewState.SOURCE_CHECKED
             row["dataset_ids"] = " ".join(sorted(datasets[protocol["pk"]]))
-            row["limitations"] = json.dumps(limitations[protocol["pk"]], ensure_ascii=False) if limitations[protocol["pk"]] else ""
+            row["limitations"] = (
+                json.dumps(limitations[protocol["pk"]], ensure_ascii=False) if limitations[protocol["pk"]] else ""
+            )
             yield row
 
 
@@ -236,15 +290,23 @@ def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
         yield row
 
 
-def bundle_tables(*, chunk_size: int, memberships: MembershipSink | None = None) -> list[tuple[TableSpec, Iterator[dict]]]:
+def bundle_tables(
+    *, chunk_size: int, memberships: MembershipSink | None = None
+) -> list[tuple[TableSpec, Iterator[dict]]]:
     """The tables as lazy row iterators, each reporting its records to `memberships` as it is read
     (protocol_coverage summarises protocols that protocol_table already tracks)."""
     return [
         (PROTOCOL_COVERAGE, iter(coverage_rows(chunk_size=chunk_size))),
-        (MODEL_EVALUATION_MATRIX, _tracked(matrix_rows(chunk_size=chunk_size), MODEL_EVALUATION_MATRIX, "result", memberships)),
+        (
+            MODEL_EVALUATION_MATRIX,
+            _tracked(matrix_rows(chunk_size=chunk_size), MODEL_EVALUATION_MATRIX, "result", memberships),
+        ),
         (PROTOCOL_TABLE, _tracked(protocol_rows(chunk_size=chunk_size), PROTOCOL_TABLE, "protocol", memberships)),
         (DATASET_TABLE, _tracked(dataset_rows(chunk_size=chunk_size), DATASET_TABLE, "dataset", memberships)),
-        (CONFIGURATION_TABLE, _tracked(configuration_rows(chunk_size=chunk_size), CONFIGURATION_TABLE, "configuration", memberships)),
+        (
+            CONFIGURATION_TABLE,
+            _tracked(configuration_rows(chunk_size=chunk_size), CONFIGURATION_TABLE, "configuration", memberships),
+        ),
         (SOURCE_TABLE, _tracked(source_rows(chunk_size=chunk_size), SOURCE_TABLE, "source", memberships)),
         (EVIDENCE, _tracked(evidence_rows(chunk_size=chunk_size), EVIDENCE, "evidencerow", memberships)),
     ]
@@ -257,16 +319,38 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
     Each digest covers exactly the values the bundle holds for the record.
     """
     evaluation_columns = [
-        "stable_id", "protocol__stable_id", "configuration__stable_id", "dataset__stable_id", "measured_by",
-        "measured_by_name", "repeats__stable_id", "reading_method", "setup", "aggregation", "uncertainty", "review_state",
-        "concern", "source__stable_id", "source_locator", "quote",
+        "stable_id",
+        "protocol__stable_id",
+        "configuration__stable_id",
+        "dataset__stable_id",
+        "measured_by",
+        "measured_by_name",
+        "repeats__stable_id",
+        "reading_method",
+        "setup",
+        "aggregation",
+        "uncertainty",
+        "review_state",
+        "concern",
+        "source__stable_id",
+        "source_locator",
+        "quote",
     ]
     for values in exports.values_by_pk(m.Evaluation.objects.all(), evaluation_columns, chunk_size=chunk_size):
         yield "evaluation", values[0], content_digest(values)
-    roles = coverage.baseline_roles().values("pk", "stable_id", "protocol__stable_id", "kind", "status", "configuration__stable_id", "measured")
+    roles = coverage.baseline_roles().values(
+        "pk", "stable_id", "protocol__stable_id", "kind", "status", "configuration__stable_id", "measured"
+    )
     for chunk in exports.chunks_by_pk(roles, chunk_size=chunk_size):
         for role in chunk:
-            digested = [role["stable_id"], role["protocol__stable_id"], role["kind"], role["status"], role["configuration__stable_id"], role["measured"]]
+            digested = [
+                role["stable_id"],
+                role["protocol__stable_id"],
+                role["kind"],
+                role["status"],
+                role["configuration__stable_id"],
+                role["measured"],
+            ]
             yield "baselinerole", role["stable_id"], content_digest(digested)
 
 
@@ -277,7 +361,17 @@ WATERMARK_RECIPE_CHUNK = 500  # protocol ids per recipe lookup (an IN list: data
 
 
 def _watermarked_models():
-    return (m.Protocol, m.Limitation, m.Evaluation, m.Result, m.Configuration, m.Dataset, m.Source, m.EvidenceRow, m.BaselineRole)
+    return (
+        m.Protocol,
+        m.Limitation,
+        m.Evaluation,
+        m.Result,
+        m.Configuration,
+        m.Dataset,
+        m.Source,
+        m.EvidenceRow,
+        m.BaselineRole,
+    )
 
 
 def catalogue_watermark() -> str:

@@ -34,7 +34,9 @@ def release_verify(*, release: Release) -> VerifyReport:
     if release.status != ReleaseStatus.PUBLISHED:
         return VerifyReport(release, [f"release {release} is {release.status}, not published: nothing to verify"], 0)
     if release.is_external:
-        return VerifyReport(release, [], 0, note=f"release {release.release_id} is external: this portal holds none of its files")
+        return VerifyReport(
+            release, [], 0, note=f"release {release.release_id} is external: this portal holds none of its files"
+        )
     problems: list[str] = []
     checked = 0
     for record in release.files.order_by("kind", "name"):
@@ -46,7 +48,9 @@ def release_verify(*, release: Release) -> VerifyReport:
         checked += 1
         for attribute in ("bytes", "sha256", "sha512"):
             if getattr(found, attribute) != getattr(record, attribute):
-                problems.append(f"{record.name}: {attribute} is {getattr(found, attribute)}, the release recorded {getattr(record, attribute)}")
+                problems.append(
+                    f"{record.name}: {attribute} is {getattr(found, attribute)}, the release recorded {getattr(record, attribute)}"
+                )
         if path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
             problems.append(f"{record.name}: is writable; published files are read-only")
     bag = store.release_directory(release.release_id) / release.release_id

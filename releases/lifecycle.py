@@ -35,7 +35,12 @@ from common.types import Actor
 from releases import conf, store
 from releases.models import UNFINISHED, Release, ReleaseEvent, ReleaseStatus
 
-REQUESTED, BUILDING, PUBLISHED, FAILED = ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING, ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED
+REQUESTED, BUILDING, PUBLISHED, FAILED = (
+    ReleaseStatus.REQUESTED,
+    ReleaseStatus.BUILDING,
+    ReleaseStatus.PUBLISHED,
+    ReleaseStatus.FAILED,
+)
 
 
 # ------------------------------------------------------------------ errors
@@ -44,7 +49,9 @@ REQUESTED, BUILDING, PUBLISHED, FAILED = ReleaseStatus.REQUESTED, ReleaseStatus.
 class ReleaseError(DomainError):
     """A refused release operation; `release` is the one it was about, where there is one."""
 
-    def __init__(self, message: str, *, release: Release | None = None, field: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, release: Release | None = None, field: str | None = None, code: str | None = None
+    ) -> None:
         super().__init__(message, field=field, code=code)
         self.release = release
 
@@ -153,7 +160,9 @@ def out_of_attempts(release: Release) -> bool:
 
 def give_up_out_of_attempts(release: Release) -> None:
     """Fail a (locked) build whose worker was lost on each of its attempts."""
-    release_fail_locked(release, error=f"gave up after {release.attempts} attempt(s): the worker building it was lost each time")
+    release_fail_locked(
+        release, error=f"gave up after {release.attempts} attempt(s): the worker building it was lost each time"
+    )
 
 
 # ------------------------------------------------------------------- sweep
@@ -166,7 +175,12 @@ class SweepReport:
 
 
 def _sweep_one(
-    release: Release, *, send: Callable[[Release], None], now: datetime.datetime, stale_after: datetime.timedelta, give_up: datetime.timedelta
+    release: Release,
+    *,
+    send: Callable[[Release], None],
+    now: datetime.datetime,
+    stale_after: datetime.timedelta,
+    give_up: datetime.timedelta,
 ) -> str | None:
     """One unfinished build (locked): failed ("failed"), sent again ("resent"), or left alone (None)."""
     if release.status == BUILDING:
@@ -211,6 +225,7 @@ def builds_sweep(*, send: Callable[[Release], None]) -> SweepReport:
     now = timezone.now()
     stale_after, give_up = conf.stale_after(), conf.give_up_after()
     outcomes = RELEASES.sweep(
-        statuses=UNFINISHED, visit=lambda release: _sweep_one(release, send=send, now=now, stale_after=stale_after, give_up=give_up)
+        statuses=UNFINISHED,
+        visit=lambda release: _sweep_one(release, send=send, now=now, stale_after=stale_after, give_up=give_up),
     )
     return SweepReport(resent=outcomes.get("resent", []), failed=outcomes.get("failed", []))

@@ -37,7 +37,9 @@ class Release(models.Model):
     # Assigned when the bundle is built: the release date and 12 hex digits of its content hash.
     release_id = models.CharField(max_length=40, unique=True, null=True, blank=True)
     release_date = models.DateField(help_text="The date the release was cut (UTC); the bag's Bagging-Date.")
-    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.REQUESTED, db_index=True)
+    status = models.CharField(
+        max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.REQUESTED, db_index=True
+    )
     is_external = models.BooleanField(
         default=False, help_text="Recorded from a published record page; this portal does not hold its files."
     )
@@ -46,17 +48,26 @@ class Release(models.Model):
     published_at = models.DateTimeField(null=True, blank=True)
 
     cut_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The release manager who cut it (none for an external release).",
     )
     previous = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The newest published release when this one was published: the base of its change summary.",
     )
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of the build done.")
     stage = models.CharField(max_length=200, blank=True, help_text="What the build is doing now.")
     counts = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text="rows per table, records per type, and records added, removed and changed per type.",
     )
     payload_sha256 = models.CharField(
@@ -66,9 +77,13 @@ class Release(models.Model):
         max_length=64, blank=True, help_text="Fingerprint of the catalogue the release was built from (no-change cuts)."
     )
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the build.")
-    celery_task_id = models.CharField(max_length=64, blank=True, help_text="The id of the last message sent for the build.")
+    celery_task_id = models.CharField(
+        max_length=64, blank=True, help_text="The id of the last message sent for the build."
+    )
     sent_at = models.DateTimeField(null=True, blank=True, help_text="When the last build message was sent.")
-    build_token = models.CharField(max_length=32, blank=True, help_text="Identifies the claim of the build now running.")
+    build_token = models.CharField(
+        max_length=32, blank=True, help_text="Identifies the claim of the build now running."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the build.")
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -177,8 +192,13 @@ class ReleaseRecord(models.Model):
 
     class Meta:
         ordering = ["record_type", "stable_id"]
-        constraints = [models.UniqueConstraint(fields=["release", "record_type", "stable_id"], name="releaserecord_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "record_type", "stable_id"], name="releaserecord_unique")
+        ]
         indexes = [models.Index(fields=["record_type", "stable_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.record_type} {self.stable_id} in release #{self.release_id}"
 
 
 class ReleaseEvent(models.Model):
@@ -193,7 +213,9 @@ class ReleaseEvent(models.Model):
     from_status = models.CharField(max_length=20, blank=True, help_text="Blank for the cut that created the release.")
     to_status = models.CharField(max_length=20, choices=ReleaseStatus.choices)
     attempt = models.PositiveSmallIntegerField(default=0, help_text="The build attempt the change belongs to.")
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 

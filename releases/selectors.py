@@ -16,7 +16,9 @@ CHANGE_LIST_LIMIT = 100
 
 
 KIND_ORDER = Case(
-    When(kind=FileKind.PAYLOAD, then=Value(0)), When(kind=FileKind.ARCHIVE, then=Value(1)), default=Value(2),
+    When(kind=FileKind.PAYLOAD, then=Value(0)),
+    When(kind=FileKind.ARCHIVE, then=Value(1)),
+    default=Value(2),
     output_field=IntegerField(),
 )
 
@@ -26,11 +28,11 @@ def files_prefetch() -> Prefetch:
     return Prefetch("files", queryset=ReleaseFile.objects.order_by(KIND_ORDER, "name"))
 
 
-def published_releases():
+def published_releases() -> QuerySet[Release]:
     return Release.objects.published().newest_first().select_related("previous")
 
 
-def unfinished_releases():
+def unfinished_releases() -> QuerySet[Release]:
     return Release.objects.filter(status__in=UNFINISHED).order_by("created_at", "id")
 
 
@@ -51,7 +53,9 @@ def latest_built() -> Release | None:
 def releases_containing(*, record_type: str, stable_id: str) -> list[Release]:
     """The published releases that hold a record (by its lower-case model name and stable id), newest first."""
     return list(
-        Release.objects.filter(status=ReleaseStatus.PUBLISHED, records__record_type=record_type, records__stable_id=stable_id)
+        Release.objects.filter(
+            status=ReleaseStatus.PUBLISHED, records__record_type=record_type, records__stable_id=stable_id
+        )
         .order_by("-release_date", "-id")
         .distinct()
     )
@@ -86,10 +90,13 @@ class ReleasePage:
         return [f for f in self.files if f.kind != "payload"]
 
 
-def published_by_id_or_404(release_id: str):
+def published_by_id_or_404(release_id: str) -> Release:
     release = (
-        Release.objects.published().select_related("previous").prefetch_related(files_prefetch())
-        .filter(release_id=release_id).first()
+        Release.objects.published()
+        .select_related("previous")
+        .prefetch_related(files_prefetch())
+        .filter(release_id=release_id)
+        .first()
     )
     if release is None:
         raise Http404(f"No published release {release_id!r}")
@@ -106,14 +113,19 @@ def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, Release
     """A file of a published release this portal holds, by its name in the file table (nothing else)."""
     record = (
         ReleaseFile.objects.select_related("release")
-        .filter(release__release_id=release_id, release__status=ReleaseStatus.PUBLISHED, release__is_external=False, name=name)
+        .filter(
+            release__release_id=release_id,
+            release__status=ReleaseStatus.PUBLISHED,
+            release__is_external=False,
+            name=name,
+        )
         .first()
     )
     if record is None:
         raise Http404("No such file in this release")
     release = record.release
     path = release_file_path(release, record.name)
-    root = release_directory(release.release_id).resolve()
+    root = release_directory(str(release.release_id)).resolve()
     resolved = path.resolve()
     if root not in resolved.parents or not resolved.is_file():
         raise Http404("The file is not available")
@@ -125,7 +137,9 @@ def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, Release
 
 def records_by_type(queryset: QuerySet[ReleaseRecord]) -> dict[str, int]:
     """How many of the memberships in `queryset` there are of each record type (one query)."""
-    return dict(sorted(queryset.order_by().values("record_type").annotate(n=Count("id")).values_list("record_type", "n")))
+    return dict(
+        sorted(queryset.order_by().values("record_type").annotate(n=Count("id")).values_list("record_type", "n"))
+    )
 
 
 def content_comparable(*, release: Release, previous: Release, format_version: int | None = None) -> bool:
@@ -154,7 +168,9 @@ def _change_querysets(
     return added, removed, changed
 
 
-def membership_changes(*, release: Release, previous: Release | None, format_version: int | None = None) -> dict[str, dict[str, int]]:
+def membership_changes(
+    *, release: Release, previous: Release | None, format_version: int | None = None
+) -> dict[str, dict[str, int]]:
     added, removed, changed = _change_querysets(release=release, previous=previous, format_version=format_version)
     return {"added": records_by_type(added), "removed": records_by_type(removed), "changed": records_by_type(changed)}
 

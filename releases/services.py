@@ -135,7 +135,8 @@ def release_record_external(
         stage="recorded from a published page",
     )
     ReleaseRecord.objects.bulk_create(
-        ReleaseRecord(release=release, record_type=record_type, stable_id=stable_id) for record_type, stable_id in records
+        ReleaseRecord(release=release, record_type=record_type, stable_id=stable_id)
+        for record_type, stable_id in records
     )
     now = timezone.now()
     Release.objects.filter(pk=release.pk).update(

@@ -93,7 +93,9 @@ def remove_unpublished_folders(release: Release) -> None:
     others = Release.objects.filter(status__in=UNFINISHED, release_date=release.release_date).exclude(pk=release.pk)
     if not root.is_dir() or others.exists():
         return  # not the only build of its date: its folders cannot be told apart
-    published = set(Release.objects.published().filter(release_id__startswith=prefix).values_list("release_id", flat=True))
+    published = set(
+        Release.objects.published().filter(release_id__startswith=prefix).values_list("release_id", flat=True)
+    )
     for path in root.glob(f"{prefix}*"):
         if path.name not in published and RELEASE_FOLDER.fullmatch(path.name):
             logger.warning("release %s failed: removing its unpublished folder %s", release.pk, path)

@@ -25,33 +25,62 @@ def _coverage_fields() -> tuple[Field, ...]:
         Field("metric_name", "string"),
         Field("metric_unit", "string", required=True, description="Every result of the protocol is in this unit."),
         Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values)),
-        Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the protocol record."),
-        Field("comparable", "boolean", required=True, description="True when the protocol's source was checked and it is not excluded."),
+        Field(
+            "review_state",
+            "string",
+            required=True,
+            enum=REVIEW_STATES,
+            description="Review state of the protocol record.",
+        ),
+        Field(
+            "comparable",
+            "boolean",
+            required=True,
+            description="True when the protocol's source was checked and it is not excluded.",
+        ),
         Field("concern", "string", description="Why the protocol is excluded from comparison, when it is."),
         Field("source_id", "string", required=True, description="Stable id of the protocol's source (source_table)."),
         Field("source_locator", "string"),
         Field("evaluations", "integer", required=True, description="Evaluations of the protocol, in any review state."),
     ]
     fields += [
-        Field(f"evaluations_{state}", "integer", required=True, description=f"Evaluations whose review state is {state}.")
+        Field(
+            f"evaluations_{state}", "integer", required=True, description=f"Evaluations whose review state is {state}."
+        )
         for state in REVIEW_STATES
     ]
     fields += [
-        Field(f"evaluations_measured_by_{party}", "integer", required=True, description=f"Evaluations measured by {party.replace('_', ' ')}.")
+        Field(
+            f"evaluations_measured_by_{party}",
+            "integer",
+            required=True,
+            description=f"Evaluations measured by {party.replace('_', ' ')}.",
+        )
         for party in MEASURED_BY
     ]
     fields.append(Field("results", "integer", required=True, description="Result rows of the protocol's evaluations."))
     for kind in BASELINE_KINDS:
         fields += [
-            Field(f"{kind}_role_id", "string", description=f"Stable id of the protocol's {kind} baseline role, if any."),
-            Field(f"{kind}_status", "string", enum=tuple(m.BaselineStatus.values)),
-            Field(f"{kind}_configuration_id", "string", description="The configuration that fills the role, once selected."),
             Field(
-                f"{kind}_measured", "boolean",
+                f"{kind}_role_id", "string", description=f"Stable id of the protocol's {kind} baseline role, if any."
+            ),
+            Field(f"{kind}_status", "string", enum=tuple(m.BaselineStatus.values)),
+            Field(
+                f"{kind}_configuration_id",
+                "string",
+                description="The configuration that fills the role, once selected.",
+            ),
+            Field(
+                f"{kind}_measured",
+                "boolean",
                 description="True when the role is not retired and a source-checked evaluation of the protocol measures its configuration.",
             ),
         ]
-    fields.append(Field("has_reviewed_recipe", "boolean", required=True, description="Whether a reviewed benchmark recipe exists."))
+    fields.append(
+        Field(
+            "has_reviewed_recipe", "boolean", required=True, description="Whether a reviewed benchmark recipe exists."
+        )
+    )
     return tuple(fields)
 
 
@@ -84,13 +113,39 @@ MODEL_EVALUATION_MATRIX = TableSpec(
         Field("suite_id", "string", description="The suite the task belongs to, when it is a task."),
         Field("task_key", "string", description="The task's name inside its suite."),
         Field("metric_name", "string"),
-        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values), description="none: descriptive, never ranked."),
-        Field("value", "number", required=True, description="The exact value with the precision it was printed with (0.410 is not 0.41)."),
+        Field(
+            "metric_direction",
+            "string",
+            required=True,
+            enum=tuple(m.Direction.values),
+            description="none: descriptive, never ranked.",
+        ),
+        Field(
+            "value",
+            "number",
+            required=True,
+            description="The exact value with the precision it was printed with (0.410 is not 0.41).",
+        ),
         Field("unit", "string", required=True),
         Field("printed_value", "string", required=True, description="The value as the source prints it."),
-        Field("relation", "string", required=True, enum=tuple(m.Relation.values), description="absolute, or a ratio or difference to the reference configuration."),
-        Field("reference_configuration_id", "string", description="For a relative result: the configuration it is relative to."),
-        Field("uncertainty_kind", "string", enum=tuple(m.UncertaintyKind.values), description="sd, se, ci or range; empty when none is reported."),
+        Field(
+            "relation",
+            "string",
+            required=True,
+            enum=tuple(m.Relation.values),
+            description="absolute, or a ratio or difference to the reference configuration.",
+        ),
+        Field(
+            "reference_configuration_id",
+            "string",
+            description="For a relative result: the configuration it is relative to.",
+        ),
+        Field(
+            "uncertainty_kind",
+            "string",
+            enum=tuple(m.UncertaintyKind.values),
+            description="sd, se, ci or range; empty when none is reported.",
+        ),
         Field("uncertainty_value", "number", description="The printed ± figure."),
         Field("lower_bound", "number"),
         Field("upper_bound", "number"),
@@ -101,15 +156,31 @@ MODEL_EVALUATION_MATRIX = TableSpec(
         Field("setup", "string", description="The evaluation set-up."),
         Field("measured_by", "string", required=True, enum=MEASURED_BY, description="Who ran the measurement."),
         Field("measured_by_name", "string", description="The third party that ran it."),
-        Field("repeats_evaluation_id", "string", description="The evaluation whose measurement this one reports again."),
-        Field("reading_method", "string", required=True, enum=tuple(m.ReadingMethod.values), description="How the value was read off its source."),
-        Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the evaluation."),
         Field(
-            "comparable", "boolean", required=True,
+            "repeats_evaluation_id", "string", description="The evaluation whose measurement this one reports again."
+        ),
+        Field(
+            "reading_method",
+            "string",
+            required=True,
+            enum=tuple(m.ReadingMethod.values),
+            description="How the value was read off its source.",
+        ),
+        Field(
+            "review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the evaluation."
+        ),
+        Field(
+            "comparable",
+            "boolean",
+            required=True,
             description="True when the evaluation's source was checked, it is not excluded, and it does not repeat a compared evaluation.",
         ),
         Field("concern", "string", description="Why the evaluation is excluded from comparison, when it is."),
-        Field("source_id", "string", description="Stable id of the source reporting the value (empty when measured by this portal)."),
+        Field(
+            "source_id",
+            "string",
+            description="Stable id of the source reporting the value (empty when measured by this portal).",
+        ),
         Field("source_locator", "string"),
         Field("quote", "string", description="The source's words, verbatim."),
     ),
@@ -137,7 +208,13 @@ PROTOCOL_TABLE = TableSpec(
         Field("metric_short_name", "string", required=True),
         Field("metric_description", "string"),
         Field("metric_unit", "string", required=True, description="Every result of the protocol is in this unit."),
-        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values), description="lower or higher is better; none: descriptive, never ranked."),
+        Field(
+            "metric_direction",
+            "string",
+            required=True,
+            enum=tuple(m.Direction.values),
+            description="lower or higher is better; none: descriptive, never ranked.",
+        ),
         Field("dataset_ids", "string", description="The datasets it uses (dataset_table), space-separated."),
         Field("limitations", "string", description="Its limitations in order, as a JSON array of texts."),
         Field("source_id", "string", required=True),
@@ -205,7 +282,12 @@ SOURCE_TABLE = TableSpec(
         Field("kind", "string", required=True, enum=tuple(m.SourceKind.values)),
         Field("authors_short", "string"),
         Field("citation", "string"),
-        Field("published_date", "string", description="As precise as known: YYYY, YYYY-MM or YYYY-MM-DD.", pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$"),
+        Field(
+            "published_date",
+            "string",
+            description="As precise as known: YYYY, YYYY-MM or YYYY-MM-DD.",
+            pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$",
+        ),
         Field("doi", "string"),
         Field("pmcid", "string"),
         Field("arxiv_id", "string"),
@@ -242,4 +324,12 @@ EVIDENCE = TableSpec(
     ),
 )
 
-TABLES = (PROTOCOL_COVERAGE, MODEL_EVALUATION_MATRIX, PROTOCOL_TABLE, DATASET_TABLE, CONFIGURATION_TABLE, SOURCE_TABLE, EVIDENCE)
+TABLES = (
+    PROTOCOL_COVERAGE,
+    MODEL_EVALUATION_MATRIX,
+    PROTOCOL_TABLE,
+    DATASET_TABLE,
+    CONFIGURATION_TABLE,
+    SOURCE_TABLE,
+    EVIDENCE,
+)

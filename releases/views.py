@@ -189,7 +189,9 @@ def release_downloads(release: Release | None) -> list[dict[str, object]]:
     for label, name in DOWNLOADS:
         found = archive if name is None else by_base.get(name)
         if found is not None:
-            links.append({"label": label, "file": found, "url": reverse("releases:file", args=[release.release_id, found.name])})
+            links.append(
+                {"label": label, "file": found, "url": reverse("releases:file", args=[release.release_id, found.name])}
+            )
     return links
 
 
@@ -197,7 +199,9 @@ def release_part(request: HttpRequest, *, downloads: bool = False) -> dict[str, 
     """The release a record page is derived from (the newest published one): `release`, `release_url`
     (its page, "" when none or not held here) and, with `downloads`, `release_downloads`."""
     release = selectors.latest_published()
-    url = reverse("releases:detail", args=[release.release_id]) if release is not None and not release.is_external else ""
+    url = (
+        reverse("releases:detail", args=[release.release_id]) if release is not None and not release.is_external else ""
+    )
     context: dict[str, object] = {"release": release, "release_url": url}
     if downloads:
         context["release_downloads"] = release_downloads(release)

@@ -48,7 +48,8 @@ def _bulk_action(name: str) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet
     spec = TRANSITIONS[name]
 
     @admin.action(
-        description=f"{spec.label} (selected records{', with the reason given' if spec.needs_reason else ''})", permissions=["review"]
+        description=f"{spec.label} (selected records{', with the reason given' if spec.needs_reason else ''})",
+        permissions=["review"],
     )
     def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
         reason = request.POST.get("reason", "")
@@ -62,7 +63,9 @@ def _bulk_action(name: str) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet
         if applied:
             modeladmin.message_user(request, f"{spec.label}: applied to {applied} record(s).", messages.SUCCESS)
         if failed:
-            modeladmin.message_user(request, f"{spec.label}: {len(failed)} refused. " + "; ".join(failed), messages.ERROR)
+            modeladmin.message_user(
+                request, f"{spec.label}: {len(failed)} refused. " + "; ".join(failed), messages.ERROR
+            )
 
     action.__name__ = f"bulk_{name}"
     return action
@@ -81,7 +84,11 @@ class ReviewableAdminMixin(_ModelAdminBase):
     def get_urls(self) -> list[URLPattern]:
         info = self.model._meta.app_label, self.model._meta.model_name
         custom = [
-            path("<path:object_id>/transition/", self.admin_site.admin_view(self.transition_view), name="{}_{}_transition".format(*info)),
+            path(
+                "<path:object_id>/transition/",
+                self.admin_site.admin_view(self.transition_view),
+                name="{}_{}_transition".format(*info),
+            ),
         ]
         return custom + super().get_urls()
 
@@ -109,11 +116,19 @@ class ReviewableAdminMixin(_ModelAdminBase):
             self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
         else:
             spec = TRANSITIONS[form.cleaned_data["transition"]]
-            self.message_user(request, f"{spec.label}: the record is now {ReviewState(spec.target).label.lower()}.", messages.SUCCESS)
+            self.message_user(
+                request, f"{spec.label}: the record is now {ReviewState(spec.target).label.lower()}.", messages.SUCCESS
+            )
         return HttpResponseRedirect(change_url)
 
     def render_change_form(
-        self, request: HttpRequest, context: dict[str, Any], add: bool = False, change: bool = False, form_url: str = "", obj: Any = None
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
     ) -> HttpResponse:
         if obj is not None and obj.pk:
             context["review"] = {
@@ -131,7 +146,16 @@ class ReviewableAdminMixin(_ModelAdminBase):
 class ReviewEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """The audit log: readable by curators, never added to, edited or deleted through the admin."""
 
-    list_display = ("created_at", "record_stable_id", "content_type", "transition", "from_state", "to_state", "actor_role", "actor")
+    list_display = (
+        "created_at",
+        "record_stable_id",
+        "content_type",
+        "transition",
+        "from_state",
+        "to_state",
+        "actor_role",
+        "actor",
+    )
     list_filter = ("transition", "to_state", "content_type", "actor_role")
     search_fields = ("record_stable_id", "reason")
     date_hierarchy = "created_at"
@@ -156,7 +180,9 @@ def review_queue_view(request: HttpRequest) -> HttpResponse:
     for name, model in models.items():
         if chosen_type and name != chosen_type:
             continue
-        queryset: QuerySet[Any] = model._default_manager.filter(review_state=ReviewState.PROPOSED)  # fields differ by type
+        queryset: QuerySet[Any] = model._default_manager.filter(
+            review_state=ReviewState.PROPOSED
+        )  # fields differ by type
         field_names = {f.name for f in model._meta.get_fields()}
         if protocol:
             if "protocol" in field_names:

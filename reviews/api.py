@@ -18,7 +18,6 @@ from reviews.selectors import review_events
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
 
-
 # -- review actions on every reviewable record's endpoint -------------------------------------
 
 
@@ -32,7 +31,10 @@ class TransitionRequestSerializer(serializers.Serializer):
     transition = serializers.ChoiceField(choices=[(name, spec.label) for name, spec in TRANSITIONS.items()])
     reason = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
     expected_state = serializers.ChoiceField(
-        choices=ReviewState.choices, required=False, allow_null=True, default=None,
+        choices=ReviewState.choices,
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="The state you saw; if the record has moved on since, the answer is 409 and nothing changes.",
     )
 
@@ -48,7 +50,17 @@ class ReviewEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReviewEvent
-        fields = ("id", "record_type", "record_stable_id", "transition", "from_state", "to_state", "reason", "actor_role", "created_at")
+        fields = (
+            "id",
+            "record_type",
+            "record_stable_id",
+            "transition",
+            "from_state",
+            "to_state",
+            "reason",
+            "actor_role",
+            "created_at",
+        )
         read_only_fields = fields
 
 
@@ -66,19 +78,29 @@ class ReviewErrorSerializer(serializers.Serializer):
 class ReviewActionsMixin(_ViewSetBase):
     """`/transitions/` (GET: the transitions you may apply now; POST: apply one) and `/events/` on a record."""
 
-    @extend_schema(methods=["GET"], responses={200: AvailableTransitionSerializer(many=True)}, description="The transitions the caller may apply to the record now (the admin's buttons).")
+    @extend_schema(
+        methods=["GET"],
+        responses={200: AvailableTransitionSerializer(many=True)},
+        description="The transitions the caller may apply to the record now (the admin's buttons).",
+    )
     @extend_schema(
         methods=["POST"],
         request=TransitionRequestSerializer,
         responses={
             200: TransitionResultSerializer,
-            400: OpenApiResponse(ReviewErrorSerializer, description="Unknown transition or missing reason (the field is named)."),
+            400: OpenApiResponse(
+                ReviewErrorSerializer, description="Unknown transition or missing reason (the field is named)."
+            ),
             403: OpenApiResponse(ReviewErrorSerializer, description="No permission, or the four-eyes rule."),
-            409: OpenApiResponse(ReviewErrorSerializer, description="The record's state does not allow it (another curator acted first)."),
+            409: OpenApiResponse(
+                ReviewErrorSerializer, description="The record's state does not allow it (another curator acted first)."
+            ),
         },
         description="Apply a review transition through the same service as the admin: one event and one history row.",
     )
-    @action(detail=True, methods=["get", "post"], url_path="transitions", permission_classes=[IsAuthenticatedOrReadOnly])
+    @action(
+        detail=True, methods=["get", "post"], url_path="transitions", permission_classes=[IsAuthenticatedOrReadOnly]
+    )
     def transitions(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
         if request.method == "GET":
@@ -91,9 +113,13 @@ class ReviewActionsMixin(_ViewSetBase):
         except ReviewError as error:
             return Response({"detail": error.message, "field": error.field}, status=error.status)
         record.refresh_from_db()
-        return Response({"review_state": record.review_state, "concern": record.concern, "event": ReviewEventSerializer(event).data})
+        return Response(
+            {"review_state": record.review_state, "concern": record.concern, "event": ReviewEventSerializer(event).data}
+        )
 
-    @extend_schema(responses={200: ReviewEventSerializer(many=True)}, description="The record's review log, oldest first.")
+    @extend_schema(
+        responses={200: ReviewEventSerializer(many=True)}, description="The record's review log, oldest first."
+    )
     @action(detail=True, methods=["get"], url_path="events", permission_classes=[AllowAny])
     def events(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
@@ -103,7 +129,9 @@ class ReviewActionsMixin(_ViewSetBase):
 
 class ReviewEventFilter(filters.FilterSet):
     record = filters.CharFilter(field_name="record_stable_id", help_text="The record's stable id.")
-    record_type = filters.CharFilter(field_name="content_type__model", help_text="protocol, evaluation, evidencerow or baselinerole.")
+    record_type = filters.CharFilter(
+        field_name="content_type__model", help_text="protocol, evaluation, evidencerow or baselinerole."
+    )
 
     class Meta:
         model = ReviewEvent

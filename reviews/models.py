@@ -22,7 +22,13 @@ EXCLUDED_STATES = frozenset({ReviewState.EXCLUDED, ReviewState.EXCLUDED_RECHECK}
 
 
 #: The fields only `reviews.services.review_transition_apply` writes (attribute names).
-REVIEW_STATE_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_id", "review_state_changed_by_role", "concern")
+REVIEW_STATE_FIELDS = (
+    "review_state",
+    "review_state_changed_at",
+    "review_state_changed_by_id",
+    "review_state_changed_by_role",
+    "concern",
+)
 
 
 class Reviewable(models.Model):
@@ -83,7 +89,9 @@ class ReviewEvent(models.Model):
     from_state = models.CharField(max_length=20, choices=ReviewState.choices)
     to_state = models.CharField(max_length=20, choices=ReviewState.choices)
     reason = models.TextField(blank=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     actor_role = models.CharField(max_length=60, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 

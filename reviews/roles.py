@@ -54,7 +54,8 @@ CURATORS = Role(
 RELEASE_MANAGERS = Role(
     group="Release managers",
     label="release manager",
-    permissions=_catalogue("view") + (
+    permissions=_catalogue("view")
+    + (
         "releases.view_release",
         "releases.view_releasefile",
         "releases.view_releaseevent",

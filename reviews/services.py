@@ -58,7 +58,8 @@ def _refusal(*, spec: Transition, record: Reviewable, actor: Actor, automatic: b
         return TransitionForbidden(f"you do not have permission to '{spec.label.lower()}'", field="transition")
     if spec.four_eyes and settings.REVIEW_FOUR_EYES and record.last_edited_by_id == actor.pk:
         return TransitionForbidden(
-            f"four-eyes rule: you edited this record last, so another curator must '{spec.label.lower()}'", field="transition"
+            f"four-eyes rule: you edited this record last, so another curator must '{spec.label.lower()}'",
+            field="transition",
         )
     return None
 
@@ -144,7 +145,9 @@ def review_reopen_if_reviewed(*, record: Reviewable, actor: Actor, reason: str) 
     read under the row lock, so a transition racing the edit cannot slip between the check and the
     reopen. The caller has authorised the edit (hence `automatic`)."""
     with transaction.atomic():
-        state = type(record)._default_manager.select_for_update().values_list("review_state", flat=True).get(pk=record.pk)
+        state = (
+            type(record)._default_manager.select_for_update().values_list("review_state", flat=True).get(pk=record.pk)
+        )
         transition = REOPEN_ON_EDIT.get(state)
         if transition is None:
             return None

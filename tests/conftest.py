@@ -52,10 +52,30 @@ class WorkerProcess:
         env.update(extra_env or {})
         self.log_file = open(log_path, "w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", queues, "-c", "1",
-             "--prefetch-multiplier", "1", "--without-gossip", "--without-mingle", "-l", "info",
-             "-n", f"test-{os.getpid()}-{id(self)}@%h"],
-            env=env, stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal",
+                "worker",
+                "-Q",
+                queues,
+                "-c",
+                "1",
+                "--prefetch-multiplier",
+                "1",
+                "--without-gossip",
+                "--without-mingle",
+                "-l",
+                "info",
+                "-n",
+                f"test-{os.getpid()}-{id(self)}@%h",
+            ],
+            env=env,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def log(self) -> str:
@@ -112,7 +132,11 @@ def start_worker(tmp_path):
         print(f"--- worker log {worker.log_path} ---\n{worker.log()[-4000:]}")
 
 
-ROLE_GROUPS = {"curator": "Curators", "release_manager": "Release managers", "benchmark_operator": "Benchmark operators"}
+ROLE_GROUPS = {
+    "curator": "Curators",
+    "release_manager": "Release managers",
+    "benchmark_operator": "Benchmark operators",
+}
 
 
 @pytest.fixture
@@ -131,7 +155,9 @@ def make_user(db):
         name = username or f"{role}-{next(counter)}"
         if role == "superuser":
             return User.objects.create_superuser(name, f"{name}@example.org", "a-long-test-password")
-        user = User.objects.create_user(name, f"{name}@example.org", "a-long-test-password", is_staff=role != "anonymous")
+        user = User.objects.create_user(
+            name, f"{name}@example.org", "a-long-test-password", is_staff=role != "anonymous"
+        )
         if role in ROLE_GROUPS:
             user.groups.add(Group.objects.get(name=ROLE_GROUPS[role]))
         return user

@@ -69,13 +69,21 @@ def _python_files() -> list[Path]:
 
 
 def test_no_module_is_longer_than_500_lines() -> None:
-    long = {str(path.relative_to(ROOT)): n for path in _python_files() if (n := len(path.read_text().splitlines())) >= MAX_LINES}
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in _python_files()
+        if (n := len(path.read_text().splitlines())) >= MAX_LINES
+    }
     assert long == {}
 
 
 def test_no_app_code_is_loaded_by_a_dotted_string() -> None:
     loader = re.compile(r"\b(import_string|import_module|__import__)\s*\(")
-    users = [str(path.relative_to(ROOT)) for path in _python_files() if path.parent.name != "tests" and loader.search(path.read_text())]
+    users = [
+        str(path.relative_to(ROOT))
+        for path in _python_files()
+        if path.parent.name != "tests" and loader.search(path.read_text())
+    ]
     # portal/ may load what its settings name (Django does so itself); the apps load nothing by name.
     assert [user for user in users if not user.startswith(("portal/", "tests/"))] == []
 
@@ -103,9 +111,15 @@ def test_the_readme_layout_names_every_module_of_every_app() -> None:
         if app == "portal":
             continue  # the top layer's plumbing is named by kind, not module by module
         names = [path.name for path in (ROOT / app).glob("*.py") if path.stem not in {"__init__", "apps"}]
-        names += [f"{path.name}/" for path in (ROOT / app).iterdir() if path.is_dir() and (path / "__init__.py").exists()]
+        names += [
+            f"{path.name}/" for path in (ROOT / app).iterdir() if path.is_dir() and (path / "__init__.py").exists()
+        ]
         plumbing = {"migrations/", "management/", "templatetags/"}
-        missing = [name for name in names if name not in plumbing and not re.search(rf"(?<![\w/]){re.escape(name)}", blocks[app])]
+        missing = [
+            name
+            for name in names
+            if name not in plumbing and not re.search(rf"(?<![\w/]){re.escape(name)}", blocks[app])
+        ]
         if missing:
             unnamed[app] = sorted(missing)
     assert unnamed == {}

@@ -49,24 +49,42 @@ def parser() -> argparse.ArgumentParser:
     defaults = RunConfig()
     p = OneLineParser(prog=PROG, description="IA3 fine-tuning benchmark of NT models on NT downstream tasks.")
     p.add_argument("--preset", default=defaults.preset, choices=list(PRESETS), help="model shape (random weights)")
-    p.add_argument("--task", default=defaults.task, choices=[*TASKS, *ALIASES], metavar="TASK",
-                   help=f"one of the 18 NT downstream tasks (default {defaults.task})")
+    p.add_argument(
+        "--task",
+        default=defaults.task,
+        choices=[*TASKS, *ALIASES],
+        metavar="TASK",
+        help=f"one of the 18 NT downstream tasks (default {defaults.task})",
+    )
     p.add_argument("--steps", type=_number(int, 0, strict=True), default=defaults.steps)
     p.add_argument("--batch-size", type=_number(int, 0, strict=True), default=defaults.batch_size)
     p.add_argument("--learning-rate", "--lr", type=_number(float, 0, strict=True), default=defaults.learning_rate)
-    p.add_argument("--precision", choices=PRECISIONS, default=defaults.precision,
-                   help="auto: bf16 autocast on CUDA, fp32 on CPU")
-    p.add_argument("--eval-interval", type=_number(int, 0, strict=False), default=defaults.eval_interval,
-                   help="evaluate on the test split every N steps (0: off)")
+    p.add_argument(
+        "--precision", choices=PRECISIONS, default=defaults.precision, help="auto: bf16 autocast on CUDA, fp32 on CPU"
+    )
+    p.add_argument(
+        "--eval-interval",
+        type=_number(int, 0, strict=False),
+        default=defaults.eval_interval,
+        help="evaluate on the test split every N steps (0: off)",
+    )
     p.add_argument("--seed", type=int, default=defaults.seed)
-    p.add_argument("--warmup-steps", type=_number(int, 0, strict=False), default=defaults.warmup_steps,
-                   help="leading steps left out of the loop timing")
+    p.add_argument(
+        "--warmup-steps",
+        type=_number(int, 0, strict=False),
+        default=defaults.warmup_steps,
+        help="leading steps left out of the loop timing",
+    )
     p.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     p.add_argument("--device", choices=DEVICES, default=defaults.device)
     p.add_argument("--weights", metavar="DIR", help="local Hugging Face checkpoint instead of the preset")
     p.add_argument("--data", metavar="PATH", help="local task: a CSV/parquet/FASTA file or a directory with train.*")
-    p.add_argument("--synthetic", choices=SYNTHETIC_VARIANTS, default=defaults.synthetic,
-                   help="synthetic data when --data is absent: uniform bases, or a learnable class motif")
+    p.add_argument(
+        "--synthetic",
+        choices=SYNTHETIC_VARIANTS,
+        default=defaults.synthetic,
+        help="synthetic data when --data is absent: uniform bases, or a learnable class motif",
+    )
     p.add_argument("--peak-tflops", type=_number(float, 0, strict=True), help="peak to report a fraction of")
     p.add_argument("--max-length", type=_number(int, 2, strict=False), help="truncate to this many tokens")
     p.add_argument("--progress-interval", type=_number(int, 0, strict=True), default=defaults.progress_interval)

@@ -33,10 +33,24 @@ CLASSIFIER = "classifier"
 #: The checkpoint config keys that shape the network. Label maps, problem type and the like
 #: are left behind: the head is new and sized for the task being run.
 ARCHITECTURE_KEYS = (
-    "vocab_size", "pad_token_id", "mask_token_id", "hidden_size", "num_hidden_layers", "num_attention_heads",
-    "intermediate_size", "max_position_embeddings", "position_embedding_type", "rope_theta", "layer_norm_eps",
-    "emb_layer_norm_before", "token_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob",
-    "initializer_range", "tie_word_embeddings", "add_bias_fnn",
+    "vocab_size",
+    "pad_token_id",
+    "mask_token_id",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "position_embedding_type",
+    "rope_theta",
+    "layer_norm_eps",
+    "emb_layer_norm_before",
+    "token_dropout",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "initializer_range",
+    "tie_word_embeddings",
+    "add_bias_fnn",
 )
 
 
@@ -202,9 +216,7 @@ def parameter_count(preset: str, with_mlm_head: bool) -> int:
 def matmul_parameters(model: EsmForSequenceClassification) -> int:
     """Weights of the encoder's linear layers: the ones every token is multiplied by,
     which is what the FLOP estimate counts (embeddings are lookups, the head sees one token)."""
-    return sum(
-        module.weight.numel() for module in model.esm.encoder.modules() if isinstance(module, nn.Linear)
-    )
+    return sum(module.weight.numel() for module in model.esm.encoder.modules() if isinstance(module, nn.Linear))
 
 
 def apply_ia3(model: EsmForSequenceClassification) -> PeftModel:

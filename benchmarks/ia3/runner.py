@@ -8,11 +8,7 @@ at the end), so the timings measure the model and not the harness.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import math
-import platform
-import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import peft
 import torch
-import transformers
 from torch import nn
 
+from .measures import device_for, device_name, flops_per_step, matthews, peak_memory, sync, versions
 from .models import PRESETS, apply_ia3, build_model, load_local_weights, matmul_parameters
 from .tasks import SYNTHETIC_VARIANTS, Split, Task, TaskData, get_task, load_local, synthetic
 from .tokenizer import encode_batch
@@ -68,27 +63,36 @@ class RunConfig:
     def validate(self) -> None:
         """Reject bad options before anything expensive is built."""
         checks = [
-            (self.weights is not None or self.preset in PRESETS,
-             f"unknown preset {self.preset!r}; known presets: {', '.join(PRESETS)}"),
+            (
+                self.weights is not None or self.preset in PRESETS,
+                f"unknown preset {self.preset!r}; known presets: {', '.join(PRESETS)}",
+            ),
             (self.steps > 0, f"steps must be positive, got {self.steps}"),
             (self.batch_size > 0, f"batch size must be positive, got {self.batch_size}"),
             (self.learning_rate > 0, f"learning rate must be positive, got {self.learning_rate}"),
             (self.precision in PRECISIONS, f"precision must be one of {', '.join(PRECISIONS)}"),
             (self.device in DEVICES, f"device must be one of {', '.join(DEVICES)}"),
             (self.eval_interval >= 0, f"eval interval must be 0 (off) or positive, got {self.eval_interval}"),
-            (0 <= self.warmup_steps < self.steps,
-             f"warm-up steps must be at least 0 and fewer than steps ({self.steps}), got {self.warmup_steps}"),
-            (self.synthetic in SYNTHETIC_VARIANTS,
-             f"synthetic variant must be one of {', '.join(SYNTHETIC_VARIANTS)}"),
-            (self.peak_tflops is None or self.peak_tflops > 0,
-             f"peak TFLOP/s must be positive, got {self.peak_tflops}"),
-            (self.max_length is None or self.max_length >= 2,
-             f"max length must be at least 2 tokens, got {self.max_length}"),
+            (
+                0 <= self.warmup_steps < self.steps,
+                f"warm-up steps must be at least 0 and fewer than steps ({self.steps}), got {self.warmup_steps}",
+            ),
+            (self.synthetic in SYNTHETIC_VARIANTS, f"synthetic variant must be one of {', '.join(SYNTHETIC_VARIANTS)}"),
+            (
+                self.peak_tflops is None or self.peak_tflops > 0,
+                f"peak TFLOP/s must be positive, got {self.peak_tflops}",
+            ),
+            (
+                self.max_length is None or self.max_length >= 2,
+                f"max length must be at least 2 tokens, got {self.max_length}",
+            ),
             (self.progress_interval > 0, f"progress interval must be positive, got {self.progress_interval}"),
             (self.device != "cuda" or torch.cuda.is_available(), "device 'cuda' requested but CUDA is not available"),
             (self.data is None or Path(self.data).exists(), f"--data {self.data}: no such file or directory"),
-            (self.weights is None or (Path(self.weights) / "config.json").is_file(),
-             f"--weights {self.weights}: no config.json there"),
+            (
+                self.weights is None or (Path(self.weights) / "config.json").is_file(),
+                f"--weights {self.weights}: no config.json there",
+            ),
         ]
         for ok, message in checks:
             if not ok:
@@ -116,69 +120,6 @@ class Batches:
     def take(self, index: torch.Tensor | slice) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         mask = None if self.mask is None else self.mask[index]
         return self.ids[index], mask, self.labels[index]
-
-
-def _device(choice: str) -> torch.device:
-    if choice == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(choice)
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def _peak_memory(device: torch.device) -> tuple[int, str]:
-    """CUDA's allocator peak on a GPU; on a CPU the process's maximum resident set size
-    (Linux reports it in KiB), which covers the whole process, not just this run."""
-    if device.type == "cuda":
-        return torch.cuda.max_memory_allocated(device), "cuda_max_allocated"
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "max_rss"
-
-
-def _versions() -> dict[str, str | None]:
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "peft": peft.__version__,
-        "cuda": torch.version.cuda,
-    }
-
-
-def flops_per_step(matmul_params: int, batch_size: int, tokens: int, layers: int, hidden: int) -> int:
-    """Model FLOPs of one training step with a frozen base.
-
-    Each matmul weight costs 2 FLOPs per token forward and 2 backward for the gradient of
-    its input; the weight gradient is never formed because the weight is frozen, hence 4.
-    Attention's two T x T products (QK^T and AV, 2*T*T*d each) cost 4*T^2*d per layer
-    forward and twice that backward, since both of their operands need gradients.
-    """
-    dense = 4 * matmul_params * tokens
-    attention = 3 * 4 * layers * tokens * tokens * hidden
-    return batch_size * (dense + attention)
-
-
-def matthews(labels: np.ndarray, predictions: np.ndarray, classes: int) -> float:
-    """Multiclass Matthews correlation (Gorodkin's R_K), the NT benchmark's metric."""
-    confusion = np.zeros((classes, classes), dtype=np.float64)
-    np.add.at(confusion, (labels, predictions), 1)
-    total, correct = confusion.sum(), np.trace(confusion)
-    true, predicted = confusion.sum(axis=1), confusion.sum(axis=0)
-    numerator = correct * total - predicted @ true
-    denominator = math.sqrt((total**2 - predicted @ predicted) * (total**2 - true @ true))
-    return float(numerator / denominator) if denominator else 0.0
 
 
 def _batch_order(size: int, steps: int, batch_size: int, seed: int, device: torch.device) -> torch.Tensor:
@@ -280,7 +221,7 @@ class Loop:
 
 
 def _set_up(config: RunConfig) -> Setup:
-    device = _device(config.device)
+    device = device_for(config.device)
     if config.precision == "auto":
         precision = "bf16" if device.type == "cuda" else "fp32"
     else:
@@ -299,8 +240,11 @@ def _set_up(config: RunConfig) -> Setup:
         raise ConfigError(f"max length {config.max_length} exceeds the model's {model_max} tokens")
     data = _load_data(config, task)
     tokenise = functools.partial(
-        Batches.of, layout=layout, max_tokens=config.max_length or model_max,
-        truncate=config.max_length is not None, device=device,
+        Batches.of,
+        layout=layout,
+        max_tokens=config.max_length or model_max,
+        truncate=config.max_length is not None,
+        device=device,
     )
     try:
         train = tokenise(data.train)
@@ -308,8 +252,11 @@ def _set_up(config: RunConfig) -> Setup:
     except ValueError as error:
         raise ValueError(f"{data.origin}: {error}") from None
     step_flops = flops_per_step(
-        matmul_parameters(model), config.batch_size, train.ids.shape[1],
-        model.config.num_hidden_layers, model.config.hidden_size,
+        matmul_parameters(model),
+        config.batch_size,
+        train.ids.shape[1],
+        model.config.num_hidden_layers,
+        model.config.hidden_size,
     )
 
     ia3 = apply_ia3(model)
@@ -342,11 +289,11 @@ def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
     eval_time = timed_eval_time = 0.0
 
     forward.train()
-    _sync(device)
+    sync(device)
     warmup_start = loop_start = time.perf_counter()
     for step in range(config.steps):
         if step == config.warmup_steps:
-            _sync(device)
+            sync(device)
             loop_start = time.perf_counter()
         ids, mask, labels = train.take(setup.order[step])
         with setup.autocast():
@@ -360,7 +307,7 @@ def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
         if progress is not None and done in checkpoints:
             progress(done, config.steps)
         if setup.test is not None and (done % config.eval_interval == 0 or done == config.steps):
-            _sync(device)
+            sync(device)
             eval_started = time.perf_counter()
             scores = _evaluate(
                 forward, setup.test, EVAL_BATCH_FACTOR * config.batch_size, setup.task.num_classes, setup.autocast
@@ -369,7 +316,7 @@ def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
             spent = time.perf_counter() - eval_started
             eval_time += spent
             timed_eval_time += spent if step >= config.warmup_steps else 0.0
-    _sync(device)
+    sync(device)
     return Loop(
         losses=losses.cpu().numpy(),
         warmup_time=loop_start - warmup_start,
@@ -398,7 +345,7 @@ def _report(config: RunConfig, setup: Setup, loop: Loop, setup_time: float) -> d
     timed_steps = config.steps - config.warmup_steps
     window = max(1, min(100, config.steps // 10))
     achieved = setup.flops_per_step * timed_steps / loop.loop_time / 1e12
-    memory, memory_source = _peak_memory(setup.device)
+    memory, memory_source = peak_memory(setup.device)
     return {
         "preset": None if config.weights else config.preset,
         "weights": None if config.weights is None else str(config.weights),
@@ -425,8 +372,8 @@ def _report(config: RunConfig, setup: Setup, loop: Loop, setup_time: float) -> d
         "total_parameters": setup.total_parameters,
         "flops_per_step": setup.flops_per_step,
         "device": setup.device.type,
-        "device_name": _device_name(setup.device),
-        "versions": _versions(),
+        "device_name": device_name(setup.device),
+        "versions": versions(),
         "total_wall_time_s": 0.0,
         "setup_time_s": setup_time,
         "warmup_time_s": loop.warmup_time,
@@ -457,7 +404,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     config.validate()
     setup = _set_up(config)
-    _sync(setup.device)
+    sync(setup.device)
     setup_time = time.perf_counter() - started
     report = _report(config, setup, _train(config, setup, progress), setup_time)
     report["total_wall_time_s"] = time.perf_counter() - started

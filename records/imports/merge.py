@@ -63,7 +63,16 @@ def _changed_by(record: models.Model) -> str:
     return f"{who} ({latest.history_change_reason or latest.get_history_type_display().lower()})"
 
 
-def merge_fields(*, entry: Entry, record: models.Model, wanted: dict[str, Any], snapshot, overwrite: bool, report: ImportReport, stable_id_of) -> set[str]:
+def merge_fields(
+    *,
+    entry: Entry,
+    record: models.Model,
+    wanted: dict[str, Any],
+    snapshot,
+    overwrite: bool,
+    report: ImportReport,
+    stable_id_of,
+) -> set[str]:
     """The fields of an existing record the import may write: a three-way merge of the document
     (`wanted`), the record now, and what the document held at its last import (`snapshot`).
 
@@ -91,12 +100,16 @@ def merge_fields(*, entry: Entry, record: models.Model, wanted: dict[str, Any], 
             take.add(name)
             report.overwritten.setdefault(entry.section.key, {}).setdefault(entry.stable_id, []).append(name)
         else:
-            conflicts.append({"field": name, "current": now, "document": value, "last_imported": None if last is _MISSING else last})
+            conflicts.append(
+                {"field": name, "current": now, "document": value, "last_imported": None if last is _MISSING else last}
+            )
     if entry.stable_id in report.overwritten.get(entry.section.key, {}):
         report.overwritten[entry.section.key][entry.stable_id].sort()
     if kept:
         report.kept.setdefault(entry.section.key, {})[entry.stable_id] = sorted(kept)
     if conflicts:
         changed_by = _changed_by(record)
-        report.conflicts.setdefault(entry.section.key, {})[entry.stable_id] = [{**item, "changed_by": changed_by} for item in conflicts]
+        report.conflicts.setdefault(entry.section.key, {})[entry.stable_id] = [
+            {**item, "changed_by": changed_by} for item in conflicts
+        ]
     return take

@@ -11,13 +11,23 @@ from django.utils import timezone
 
 from common.types import Actor
 from records import models as m
-from records.imports.document import SECTION_BY_KEY, Entry, ImportConflict, ImportInvalid, ImportReport, entry_targets, referenced_ids
+from records.imports.document import (
+    SECTION_BY_KEY,
+    Entry,
+    ImportConflict,
+    ImportInvalid,
+    ImportReport,
+    entry_targets,
+    referenced_ids,
+)
 from records.imports.merge import document_state, merge_fields
 from records.imports.validation import parse_document
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 
 
-def records_import(*, document: Any, actor: Actor, dry_run: bool = False, overwrite: Iterable[str] = ()) -> ImportReport:
+def records_import(
+    *, document: Any, actor: Actor, dry_run: bool = False, overwrite: Iterable[str] = ()
+) -> ImportReport:
     """Validate the whole document, then write it in one transaction (rolled back for a dry run).
 
     `overwrite` names records ("evaluations/<stable id>") whose fields changed since their last
@@ -29,7 +39,12 @@ def records_import(*, document: Any, actor: Actor, dry_run: bool = False, overwr
     known = {f"{entry.section.key}/{entry.stable_id}" for entry in entries}
     unknown = sorted(overwrite - known)
     if unknown:
-        raise ImportInvalid([{"path": "overwrite", "message": f"{name!r} is not a record of this document (write section/stable id)"} for name in unknown])
+        raise ImportInvalid(
+            [
+                {"path": "overwrite", "message": f"{name!r} is not a record of this document (write section/stable id)"}
+                for name in unknown
+            ]
+        )
     report = ImportReport(dry_run=dry_run)
     title = str(document.get("title") or "")[:500]
     try:
@@ -63,7 +78,9 @@ def _conflict_errors(conflicts: dict[str, dict[str, list[dict]]], entries: list[
     ]
 
 
-def _write(*, entries: list[Entry], actor: Actor, report: ImportReport, overwrite: set[str], title: str) -> list[dict[str, str]]:
+def _write(
+    *, entries: list[Entry], actor: Actor, report: ImportReport, overwrite: set[str], title: str
+) -> list[dict[str, str]]:
     errors: list[dict[str, str]] = []
     saved: dict[tuple[str, str], models.Model] = {}
     stable_ids: dict[tuple[type, int], str] = {}
@@ -84,12 +101,19 @@ def _write(*, entries: list[Entry], actor: Actor, report: ImportReport, overwrit
 
     snapshots = {
         (snapshot.section, snapshot.stable_id): snapshot
-        for snapshot in m.ImportSnapshot.objects.filter(document=title, stable_id__in={entry.stable_id for entry in entries})
+        for snapshot in m.ImportSnapshot.objects.filter(
+            document=title, stable_id__in={entry.stable_id for entry in entries}
+        )
     }
     failed: set[tuple[str, str]] = set()
     for entry in entries:
         model = entry.section.model
-        depends_on = {(target, sid) for model_field, target in entry_targets(entry) for sid in referenced_ids(entry, model_field) if sid}
+        depends_on = {
+            (target, sid)
+            for model_field, target in entry_targets(entry)
+            for sid in referenced_ids(entry, model_field)
+            if sid
+        }
         if depends_on & failed:
             failed.add((entry.section.key, entry.stable_id))  # its error is reported where it starts
             continue
@@ -97,24 +121,36 @@ def _write(*, entries: list[Entry], actor: Actor, report: ImportReport, overwrit
         for model_field, target in entry.section.references.values():
             values[model_field] = resolve(target, entry.references.get(model_field, ""))
         unresolved = [
-            key for key, (model_field, _target) in entry.section.references.items()
+            key
+            for key, (model_field, _target) in entry.section.references.items()
             if entry.references.get(model_field) and values[model_field] is None
         ]
         if unresolved:  # only a cycle (a suite inside its own task) gets here: the rest was checked first
-            errors.extend({"path": f"{entry.path}.{key}", "message": "refers to a record that depends on this one"} for key in unresolved)
+            errors.extend(
+                {"path": f"{entry.path}.{key}", "message": "refers to a record that depends on this one"}
+                for key in unresolved
+            )
             failed.add((entry.section.key, entry.stable_id))
             continue
         record = model.objects.filter(stable_id=entry.stable_id).first()
         created = record is None
         if created:
             record = model(stable_id=entry.stable_id)
-        many = {name: [resolve(target, sid) for sid in entry.many.get(name, [])] for _key, (name, target) in entry.section.many.items()}
+        many = {
+            name: [resolve(target, sid) for sid in entry.many.get(name, [])]
+            for _key, (name, target) in entry.section.many.items()
+        }
         wanted = document_state(entry)
         limitations = entry.limitations
         if not created:
             take = merge_fields(
-                entry=entry, record=record, wanted=wanted, snapshot=snapshots.get((entry.section.key, entry.stable_id)),
-                overwrite=f"{entry.section.key}/{entry.stable_id}" in overwrite, report=report, stable_id_of=stable_id_of,
+                entry=entry,
+                record=record,
+                wanted=wanted,
+                snapshot=snapshots.get((entry.section.key, entry.stable_id)),
+                overwrite=f"{entry.section.key}/{entry.stable_id}" in overwrite,
+                report=report,
+                stable_id_of=stable_id_of,
             )
             values = {name: value for name, value in values.items() if name in take}
             many = {name: value for name, value in many.items() if name in take}
@@ -130,13 +166,21 @@ def _write(*, entries: list[Entry], actor: Actor, report: ImportReport, overwrit
             continue
         saved[(entry.section.key, entry.stable_id)] = record
         stable_ids[(model, record.pk)] = record.stable_id
-        if limitations is not None and protocol_limitations_set(protocol=record, texts=limitations, actor=actor, reason="import"):
+        if limitations is not None and protocol_limitations_set(
+            protocol=record, texts=limitations, actor=actor, reason="import"
+        ):
             changed.append("limitations")
         snapshot = snapshots.get((entry.section.key, entry.stable_id))
         if snapshot is None or snapshot.values != wanted:
             m.ImportSnapshot.objects.update_or_create(
-                document=title, section=entry.section.key, stable_id=entry.stable_id,
-                defaults={"values": wanted, "imported_at": timezone.now(), "imported_by": actor if getattr(actor, "pk", None) else None},
+                document=title,
+                section=entry.section.key,
+                stable_id=entry.stable_id,
+                defaults={
+                    "values": wanted,
+                    "imported_at": timezone.now(),
+                    "imported_by": actor if getattr(actor, "pk", None) else None,
+                },
             )
         if created:
             report.created.setdefault(entry.section.key, []).append(entry.stable_id)

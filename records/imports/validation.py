@@ -12,8 +12,18 @@ from django.db import models
 from records import models as m
 from records.fields import ExactDecimalField
 from records.imports.document import (
-    DOCUMENT_KEYS, FORMAT_NAME, FORMAT_VERSION, METRIC_KEYS, NESTED, SECTION_BY_KEY, SECTIONS, Entry, ImportInvalid, Section,
-    entry_targets, referenced_ids,
+    DOCUMENT_KEYS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    METRIC_KEYS,
+    NESTED,
+    SECTION_BY_KEY,
+    SECTIONS,
+    Entry,
+    ImportInvalid,
+    Section,
+    entry_targets,
+    referenced_ids,
 )
 from records.rules import unit_problem
 
@@ -62,7 +72,9 @@ class PlannedReview:
     reason: str
 
 
-def review_plan(document: dict, *, entries: list[Entry] | None = None, errors: list | None = None) -> list[PlannedReview]:
+def review_plan(
+    document: dict, *, entries: list[Entry] | None = None, errors: list | None = None
+) -> list[PlannedReview]:
     """The document's `reviews`: [{"record": "evaluations/<id>", "action": "exclude", "reason": "..."}].
 
     An import validates them (each names a reviewable record of the document, the action is an
@@ -88,15 +100,24 @@ def review_plan(document: dict, *, entries: list[Entry] | None = None, errors: l
         spec = TRANSITIONS.get(action) if action in RECOMMENDED_REVIEWS else None
         reason = item.get("reason", "")
         if section not in SECTION_BY_KEY or not issubclass(SECTION_BY_KEY[section].model, Reviewable):
-            errors.append({"path": f"{path}.record", "message": "must name a reviewable record as section/stable id, e.g. evaluations/<id>"})
+            errors.append(
+                {
+                    "path": f"{path}.record",
+                    "message": "must name a reviewable record as section/stable id, e.g. evaluations/<id>",
+                }
+            )
         elif entries is not None and (section, stable_id) not in in_document:
-            errors.append({"path": f"{path}.record", "message": f"{section}/{stable_id} is not a record of this document"})
+            errors.append(
+                {"path": f"{path}.record", "message": f"{section}/{stable_id} is not a record of this document"}
+            )
         elif spec is None:
             errors.append({"path": f"{path}.action", "message": f"must be one of: {', '.join(RECOMMENDED_REVIEWS)}"})
         elif not isinstance(reason, str) or (spec.needs_reason and not reason.strip()):
             errors.append({"path": f"{path}.reason", "message": f"'{spec.label}' needs a reason (a text)"})
         else:
-            plan.append(PlannedReview(section=section, stable_id=stable_id, transition=spec.name, reason=reason.strip()))
+            plan.append(
+                PlannedReview(section=section, stable_id=stable_id, transition=spec.name, reason=reason.strip())
+            )
     return plan
 
 
@@ -181,11 +202,15 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
             except ValidationError as exc:
                 if exc.error_list and exc.error_list[0].code == "invalid_choice":
                     choices = ", ".join(repr(choice) for choice, _label in model_field.flatchoices)
-                    errors.append({"path": key_path, "message": f"{value!r} is not a valid choice: use one of {choices}"})
+                    errors.append(
+                        {"path": key_path, "message": f"{value!r} is not a valid choice: use one of {choices}"}
+                    )
                 else:
                     errors.append({"path": key_path, "message": " ".join(exc.messages)})
             except (TypeError, ValueError):  # a JSON type the field's parser does not take (a number for a date)
-                errors.append({"path": key_path, "message": f"must be {_expected(model_field)}, not {type(value).__name__}"})
+                errors.append(
+                    {"path": key_path, "message": f"must be {_expected(model_field)}, not {type(value).__name__}"}
+                )
         elif key in section.references:
             if value not in (None, "") and not isinstance(value, str):
                 errors.append({"path": key_path, "message": "must be a stable id (a string)"})
@@ -210,7 +235,7 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
 
 def _expected(model_field: models.Field) -> str:
     if isinstance(model_field, ExactDecimalField):
-        return "a number written as a string with its printed digits, e.g. \"0.410\""
+        return 'a number written as a string with its printed digits, e.g. "0.410"'
     if isinstance(model_field, models.DateField):
         return "a date written as YYYY-MM-DD"
     if isinstance(model_field, (models.DecimalField, models.IntegerField)):
@@ -227,7 +252,12 @@ def _blank_to_default(model_field: models.Field, value: Any) -> Any:
 def _flatten_metric(item: dict, path: str, errors: list) -> None:
     metric = item.pop("metric", None)
     if not isinstance(metric, dict):
-        errors.append({"path": f"{path}.metric", "message": "is required: an object with name, short_name, description, unit, direction"})
+        errors.append(
+            {
+                "path": f"{path}.metric",
+                "message": "is required: an object with name, short_name, description, unit, direction",
+            }
+        )
         return
     for key in sorted(set(metric) - METRIC_KEYS):
         errors.append({"path": f"{path}.metric.{key}", "message": "unknown field"})
@@ -248,14 +278,23 @@ def _check_identity(entries: list[Entry], errors: list) -> None:
         for model_field, target in entry_targets(entry):
             wanted.setdefault(target, set()).update(v for v in referenced_ids(entry, model_field) if v)
     existing = {
-        key: set(SECTION_BY_KEY[key].model.objects.filter(stable_id__in=ids - in_document.get(key, set())).values_list("stable_id", flat=True))
+        key: set(
+            SECTION_BY_KEY[key]
+            .model.objects.filter(stable_id__in=ids - in_document.get(key, set()))
+            .values_list("stable_id", flat=True)
+        )
         for key, ids in wanted.items()
     }
     for entry in entries:
         for model_field, target in entry_targets(entry):
             for value in referenced_ids(entry, model_field):
                 if value and value not in in_document.get(target, set()) and value not in existing[target]:
-                    errors.append({"path": f"{entry.path}.{model_field}", "message": f"no {target[:-1].replace('_', ' ')} with stable id {value!r}"})
+                    errors.append(
+                        {
+                            "path": f"{entry.path}.{model_field}",
+                            "message": f"no {target[:-1].replace('_', ' ')} with stable id {value!r}",
+                        }
+                    )
 
 
 def _check_units(entries: list[Entry], errors: list) -> None:
@@ -270,9 +309,20 @@ def _check_units(entries: list[Entry], errors: list) -> None:
             continue
         evaluation = entry.references.get("evaluation", "")
         if evaluation not in protocol_of:
-            protocol_of[evaluation] = m.Evaluation.objects.filter(stable_id=evaluation).values_list("protocol__stable_id", flat=True).first()
-            unit_of.setdefault(protocol_of[evaluation], m.Protocol.objects.filter(stable_id=protocol_of[evaluation]).values_list("metric_unit", flat=True).first())
-        expected = unit_of.get(protocol_of.get(evaluation)) or None  # not known (a missing reference is reported elsewhere)
-        problem = unit_problem(unit=entry.values.get("unit"), metric_unit=expected, protocol=protocol_of.get(evaluation) or "")
+            protocol_of[evaluation] = (
+                m.Evaluation.objects.filter(stable_id=evaluation).values_list("protocol__stable_id", flat=True).first()
+            )
+            unit_of.setdefault(
+                protocol_of[evaluation],
+                m.Protocol.objects.filter(stable_id=protocol_of[evaluation])
+                .values_list("metric_unit", flat=True)
+                .first(),
+            )
+        expected = (
+            unit_of.get(protocol_of.get(evaluation)) or None
+        )  # not known (a missing reference is reported elsewhere)
+        problem = unit_problem(
+            unit=entry.values.get("unit"), metric_unit=expected, protocol=protocol_of.get(evaluation) or ""
+        )
         if problem:
             errors.append({"path": f"{entry.path}.unit", "message": problem})

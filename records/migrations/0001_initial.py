@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,835 +15,2146 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Configuration',
+            name="Configuration",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('name', models.CharField(max_length=300)),
-                ('short_name', models.CharField(blank=True, max_length=200)),
-                ('family', models.CharField(blank=True, max_length=200)),
-                ('parameter_count', models.BigIntegerField(blank=True, help_text='Nominal number of parameters.', null=True)),
-                ('method', models.CharField(blank=True, help_text='e.g. "IA3 fine-tuning".', max_length=200)),
-                ('description', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("name", models.CharField(max_length=300)),
+                ("short_name", models.CharField(blank=True, max_length=200)),
+                ("family", models.CharField(blank=True, max_length=200)),
+                (
+                    "parameter_count",
+                    models.BigIntegerField(blank=True, help_text="Nominal number of parameters.", null=True),
+                ),
+                ("method", models.CharField(blank=True, help_text='e.g. "IA3 fine-tuning".', max_length=200)),
+                ("description", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['name', 'stable_id'],
+                "ordering": ["name", "stable_id"],
             },
         ),
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('title', models.CharField(max_length=500)),
-                ('description', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("title", models.CharField(max_length=500)),
+                ("description", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['title', 'stable_id'],
+                "ordering": ["title", "stable_id"],
             },
         ),
         migrations.CreateModel(
-            name='Area',
+            name="Area",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('label', models.CharField(max_length=200)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("label", models.CharField(max_length=200)),
             ],
             options={
-                'ordering': ['stable_id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='area_stable_id_not_empty')],
+                "ordering": ["stable_id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("stable_id", ""), _negated=True), name="area_stable_id_not_empty"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Context',
+            name="Context",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('label', models.CharField(max_length=200)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("label", models.CharField(max_length=200)),
             ],
             options={
-                'ordering': ['stable_id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='context_stable_id_not_empty')],
+                "ordering": ["stable_id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("stable_id", ""), _negated=True), name="context_stable_id_not_empty"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('name', models.CharField(max_length=300)),
-                ('description', models.TextField(blank=True)),
-                ('task_key', models.CharField(blank=True, help_text="The task's name inside its suite.", max_length=100)),
-                ('position', models.PositiveSmallIntegerField(default=0, help_text='Order of the task inside its suite.')),
-                ('train_size', models.PositiveIntegerField(blank=True, null=True)),
-                ('test_size', models.PositiveIntegerField(blank=True, null=True)),
-                ('num_classes', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('sequence_length_bp', models.PositiveIntegerField(blank=True, null=True, verbose_name='sequence length (bp)')),
-                ('metric', models.CharField(blank=True, max_length=100)),
-                ('source_locator', models.CharField(blank=True, max_length=500)),
-                ('suite', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='tasks', to='records.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("name", models.CharField(max_length=300)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "task_key",
+                    models.CharField(blank=True, help_text="The task's name inside its suite.", max_length=100),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(default=0, help_text="Order of the task inside its suite."),
+                ),
+                ("train_size", models.PositiveIntegerField(blank=True, null=True)),
+                ("test_size", models.PositiveIntegerField(blank=True, null=True)),
+                ("num_classes", models.PositiveSmallIntegerField(blank=True, null=True)),
+                (
+                    "sequence_length_bp",
+                    models.PositiveIntegerField(blank=True, null=True, verbose_name="sequence length (bp)"),
+                ),
+                ("metric", models.CharField(blank=True, max_length=100)),
+                ("source_locator", models.CharField(blank=True, max_length=500)),
+                (
+                    "suite",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="tasks",
+                        to="records.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['suite_id', 'position', 'name'],
+                "ordering": ["suite_id", "position", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('title', models.CharField(max_length=500)),
-                ('origin', models.CharField(choices=[('author_reported', 'Author-reported'), ('third_party', 'Reported by a third party'), ('measured_here', 'Measured by this portal')], max_length=20)),
-                ('setup', models.CharField(blank=True, max_length=300, verbose_name='evaluation setup')),
-                ('aggregation', models.CharField(blank=True, help_text='Blank when the source does not report it.', max_length=300)),
-                ('uncertainty', models.CharField(blank=True, help_text='Blank when the source does not report it.', max_length=300)),
-                ('coverage_scored', models.PositiveIntegerField(blank=True, help_text='Blank when not reported.', null=True)),
-                ('coverage_eligible', models.PositiveIntegerField(blank=True, help_text='Blank when not reported.', null=True)),
-                ('source_locator', models.CharField(blank=True, max_length=500)),
-                ('quote', models.TextField(blank=True, help_text="The source's words, verbatim.")),
-                ('concern_locator', models.CharField(blank=True, max_length=500)),
-                ('configuration', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='evaluations', to='records.configuration')),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='evaluations', to='records.dataset')),
-                ('last_edited_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("title", models.CharField(max_length=500)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[
+                            ("author_reported", "Author-reported"),
+                            ("third_party", "Reported by a third party"),
+                            ("measured_here", "Measured by this portal"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("setup", models.CharField(blank=True, max_length=300, verbose_name="evaluation setup")),
+                (
+                    "aggregation",
+                    models.CharField(blank=True, help_text="Blank when the source does not report it.", max_length=300),
+                ),
+                (
+                    "uncertainty",
+                    models.CharField(blank=True, help_text="Blank when the source does not report it.", max_length=300),
+                ),
+                (
+                    "coverage_scored",
+                    models.PositiveIntegerField(blank=True, help_text="Blank when not reported.", null=True),
+                ),
+                (
+                    "coverage_eligible",
+                    models.PositiveIntegerField(blank=True, help_text="Blank when not reported.", null=True),
+                ),
+                ("source_locator", models.CharField(blank=True, max_length=500)),
+                ("quote", models.TextField(blank=True, help_text="The source's words, verbatim.")),
+                ("concern_locator", models.CharField(blank=True, max_length=500)),
+                (
+                    "configuration",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="evaluations",
+                        to="records.configuration",
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="evaluations", to="records.dataset"
+                    ),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['configuration__name', 'stable_id'],
+                "ordering": ["configuration__name", "stable_id"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalArea',
+            name="HistoricalArea",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('label', models.CharField(max_length=200)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("label", models.CharField(max_length=200)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical area',
-                'verbose_name_plural': 'historical areas',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalContext',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('label', models.CharField(max_length=200)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical context',
-                'verbose_name_plural': 'historical contexts',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalDecision',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('title', models.CharField(max_length=500)),
-                ('description', models.TextField(blank=True)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical decision',
-                'verbose_name_plural': 'historical decisions',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalProtocol',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('title', models.CharField(max_length=500)),
-                ('summary', models.TextField()),
-                ('procedure', models.TextField(blank=True)),
-                ('version_label', models.CharField(blank=True, max_length=200)),
-                ('metric_name', models.CharField(help_text='e.g. "Runtime".', max_length=100)),
-                ('metric_short_name', models.SlugField(help_text='e.g. "runtime".', max_length=100)),
-                ('metric_description', models.CharField(blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".', max_length=300)),
-                ('metric_unit', models.CharField(help_text='Every result of the protocol is in this unit, e.g. "minute".', max_length=50)),
-                ('metric_direction', models.CharField(choices=[('lower', 'lower is better'), ('higher', 'higher is better')], max_length=10)),
-                ('source_locator', models.CharField(blank=True, max_length=500)),
-                ('explanatory_profile', models.TextField(blank=True)),
-                ('explanatory_profile_reviewed', models.BooleanField(default=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('last_edited_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical protocol',
-                'verbose_name_plural': 'historical protocols',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalResult',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('value', models.DecimalField(decimal_places=6, max_digits=15)),
-                ('unit', models.CharField(max_length=50)),
-                ('printed_value', models.CharField(help_text='As the source prints it, e.g. "20 min".', max_length=200)),
-                ('lower_bound', models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
-                ('upper_bound', models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
-                ('num_runs', models.PositiveIntegerField(blank=True, help_text='Blank when not reported.', null=True)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('evaluation', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.evaluation')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical result',
-                'verbose_name_plural': 'historical results',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalSource',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('title', models.CharField(max_length=500)),
-                ('venue', models.CharField(blank=True, max_length=200)),
-                ('kind', models.CharField(choices=[('paper', 'Paper'), ('preprint', 'Preprint'), ('dataset_card', 'Dataset card'), ('repository', 'Repository'), ('web_page', 'Web page')], default='paper', max_length=20)),
-                ('authors_short', models.CharField(blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".', max_length=200)),
-                ('citation', models.CharField(blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".', max_length=500)),
-                ('published_date', models.DateField(blank=True, help_text='First publication (online) date.', null=True)),
-                ('doi', models.CharField(blank=True, max_length=200, verbose_name='DOI')),
-                ('pmcid', models.CharField(blank=True, max_length=20, verbose_name='PMCID')),
-                ('url', models.URLField(blank=True, max_length=500, verbose_name='URL')),
-                ('copy_consulted', models.CharField(blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=200)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical source',
-                'verbose_name_plural': 'historical sources',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='Protocol',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('title', models.CharField(max_length=500)),
-                ('summary', models.TextField()),
-                ('procedure', models.TextField(blank=True)),
-                ('version_label', models.CharField(blank=True, max_length=200)),
-                ('metric_name', models.CharField(help_text='e.g. "Runtime".', max_length=100)),
-                ('metric_short_name', models.SlugField(help_text='e.g. "runtime".', max_length=100)),
-                ('metric_description', models.CharField(blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".', max_length=300)),
-                ('metric_unit', models.CharField(help_text='Every result of the protocol is in this unit, e.g. "minute".', max_length=50)),
-                ('metric_direction', models.CharField(choices=[('lower', 'lower is better'), ('higher', 'higher is better')], max_length=10)),
-                ('source_locator', models.CharField(blank=True, max_length=500)),
-                ('explanatory_profile', models.TextField(blank=True)),
-                ('explanatory_profile_reviewed', models.BooleanField(default=False)),
-                ('areas', models.ManyToManyField(blank=True, related_name='protocols', to='records.area')),
-                ('contexts', models.ManyToManyField(blank=True, related_name='protocols', to='records.context')),
-                ('datasets', models.ManyToManyField(blank=True, related_name='protocols', to='records.dataset')),
-                ('last_edited_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'ordering': ['title', 'stable_id'],
-            },
-        ),
-        migrations.CreateModel(
-            name='HistoricalProtocol_datasets',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('m2m_history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('dataset', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.dataset')),
-                ('history', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, to='records.historicalprotocol')),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
-            ],
-            options={
-                'verbose_name': 'HistoricalProtocol_datasets',
+                "verbose_name": "historical area",
+                "verbose_name_plural": "historical areas",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalProtocol_contexts',
+            name="HistoricalContext",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('m2m_history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('context', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.context')),
-                ('history', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, to='records.historicalprotocol')),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("label", models.CharField(max_length=200)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'HistoricalProtocol_contexts',
+                "verbose_name": "historical context",
+                "verbose_name_plural": "historical contexts",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalProtocol_areas',
+            name="HistoricalDecision",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('m2m_history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('area', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.area')),
-                ('history', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, to='records.historicalprotocol')),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("title", models.CharField(max_length=500)),
+                ("description", models.TextField(blank=True)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'HistoricalProtocol_areas',
+                "verbose_name": "historical decision",
+                "verbose_name_plural": "historical decisions",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalLimitation',
+            name="HistoricalProtocol",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('text', models.TextField()),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("title", models.CharField(max_length=500)),
+                ("summary", models.TextField()),
+                ("procedure", models.TextField(blank=True)),
+                ("version_label", models.CharField(blank=True, max_length=200)),
+                ("metric_name", models.CharField(help_text='e.g. "Runtime".', max_length=100)),
+                ("metric_short_name", models.SlugField(help_text='e.g. "runtime".', max_length=100)),
+                (
+                    "metric_description",
+                    models.CharField(
+                        blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".', max_length=300
+                    ),
+                ),
+                (
+                    "metric_unit",
+                    models.CharField(
+                        help_text='Every result of the protocol is in this unit, e.g. "minute".', max_length=50
+                    ),
+                ),
+                (
+                    "metric_direction",
+                    models.CharField(
+                        choices=[("lower", "lower is better"), ("higher", "higher is better")], max_length=10
+                    ),
+                ),
+                ("source_locator", models.CharField(blank=True, max_length=500)),
+                ("explanatory_profile", models.TextField(blank=True)),
+                ("explanatory_profile_reviewed", models.BooleanField(default=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical limitation',
-                'verbose_name_plural': 'historical limitations',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical protocol",
+                "verbose_name_plural": "historical protocols",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalDecision_protocols',
+            name="HistoricalResult",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('m2m_history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('decision', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.decision')),
-                ('history', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, to='records.historicaldecision')),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, db_tablespace='', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("value", models.DecimalField(decimal_places=6, max_digits=15)),
+                ("unit", models.CharField(max_length=50)),
+                (
+                    "printed_value",
+                    models.CharField(help_text='As the source prints it, e.g. "20 min".', max_length=200),
+                ),
+                ("lower_bound", models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
+                ("upper_bound", models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
+                ("num_runs", models.PositiveIntegerField(blank=True, help_text="Blank when not reported.", null=True)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.evaluation",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'HistoricalDecision_protocols',
+                "verbose_name": "historical result",
+                "verbose_name_plural": "historical results",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalBaselineRole',
+            name="HistoricalSource",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('kind', models.CharField(choices=[('null_control', 'Null control'), ('conventional_reference', 'Conventional reference')], max_length=30)),
-                ('status', models.CharField(choices=[('proposed', 'Proposed control: requires review'), ('selected', 'Selected control'), ('retired', 'Retired')], default='proposed', max_length=20)),
-                ('selection_rule', models.TextField()),
-                ('requirements', models.TextField(blank=True, help_text='What must be reviewed before implementation or execution.')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('configuration', models.ForeignKey(blank=True, db_constraint=False, help_text='The configuration that fills the role, once one is selected.', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.configuration')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('last_edited_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("title", models.CharField(max_length=500)),
+                ("venue", models.CharField(blank=True, max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("paper", "Paper"),
+                            ("preprint", "Preprint"),
+                            ("dataset_card", "Dataset card"),
+                            ("repository", "Repository"),
+                            ("web_page", "Web page"),
+                        ],
+                        default="paper",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "authors_short",
+                    models.CharField(
+                        blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".', max_length=200
+                    ),
+                ),
+                (
+                    "citation",
+                    models.CharField(
+                        blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".', max_length=500
+                    ),
+                ),
+                (
+                    "published_date",
+                    models.DateField(blank=True, help_text="First publication (online) date.", null=True),
+                ),
+                ("doi", models.CharField(blank=True, max_length=200, verbose_name="DOI")),
+                ("pmcid", models.CharField(blank=True, max_length=20, verbose_name="PMCID")),
+                ("url", models.URLField(blank=True, max_length=500, verbose_name="URL")),
+                (
+                    "copy_consulted",
+                    models.CharField(
+                        blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=200
+                    ),
+                ),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical baseline role',
-                'verbose_name_plural': 'historical baseline roles',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical source",
+                "verbose_name_plural": "historical sources",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="Protocol",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("title", models.CharField(max_length=500)),
+                ("summary", models.TextField()),
+                ("procedure", models.TextField(blank=True)),
+                ("version_label", models.CharField(blank=True, max_length=200)),
+                ("metric_name", models.CharField(help_text='e.g. "Runtime".', max_length=100)),
+                ("metric_short_name", models.SlugField(help_text='e.g. "runtime".', max_length=100)),
+                (
+                    "metric_description",
+                    models.CharField(
+                        blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".', max_length=300
+                    ),
+                ),
+                (
+                    "metric_unit",
+                    models.CharField(
+                        help_text='Every result of the protocol is in this unit, e.g. "minute".', max_length=50
+                    ),
+                ),
+                (
+                    "metric_direction",
+                    models.CharField(
+                        choices=[("lower", "lower is better"), ("higher", "higher is better")], max_length=10
+                    ),
+                ),
+                ("source_locator", models.CharField(blank=True, max_length=500)),
+                ("explanatory_profile", models.TextField(blank=True)),
+                ("explanatory_profile_reviewed", models.BooleanField(default=False)),
+                ("areas", models.ManyToManyField(blank=True, related_name="protocols", to="records.area")),
+                ("contexts", models.ManyToManyField(blank=True, related_name="protocols", to="records.context")),
+                ("datasets", models.ManyToManyField(blank=True, related_name="protocols", to="records.dataset")),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["title", "stable_id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="HistoricalProtocol_datasets",
+            fields=[
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                ("m2m_history_id", models.AutoField(primary_key=True, serialize=False)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.dataset",
+                    ),
+                ),
+                (
+                    "history",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        to="records.historicalprotocol",
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "HistoricalProtocol_datasets",
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalProtocol_contexts",
+            fields=[
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                ("m2m_history_id", models.AutoField(primary_key=True, serialize=False)),
+                (
+                    "context",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.context",
+                    ),
+                ),
+                (
+                    "history",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        to="records.historicalprotocol",
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "HistoricalProtocol_contexts",
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalProtocol_areas",
+            fields=[
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                ("m2m_history_id", models.AutoField(primary_key=True, serialize=False)),
+                (
+                    "area",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.area",
+                    ),
+                ),
+                (
+                    "history",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        to="records.historicalprotocol",
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "HistoricalProtocol_areas",
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalLimitation",
+            fields=[
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                ("text", models.TextField()),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical limitation",
+                "verbose_name_plural": "historical limitations",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalDecision_protocols",
+            fields=[
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                ("m2m_history_id", models.AutoField(primary_key=True, serialize=False)),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.decision",
+                    ),
+                ),
+                (
+                    "history",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        to="records.historicaldecision",
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_tablespace="",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "HistoricalDecision_protocols",
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalBaselineRole",
+            fields=[
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("null_control", "Null control"),
+                            ("conventional_reference", "Conventional reference"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed control: requires review"),
+                            ("selected", "Selected control"),
+                            ("retired", "Retired"),
+                        ],
+                        default="proposed",
+                        max_length=20,
+                    ),
+                ),
+                ("selection_rule", models.TextField()),
+                (
+                    "requirements",
+                    models.TextField(blank=True, help_text="What must be reviewed before implementation or execution."),
+                ),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "configuration",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        help_text="The configuration that fills the role, once one is selected.",
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.configuration",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical baseline role",
+                "verbose_name_plural": "historical baseline roles",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='protocol',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='evaluations', to='records.protocol'),
+            model_name="evaluation",
+            name="protocol",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="evaluations", to="records.protocol"
+            ),
         ),
         migrations.AddField(
-            model_name='decision',
-            name='protocols',
-            field=models.ManyToManyField(blank=True, related_name='decisions', to='records.protocol'),
+            model_name="decision",
+            name="protocols",
+            field=models.ManyToManyField(blank=True, related_name="decisions", to="records.protocol"),
         ),
         migrations.CreateModel(
-            name='BaselineRole',
+            name="BaselineRole",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('kind', models.CharField(choices=[('null_control', 'Null control'), ('conventional_reference', 'Conventional reference')], max_length=30)),
-                ('status', models.CharField(choices=[('proposed', 'Proposed control: requires review'), ('selected', 'Selected control'), ('retired', 'Retired')], default='proposed', max_length=20)),
-                ('selection_rule', models.TextField()),
-                ('requirements', models.TextField(blank=True, help_text='What must be reviewed before implementation or execution.')),
-                ('last_edited_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('configuration', models.ForeignKey(blank=True, help_text='The configuration that fills the role, once one is selected.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='baseline_roles', to='records.configuration')),
-                ('protocol', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='baseline_roles', to='records.protocol')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("null_control", "Null control"),
+                            ("conventional_reference", "Conventional reference"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed control: requires review"),
+                            ("selected", "Selected control"),
+                            ("retired", "Retired"),
+                        ],
+                        default="proposed",
+                        max_length=20,
+                    ),
+                ),
+                ("selection_rule", models.TextField()),
+                (
+                    "requirements",
+                    models.TextField(blank=True, help_text="What must be reviewed before implementation or execution."),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "configuration",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The configuration that fills the role, once one is selected.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="baseline_roles",
+                        to="records.configuration",
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="baseline_roles",
+                        to="records.protocol",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['protocol_id', 'kind'],
+                "ordering": ["protocol_id", "kind"],
             },
         ),
         migrations.CreateModel(
-            name='Result',
+            name="Result",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('value', models.DecimalField(decimal_places=6, max_digits=15)),
-                ('unit', models.CharField(max_length=50)),
-                ('printed_value', models.CharField(help_text='As the source prints it, e.g. "20 min".', max_length=200)),
-                ('lower_bound', models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
-                ('upper_bound', models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
-                ('num_runs', models.PositiveIntegerField(blank=True, help_text='Blank when not reported.', null=True)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='results', to='records.evaluation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("value", models.DecimalField(decimal_places=6, max_digits=15)),
+                ("unit", models.CharField(max_length=50)),
+                (
+                    "printed_value",
+                    models.CharField(help_text='As the source prints it, e.g. "20 min".', max_length=200),
+                ),
+                ("lower_bound", models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
+                ("upper_bound", models.DecimalField(blank=True, decimal_places=6, max_digits=15, null=True)),
+                ("num_runs", models.PositiveIntegerField(blank=True, help_text="Blank when not reported.", null=True)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="results", to="records.evaluation"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['evaluation_id', 'stable_id'],
+                "ordering": ["evaluation_id", "stable_id"],
             },
         ),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('title', models.CharField(max_length=500)),
-                ('venue', models.CharField(blank=True, max_length=200)),
-                ('kind', models.CharField(choices=[('paper', 'Paper'), ('preprint', 'Preprint'), ('dataset_card', 'Dataset card'), ('repository', 'Repository'), ('web_page', 'Web page')], default='paper', max_length=20)),
-                ('authors_short', models.CharField(blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".', max_length=200)),
-                ('citation', models.CharField(blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".', max_length=500)),
-                ('published_date', models.DateField(blank=True, help_text='First publication (online) date.', null=True)),
-                ('doi', models.CharField(blank=True, max_length=200, verbose_name='DOI')),
-                ('pmcid', models.CharField(blank=True, max_length=20, verbose_name='PMCID')),
-                ('url', models.URLField(blank=True, max_length=500, verbose_name='URL')),
-                ('copy_consulted', models.CharField(blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=200)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("title", models.CharField(max_length=500)),
+                ("venue", models.CharField(blank=True, max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("paper", "Paper"),
+                            ("preprint", "Preprint"),
+                            ("dataset_card", "Dataset card"),
+                            ("repository", "Repository"),
+                            ("web_page", "Web page"),
+                        ],
+                        default="paper",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "authors_short",
+                    models.CharField(
+                        blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".', max_length=200
+                    ),
+                ),
+                (
+                    "citation",
+                    models.CharField(
+                        blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".', max_length=500
+                    ),
+                ),
+                (
+                    "published_date",
+                    models.DateField(blank=True, help_text="First publication (online) date.", null=True),
+                ),
+                ("doi", models.CharField(blank=True, max_length=200, verbose_name="DOI")),
+                ("pmcid", models.CharField(blank=True, max_length=20, verbose_name="PMCID")),
+                ("url", models.URLField(blank=True, max_length=500, verbose_name="URL")),
+                (
+                    "copy_consulted",
+                    models.CharField(
+                        blank=True, help_text='Which copy was read, e.g. "full-text XML".', max_length=200
+                    ),
+                ),
             ],
             options={
-                'ordering': ['title', 'stable_id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='source_stable_id_not_empty'), models.CheckConstraint(condition=models.Q(('title', ''), _negated=True), name='source_title_not_empty')],
+                "ordering": ["title", "stable_id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("stable_id", ""), _negated=True), name="source_stable_id_not_empty"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("title", ""), _negated=True), name="source_title_not_empty"
+                    ),
+                ],
             },
         ),
         migrations.AddField(
-            model_name='protocol',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='protocols', to='records.source'),
+            model_name="protocol",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="protocols", to="records.source"
+            ),
         ),
         migrations.AddField(
-            model_name='historicalprotocol',
-            name='source',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source'),
+            model_name="historicalprotocol",
+            name="source",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.DO_NOTHING,
+                related_name="+",
+                to="records.source",
+            ),
         ),
         migrations.CreateModel(
-            name='HistoricalEvidenceRow',
+            name="HistoricalEvidenceRow",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('property_name', models.CharField(help_text='The field the statement is about, e.g. metric.', max_length=100)),
-                ('statement', models.TextField()),
-                ('locator', models.CharField(max_length=500)),
-                ('quote', models.TextField(blank=True)),
-                ('support', models.CharField(choices=[('verifies_field', 'Verifies a field'), ('context_only', 'Context only')], default='verifies_field', max_length=20)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('evaluation', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.evaluation')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('last_edited_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
-                ('source', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                (
+                    "property_name",
+                    models.CharField(help_text="The field the statement is about, e.g. metric.", max_length=100),
+                ),
+                ("statement", models.TextField()),
+                ("locator", models.CharField(max_length=500)),
+                ("quote", models.TextField(blank=True)),
+                (
+                    "support",
+                    models.CharField(
+                        choices=[("verifies_field", "Verifies a field"), ("context_only", "Context only")],
+                        default="verifies_field",
+                        max_length=20,
+                    ),
+                ),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.evaluation",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.source",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical evidence row',
-                'verbose_name_plural': 'historical evidence rows',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical evidence row",
+                "verbose_name_plural": "historical evidence rows",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalEvaluation',
+            name="HistoricalEvaluation",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('title', models.CharField(max_length=500)),
-                ('origin', models.CharField(choices=[('author_reported', 'Author-reported'), ('third_party', 'Reported by a third party'), ('measured_here', 'Measured by this portal')], max_length=20)),
-                ('setup', models.CharField(blank=True, max_length=300, verbose_name='evaluation setup')),
-                ('aggregation', models.CharField(blank=True, help_text='Blank when the source does not report it.', max_length=300)),
-                ('uncertainty', models.CharField(blank=True, help_text='Blank when the source does not report it.', max_length=300)),
-                ('coverage_scored', models.PositiveIntegerField(blank=True, help_text='Blank when not reported.', null=True)),
-                ('coverage_eligible', models.PositiveIntegerField(blank=True, help_text='Blank when not reported.', null=True)),
-                ('source_locator', models.CharField(blank=True, max_length=500)),
-                ('quote', models.TextField(blank=True, help_text="The source's words, verbatim.")),
-                ('concern_locator', models.CharField(blank=True, max_length=500)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('configuration', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.configuration')),
-                ('dataset', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.dataset')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('last_edited_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('protocol', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
-                ('concern_source', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source')),
-                ('source', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("title", models.CharField(max_length=500)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[
+                            ("author_reported", "Author-reported"),
+                            ("third_party", "Reported by a third party"),
+                            ("measured_here", "Measured by this portal"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("setup", models.CharField(blank=True, max_length=300, verbose_name="evaluation setup")),
+                (
+                    "aggregation",
+                    models.CharField(blank=True, help_text="Blank when the source does not report it.", max_length=300),
+                ),
+                (
+                    "uncertainty",
+                    models.CharField(blank=True, help_text="Blank when the source does not report it.", max_length=300),
+                ),
+                (
+                    "coverage_scored",
+                    models.PositiveIntegerField(blank=True, help_text="Blank when not reported.", null=True),
+                ),
+                (
+                    "coverage_eligible",
+                    models.PositiveIntegerField(blank=True, help_text="Blank when not reported.", null=True),
+                ),
+                ("source_locator", models.CharField(blank=True, max_length=500)),
+                ("quote", models.TextField(blank=True, help_text="The source's words, verbatim.")),
+                ("concern_locator", models.CharField(blank=True, max_length=500)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "configuration",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.configuration",
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.dataset",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.protocol",
+                    ),
+                ),
+                (
+                    "concern_source",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.source",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.source",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical evaluation',
-                'verbose_name_plural': 'historical evaluations',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical evaluation",
+                "verbose_name_plural": "historical evaluations",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalDataset',
+            name="HistoricalDataset",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('name', models.CharField(max_length=300)),
-                ('description', models.TextField(blank=True)),
-                ('task_key', models.CharField(blank=True, help_text="The task's name inside its suite.", max_length=100)),
-                ('position', models.PositiveSmallIntegerField(default=0, help_text='Order of the task inside its suite.')),
-                ('train_size', models.PositiveIntegerField(blank=True, null=True)),
-                ('test_size', models.PositiveIntegerField(blank=True, null=True)),
-                ('num_classes', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('sequence_length_bp', models.PositiveIntegerField(blank=True, null=True, verbose_name='sequence length (bp)')),
-                ('metric', models.CharField(blank=True, max_length=100)),
-                ('source_locator', models.CharField(blank=True, max_length=500)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('suite', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.dataset')),
-                ('source', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("name", models.CharField(max_length=300)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "task_key",
+                    models.CharField(blank=True, help_text="The task's name inside its suite.", max_length=100),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(default=0, help_text="Order of the task inside its suite."),
+                ),
+                ("train_size", models.PositiveIntegerField(blank=True, null=True)),
+                ("test_size", models.PositiveIntegerField(blank=True, null=True)),
+                ("num_classes", models.PositiveSmallIntegerField(blank=True, null=True)),
+                (
+                    "sequence_length_bp",
+                    models.PositiveIntegerField(blank=True, null=True, verbose_name="sequence length (bp)"),
+                ),
+                ("metric", models.CharField(blank=True, max_length=100)),
+                ("source_locator", models.CharField(blank=True, max_length=500)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "suite",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.dataset",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.source",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical dataset',
-                'verbose_name_plural': 'historical datasets',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical dataset",
+                "verbose_name_plural": "historical datasets",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalConfiguration',
+            name="HistoricalConfiguration",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('name', models.CharField(max_length=300)),
-                ('short_name', models.CharField(blank=True, max_length=200)),
-                ('family', models.CharField(blank=True, max_length=200)),
-                ('parameter_count', models.BigIntegerField(blank=True, help_text='Nominal number of parameters.', null=True)),
-                ('method', models.CharField(blank=True, help_text='e.g. "IA3 fine-tuning".', max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.source')),
+                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("name", models.CharField(max_length=300)),
+                ("short_name", models.CharField(blank=True, max_length=200)),
+                ("family", models.CharField(blank=True, max_length=200)),
+                (
+                    "parameter_count",
+                    models.BigIntegerField(blank=True, help_text="Nominal number of parameters.", null=True),
+                ),
+                ("method", models.CharField(blank=True, help_text='e.g. "IA3 fine-tuning".', max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="records.source",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical configuration',
-                'verbose_name_plural': 'historical configurations',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical configuration",
+                "verbose_name_plural": "historical configurations",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='EvidenceRow',
+            name="EvidenceRow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
-                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
-                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
-                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('property_name', models.CharField(help_text='The field the statement is about, e.g. metric.', max_length=100)),
-                ('statement', models.TextField()),
-                ('locator', models.CharField(max_length=500)),
-                ('quote', models.TextField(blank=True)),
-                ('support', models.CharField(choices=[('verifies_field', 'Verifies a field'), ('context_only', 'Context only')], default='verifies_field', max_length=20)),
-                ('evaluation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='evidence_rows', to='records.evaluation')),
-                ('last_edited_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('review_state_changed_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('protocol', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='evidence_rows', to='records.protocol')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='evidence_rows', to='records.source')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("source_checked", "Source checked"),
+                            ("excluded", "Excluded from comparison"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        editable=False,
+                        max_length=20,
+                    ),
+                ),
+                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
+                (
+                    "concern",
+                    models.TextField(
+                        blank=True,
+                        editable=False,
+                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
+                    ),
+                ),
+                (
+                    "stable_id",
+                    models.SlugField(
+                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
+                        max_length=150,
+                        unique=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "property_name",
+                    models.CharField(help_text="The field the statement is about, e.g. metric.", max_length=100),
+                ),
+                ("statement", models.TextField()),
+                ("locator", models.CharField(max_length=500)),
+                ("quote", models.TextField(blank=True)),
+                (
+                    "support",
+                    models.CharField(
+                        choices=[("verifies_field", "Verifies a field"), ("context_only", "Context only")],
+                        default="verifies_field",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="evidence_rows",
+                        to="records.evaluation",
+                    ),
+                ),
+                (
+                    "last_edited_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "review_state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="evidence_rows", to="records.protocol"
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="evidence_rows", to="records.source"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['protocol_id', 'property_name', 'stable_id'],
+                "ordering": ["protocol_id", "property_name", "stable_id"],
             },
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='concern_source',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='records.source'),
+            model_name="evaluation",
+            name="concern_source",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="records.source",
+            ),
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='source',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='evaluations', to='records.source'),
+            model_name="evaluation",
+            name="source",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="evaluations",
+                to="records.source",
+            ),
         ),
         migrations.AddField(
-            model_name='dataset',
-            name='source',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='datasets', to='records.source'),
+            model_name="dataset",
+            name="source",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="datasets",
+                to="records.source",
+            ),
         ),
         migrations.AddField(
-            model_name='configuration',
-            name='source',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='configurations', to='records.source'),
+            model_name="configuration",
+            name="source",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="configurations",
+                to="records.source",
+            ),
         ),
         migrations.CreateModel(
-            name='Limitation',
+            name="Limitation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('text', models.TextField()),
-                ('protocol', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='limitations', to='records.protocol')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                ("text", models.TextField()),
+                (
+                    "protocol",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="limitations", to="records.protocol"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['protocol_id', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('protocol', 'position'), name='limitation_position_unique'), models.CheckConstraint(condition=models.Q(('text', ''), _negated=True), name='limitation_text_not_empty')],
+                "ordering": ["protocol_id", "position"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("protocol", "position"), name="limitation_position_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("text", ""), _negated=True), name="limitation_text_not_empty"
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='decision',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='decision_stable_id_not_empty'),
+            model_name="decision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="decision_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='decision',
-            constraint=models.CheckConstraint(condition=models.Q(('title', ''), _negated=True), name='decision_title_not_empty'),
+            model_name="decision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("title", ""), _negated=True), name="decision_title_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='baselinerole',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='baselinerole_stable_id_not_empty'),
+            model_name="baselinerole",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="baselinerole_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='baselinerole',
-            constraint=models.UniqueConstraint(fields=('protocol', 'kind'), name='baselinerole_one_per_kind'),
+            model_name="baselinerole",
+            constraint=models.UniqueConstraint(fields=("protocol", "kind"), name="baselinerole_one_per_kind"),
         ),
         migrations.AddConstraint(
-            model_name='baselinerole',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['null_control', 'conventional_reference'])), name='baselinerole_kind_valid'),
+            model_name="baselinerole",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["null_control", "conventional_reference"])),
+                name="baselinerole_kind_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='baselinerole',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['proposed', 'selected', 'retired'])), name='baselinerole_status_valid'),
+            model_name="baselinerole",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["proposed", "selected", "retired"])),
+                name="baselinerole_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='result_stable_id_not_empty'),
+            model_name="result",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="result_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('unit', ''), _negated=True), name='result_unit_not_empty'),
+            model_name="result",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("unit", ""), _negated=True), name="result_unit_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('num_runs__isnull', True), ('num_runs__gte', 1), _connector='OR'), name='result_runs_positive'),
+            model_name="result",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("num_runs__isnull", True), ("num_runs__gte", 1), _connector="OR"),
+                name="result_runs_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('lower_bound__isnull', True), ('lower_bound__lte', models.F('value')), _connector='OR'), name='result_lower_bound_le_value'),
+            model_name="result",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("lower_bound__isnull", True), ("lower_bound__lte", models.F("value")), _connector="OR"
+                ),
+                name="result_lower_bound_le_value",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='result',
-            constraint=models.CheckConstraint(condition=models.Q(('upper_bound__isnull', True), ('upper_bound__gte', models.F('value')), _connector='OR'), name='result_upper_bound_ge_value'),
+            model_name="result",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("upper_bound__isnull", True), ("upper_bound__gte", models.F("value")), _connector="OR"
+                ),
+                name="result_upper_bound_ge_value",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='protocol',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='protocol_stable_id_not_empty'),
+            model_name="protocol",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="protocol_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='protocol',
-            constraint=models.CheckConstraint(condition=models.Q(('title', ''), _negated=True), name='protocol_title_not_empty'),
+            model_name="protocol",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("title", ""), _negated=True), name="protocol_title_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='protocol',
-            constraint=models.CheckConstraint(condition=models.Q(('metric_unit', ''), _negated=True), name='protocol_metric_unit_not_empty'),
+            model_name="protocol",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("metric_unit", ""), _negated=True), name="protocol_metric_unit_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='protocol',
-            constraint=models.CheckConstraint(condition=models.Q(('metric_direction__in', ['lower', 'higher'])), name='protocol_direction_valid'),
+            model_name="protocol",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("metric_direction__in", ["lower", "higher"])), name="protocol_direction_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidencerow',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='evidencerow_stable_id_not_empty'),
+            model_name="evidencerow",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="evidencerow_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidencerow',
-            constraint=models.CheckConstraint(condition=models.Q(('statement', ''), _negated=True), name='evidencerow_statement_not_empty'),
+            model_name="evidencerow",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("statement", ""), _negated=True), name="evidencerow_statement_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evidencerow',
-            constraint=models.CheckConstraint(condition=models.Q(('support__in', ['verifies_field', 'context_only'])), name='evidencerow_support_valid'),
+            model_name="evidencerow",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("support__in", ["verifies_field", "context_only"])),
+                name="evidencerow_support_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='evaluation_stable_id_not_empty'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="evaluation_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('title', ''), _negated=True), name='evaluation_title_not_empty'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("title", ""), _negated=True), name="evaluation_title_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('origin__in', ['author_reported', 'third_party', 'measured_here'])), name='evaluation_origin_valid'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("origin__in", ["author_reported", "third_party", "measured_here"])),
+                name="evaluation_origin_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('coverage_scored__isnull', True), ('coverage_eligible__isnull', True), ('coverage_scored__lte', models.F('coverage_eligible')), _connector='OR'), name='evaluation_coverage_scored_le_eligible'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("coverage_scored__isnull", True),
+                    ("coverage_eligible__isnull", True),
+                    ("coverage_scored__lte", models.F("coverage_eligible")),
+                    _connector="OR",
+                ),
+                name="evaluation_coverage_scored_le_eligible",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('origin', 'measured_here'), ('source__isnull', False), _connector='OR'), name='evaluation_reported_has_source'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("origin", "measured_here"), ("source__isnull", False), _connector="OR"),
+                name="evaluation_reported_has_source",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dataset',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='dataset_stable_id_not_empty'),
+            model_name="dataset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="dataset_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dataset',
-            constraint=models.CheckConstraint(condition=models.Q(('name', ''), _negated=True), name='dataset_name_not_empty'),
+            model_name="dataset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("name", ""), _negated=True), name="dataset_name_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dataset',
-            constraint=models.CheckConstraint(condition=models.Q(('num_classes__isnull', True), ('num_classes__gte', 2), _connector='OR'), name='dataset_classes_at_least_two'),
+            model_name="dataset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("num_classes__isnull", True), ("num_classes__gte", 2), _connector="OR"),
+                name="dataset_classes_at_least_two",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dataset',
-            constraint=models.CheckConstraint(condition=models.Q(('sequence_length_bp__isnull', True), ('sequence_length_bp__gte', 1), _connector='OR'), name='dataset_length_positive'),
+            model_name="dataset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("sequence_length_bp__isnull", True), ("sequence_length_bp__gte", 1), _connector="OR"
+                ),
+                name="dataset_length_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dataset',
-            constraint=models.CheckConstraint(condition=models.Q(('suite', models.F('id')), _negated=True), name='dataset_not_own_suite'),
+            model_name="dataset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("suite", models.F("id")), _negated=True), name="dataset_not_own_suite"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dataset',
-            constraint=models.UniqueConstraint(condition=models.Q(('task_key', ''), _negated=True), fields=('suite', 'task_key'), name='dataset_task_key_unique_in_suite'),
+            model_name="dataset",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("task_key", ""), _negated=True),
+                fields=("suite", "task_key"),
+                name="dataset_task_key_unique_in_suite",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='configuration',
-            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='configuration_stable_id_not_empty'),
+            model_name="configuration",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stable_id", ""), _negated=True), name="configuration_stable_id_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='configuration',
-            constraint=models.CheckConstraint(condition=models.Q(('name', ''), _negated=True), name='configuration_name_not_empty'),
+            model_name="configuration",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("name", ""), _negated=True), name="configuration_name_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='configuration',
-            constraint=models.CheckConstraint(condition=models.Q(('parameter_count__isnull', True), ('parameter_count__gte', 1), _connector='OR'), name='configuration_parameters_positive'),
+            model_name="configuration",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("parameter_count__isnull", True), ("parameter_count__gte", 1), _connector="OR"),
+                name="configuration_parameters_positive",
+            ),
         ),
     ]

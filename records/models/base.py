@@ -78,11 +78,15 @@ class BaselineStatus(models.TextChoices):
 
 def _check(condition, *, name: str, field: str, message: str) -> models.CheckConstraint:
     """A check constraint whose violation names its field (the code), so forms and the API can say which."""
-    return models.CheckConstraint(condition=condition, name=name, violation_error_code=field, violation_error_message=message)
+    return models.CheckConstraint(
+        condition=condition, name=name, violation_error_code=field, violation_error_message=message
+    )
 
 
 def _non_empty(field: str, model: str) -> models.CheckConstraint:
-    return _check(~Q(**{field: ""}), name=f"{model}_{field}_not_empty", field=field, message="This field cannot be empty.")
+    return _check(
+        ~Q(**{field: ""}), name=f"{model}_{field}_not_empty", field=field, message="This field cannot be empty."
+    )
 
 
 @functools.cache
@@ -113,4 +117,3 @@ class CuratedModel(models.Model):
     def get_absolute_url(self) -> str:
         prefix, suffix = _url_parts(self.page_url_name)
         return f"{prefix}{self.stable_id}{suffix}"
-

@@ -16,7 +16,6 @@ from records.models.base import CuratedModel, Direction, SourceKind, _check, _no
 from records.rules import count_off_unit
 from reviews.models import Reviewable
 
-
 _PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?\Z", re.ASCII)
 
 
@@ -26,8 +25,10 @@ def validate_partial_date(value: str) -> None:
     if not match:
         raise ValidationError("Write the date as YYYY, YYYY-MM or YYYY-MM-DD.", code="invalid")
     year, month, day = (int(part) if part else None for part in match.groups())
-    if year < 1800 or (month is not None and not 1 <= month <= 12) or (
-        day is not None and not 1 <= day <= calendar.monthrange(year, month)[1]
+    if (
+        year < 1800
+        or (month is not None and not 1 <= month <= 12)
+        or (day is not None and not 1 <= day <= calendar.monthrange(year, month)[1])
     ):
         raise ValidationError(f"{value} is not a date in the calendar.", code="invalid")
 
@@ -36,7 +37,7 @@ def normalise_doi(value: str) -> str:
     text = (value or "").strip()
     for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
         if text.lower().startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     return text.lower()
 
 
@@ -59,13 +60,17 @@ class ArxivIdField(models.CharField):
 
 def validate_doi(value: str) -> None:
     if value and not re.fullmatch(r"10\.\d{4,9}/\S+", normalise_doi(value), re.ASCII):
-        raise ValidationError("A DOI starts with 10. and a registrant code, e.g. 10.1038/s41592-024-02523-z.", code="invalid")
+        raise ValidationError(
+            "A DOI starts with 10. and a registrant code, e.g. 10.1038/s41592-024-02523-z.", code="invalid"
+        )
 
 
 def validate_arxiv_id(value: str) -> None:
     text = normalise_arxiv_id(value)
     if value and not re.fullmatch(r"\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7}", text, re.ASCII):
-        raise ValidationError("An arXiv id looks like 2306.15006 (no version: that goes in the arXiv version).", code="invalid")
+        raise ValidationError(
+            "An arXiv id looks like 2306.15006 (no version: that goes in the arXiv version).", code="invalid"
+        )
 
 
 class Source(CuratedModel):
@@ -73,27 +78,49 @@ class Source(CuratedModel):
     title = models.CharField(max_length=500)
     venue = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.PAPER)
-    authors_short = models.CharField(max_length=200, blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".')
-    citation = models.CharField(max_length=500, blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".')
+    authors_short = models.CharField(
+        max_length=200, blank=True, help_text='As cited in labels, e.g. "Dalla-Torre et al. 2025".'
+    )
+    citation = models.CharField(
+        max_length=500, blank=True, help_text='Volume and pages, e.g. "Nature Methods 22, 287-297".'
+    )
     published_date = models.CharField(
-        max_length=10, blank=True, validators=[validate_partial_date],
+        max_length=10,
+        blank=True,
+        validators=[validate_partial_date],
         help_text="First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.",
     )
-    doi = DOIField(max_length=200, blank=True, verbose_name="DOI", validators=[validate_doi], help_text="Bare DOI, e.g. 10.1038/s41592-024-02523-z.")
+    doi = DOIField(
+        max_length=200,
+        blank=True,
+        verbose_name="DOI",
+        validators=[validate_doi],
+        help_text="Bare DOI, e.g. 10.1038/s41592-024-02523-z.",
+    )
     pmcid = models.CharField(max_length=20, blank=True, verbose_name="PMCID")
     arxiv_id = ArxivIdField(
-        max_length=40, blank=True, verbose_name="arXiv id", validators=[validate_arxiv_id], help_text="Without version, e.g. 2306.15006."
+        max_length=40,
+        blank=True,
+        verbose_name="arXiv id",
+        validators=[validate_arxiv_id],
+        help_text="Without version, e.g. 2306.15006.",
     )
     arxiv_version = models.CharField(
-        max_length=5, blank=True, verbose_name="arXiv version read",
+        max_length=5,
+        blank=True,
+        verbose_name="arXiv version read",
         validators=[RegexValidator(r"^v[1-9][0-9]{0,3}\Z", "Write the version as v1, v2, ...")],
     )
     url = models.URLField(max_length=500, blank=True, verbose_name="URL")
     commit = models.CharField(
-        max_length=64, blank=True, help_text="For a repository: the commit read (7 to 64 hex digits).",
+        max_length=64,
+        blank=True,
+        help_text="For a repository: the commit read (7 to 64 hex digits).",
         validators=[RegexValidator(r"^[0-9a-f]{7,64}\Z", "A commit is 7 to 64 lowercase hex digits.")],
     )
-    copy_consulted = models.CharField(max_length=500, blank=True, help_text='Which copy was read, e.g. "full-text XML".')
+    copy_consulted = models.CharField(
+        max_length=500, blank=True, help_text='Which copy was read, e.g. "full-text XML".'
+    )
     history = HistoricalRecords()
 
     # Identifiers that name one work: a second source with the same one is a duplicate.
@@ -105,18 +132,29 @@ class Source(CuratedModel):
             _non_empty("stable_id", "source"),
             _non_empty("title", "source"),
             models.UniqueConstraint(
-                Lower("doi"), condition=~Q(doi=""), name="source_doi_unique",
+                Lower("doi"),
+                condition=~Q(doi=""),
+                name="source_doi_unique",
                 violation_error_message="Another source has this DOI.",
             ),
             models.UniqueConstraint(
-                fields=["arxiv_id"], condition=~Q(arxiv_id=""), name="source_arxiv_id_unique",
+                fields=["arxiv_id"],
+                condition=~Q(arxiv_id=""),
+                name="source_arxiv_id_unique",
                 violation_error_message="Another source has this arXiv id.",
             ),
             models.UniqueConstraint(
-                fields=["url"], condition=~Q(url=""), name="source_url_unique",
+                fields=["url"],
+                condition=~Q(url=""),
+                name="source_url_unique",
                 violation_error_message="Another source has this URL.",
             ),
-            _check(Q(arxiv_version="") | ~Q(arxiv_id=""), name="source_arxiv_version_has_id", field="arxiv_version", message="An arXiv version needs its arXiv id."),
+            _check(
+                Q(arxiv_version="") | ~Q(arxiv_id=""),
+                name="source_arxiv_version_has_id",
+                field="arxiv_version",
+                message="An arXiv version needs its arXiv id.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -144,7 +182,11 @@ class Source(CuratedModel):
         """The citation line of the seed page: citation, online date, PMCID and the copy consulted."""
         text = self.citation
         if self.published_date:
-            text += f" (published online {self.published_date})" if len(self.published_date) == 10 else f" ({self.published_date})"
+            text += (
+                f" (published online {self.published_date})"
+                if len(self.published_date) == 10
+                else f" ({self.published_date})"
+            )
         arxiv = f"arXiv:{self.arxiv_id}{self.arxiv_version}" if self.arxiv_id else ""
         tail = " ".join(part for part in (self.pmcid, arxiv, self.copy_consulted) if part)
         return f"{text}; {tail}" if tail else text
@@ -197,10 +239,27 @@ class Dataset(CuratedModel):
         constraints = [
             _non_empty("stable_id", "dataset"),
             _non_empty("name", "dataset"),
-            _check(Q(num_classes__isnull=True) | Q(num_classes__gte=2), name="dataset_classes_at_least_two", field="num_classes", message="A task has at least two classes."),
-            _check(Q(sequence_length_bp__isnull=True) | Q(sequence_length_bp__gte=1), name="dataset_length_positive", field="sequence_length_bp", message="The sequence length must be at least 1 bp."),
-            _check(~Q(suite=F("id")), name="dataset_not_own_suite", field="suite", message="A dataset cannot be its own suite."),
-            models.UniqueConstraint(fields=["suite", "task_key"], condition=~Q(task_key=""), name="dataset_task_key_unique_in_suite"),
+            _check(
+                Q(num_classes__isnull=True) | Q(num_classes__gte=2),
+                name="dataset_classes_at_least_two",
+                field="num_classes",
+                message="A task has at least two classes.",
+            ),
+            _check(
+                Q(sequence_length_bp__isnull=True) | Q(sequence_length_bp__gte=1),
+                name="dataset_length_positive",
+                field="sequence_length_bp",
+                message="The sequence length must be at least 1 bp.",
+            ),
+            _check(
+                ~Q(suite=F("id")),
+                name="dataset_not_own_suite",
+                field="suite",
+                message="A dataset cannot be its own suite.",
+            ),
+            models.UniqueConstraint(
+                fields=["suite", "task_key"], condition=~Q(task_key=""), name="dataset_task_key_unique_in_suite"
+            ),
         ]
 
 
@@ -222,7 +281,12 @@ class Configuration(CuratedModel):
         constraints = [
             _non_empty("stable_id", "configuration"),
             _non_empty("name", "configuration"),
-            _check(Q(parameter_count__isnull=True) | Q(parameter_count__gte=1), name="configuration_parameters_positive", field="parameter_count", message="The parameter count must be at least 1."),
+            _check(
+                Q(parameter_count__isnull=True) | Q(parameter_count__gte=1),
+                name="configuration_parameters_positive",
+                field="parameter_count",
+                message="The parameter count must be at least 1.",
+            ),
         ]
 
 
@@ -234,10 +298,16 @@ class Protocol(CuratedModel, Reviewable):
     version_label = models.CharField(max_length=200, blank=True)
     metric_name = models.CharField(max_length=100, help_text='e.g. "Runtime".')
     metric_short_name = models.SlugField(max_length=100, help_text='e.g. "runtime".')
-    metric_description = models.CharField(max_length=300, blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".')
-    metric_unit = models.CharField(max_length=50, help_text='Every result of the protocol is in this unit, e.g. "minute".')
+    metric_description = models.CharField(
+        max_length=300, blank=True, help_text='e.g. "Mean wall time per IA3 fine-tuning run".'
+    )
+    metric_unit = models.CharField(
+        max_length=50, help_text='Every result of the protocol is in this unit, e.g. "minute".'
+    )
     metric_direction = models.CharField(
-        max_length=10, choices=Direction.choices, help_text="Which way is better; none for descriptive facts, which are never ranked."
+        max_length=10,
+        choices=Direction.choices,
+        help_text="Which way is better; none for descriptive facts, which are never ranked.",
     )
     datasets = models.ManyToManyField(Dataset, blank=True, related_name="protocols")
     areas = models.ManyToManyField(Area, blank=True, related_name="protocols")
@@ -254,7 +324,12 @@ class Protocol(CuratedModel, Reviewable):
             _non_empty("stable_id", "protocol"),
             _non_empty("title", "protocol"),
             _non_empty("metric_unit", "protocol"),
-            _check(Q(metric_direction__in=Direction.values), name="protocol_direction_valid", field="metric_direction", message="Use lower, higher or none."),
+            _check(
+                Q(metric_direction__in=Direction.values),
+                name="protocol_direction_valid",
+                field="metric_direction",
+                message="Use lower, higher or none.",
+            ),
         ]
 
     def clean(self) -> None:
@@ -265,7 +340,9 @@ class Protocol(CuratedModel, Reviewable):
 
             others = count_off_unit(Result.objects.filter(evaluation__protocol=self), metric_unit=self.metric_unit)
             if others:
-                raise ValidationError({"metric_unit": f"{others} result(s) of this protocol are in another unit; change them first"})
+                raise ValidationError(
+                    {"metric_unit": f"{others} result(s) of this protocol are in another unit; change them first"}
+                )
 
     @property
     def is_ranked(self) -> bool:
@@ -294,4 +371,3 @@ class Limitation(models.Model):
 
     def __str__(self) -> str:
         return self.text
-

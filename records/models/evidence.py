@@ -13,7 +13,16 @@ from simple_history.models import HistoricalRecords
 
 from records.fields import ExactDecimalField
 from records.models.base import (
-    BaselineKind, BaselineStatus, CuratedModel, EvidenceSupport, MeasuredBy, ReadingMethod, Relation, UncertaintyKind, _check, _non_empty,
+    BaselineKind,
+    BaselineStatus,
+    CuratedModel,
+    EvidenceSupport,
+    MeasuredBy,
+    ReadingMethod,
+    Relation,
+    UncertaintyKind,
+    _check,
+    _non_empty,
 )
 from records.models.catalogue import Configuration, Dataset, Protocol, Source
 from records.rules import count_off_unit, unit_problem
@@ -34,25 +43,46 @@ class Evaluation(CuratedModel, Reviewable):
     title = models.CharField(max_length=500)
     protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evaluations")
     configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="evaluations")
-    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="evaluations", help_text="The dataset or task it was measured on.")
+    dataset = models.ForeignKey(
+        Dataset,
+        on_delete=models.PROTECT,
+        related_name="evaluations",
+        help_text="The dataset or task it was measured on.",
+    )
     measured_by = models.CharField(max_length=20, choices=MeasuredBy.choices, help_text="Who ran the measurement.")
     measured_by_name = models.CharField(
-        max_length=300, blank=True, help_text='Who the third party is, e.g. "Zhou et al. 2024 (DNABERT-2 authors)"; required for a third party.'
+        max_length=300,
+        blank=True,
+        help_text='Who the third party is, e.g. "Zhou et al. 2024 (DNABERT-2 authors)"; required for a third party.',
     )
     repeats = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="repeated_by",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="repeated_by",
         help_text="The evaluation whose measurement this source reports again (a copy, not a replication).",
     )
-    reading_method = models.CharField(max_length=20, choices=ReadingMethod.choices, help_text="How the value was read off its source.")
+    reading_method = models.CharField(
+        max_length=20, choices=ReadingMethod.choices, help_text="How the value was read off its source."
+    )
     setup = models.TextField(blank=True, verbose_name="evaluation setup")
     aggregation = models.TextField(blank=True, help_text="Blank when the source does not report it.")
     uncertainty = models.TextField(
-        blank=True, verbose_name="uncertainty note",
+        blank=True,
+        verbose_name="uncertainty note",
         help_text="The source's words on uncertainty; blank when it reports none. The numbers are on each result.",
     )
     coverage_scored = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
     coverage_eligible = models.PositiveIntegerField(null=True, blank=True, help_text="Blank when not reported.")
-    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations", help_text="The source that reports it.")
+    source = models.ForeignKey(
+        Source,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="evaluations",
+        help_text="The source that reports it.",
+    )
     source_locator = models.CharField(max_length=500, blank=True)
     quote = models.TextField(blank=True, help_text="The source's words, verbatim.")
     concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
@@ -64,22 +94,42 @@ class Evaluation(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "evaluation"),
             _non_empty("title", "evaluation"),
-            _check(Q(measured_by__in=MeasuredBy.values), name="evaluation_measured_by_valid", field="measured_by", message="Unknown measuring party."),
+            _check(
+                Q(measured_by__in=MeasuredBy.values),
+                name="evaluation_measured_by_valid",
+                field="measured_by",
+                message="Unknown measuring party.",
+            ),
             _check(
                 ~Q(measured_by=MeasuredBy.THIRD_PARTY) | ~Q(measured_by_name=""),
-                name="evaluation_third_party_named", field="measured_by_name", message="Name the third party that measured it.",
+                name="evaluation_third_party_named",
+                field="measured_by_name",
+                message="Name the third party that measured it.",
             ),
-            _check(Q(reading_method__in=ReadingMethod.values), name="evaluation_reading_method_valid", field="reading_method", message="Unknown reading method."),
+            _check(
+                Q(reading_method__in=ReadingMethod.values),
+                name="evaluation_reading_method_valid",
+                field="reading_method",
+                message="Unknown reading method.",
+            ),
             # The portal's own runs are read from their job report, and only they are.
             _check(
                 Q(measured_by=MeasuredBy.PORTAL, reading_method=ReadingMethod.JOB_REPORT)
                 | (~Q(measured_by=MeasuredBy.PORTAL) & ~Q(reading_method=ReadingMethod.JOB_REPORT)),
-                name="evaluation_job_report_iff_portal", field="reading_method",
+                name="evaluation_job_report_iff_portal",
+                field="reading_method",
                 message="Only the portal's own measurements are read from a job report, and they always are.",
             ),
-            _check(~Q(repeats=F("id")), name="evaluation_not_own_repeat", field="repeats", message="An evaluation cannot repeat itself."),
             _check(
-                Q(coverage_scored__isnull=True) | Q(coverage_eligible__isnull=True) | Q(coverage_scored__lte=F("coverage_eligible")),
+                ~Q(repeats=F("id")),
+                name="evaluation_not_own_repeat",
+                field="repeats",
+                message="An evaluation cannot repeat itself.",
+            ),
+            _check(
+                Q(coverage_scored__isnull=True)
+                | Q(coverage_eligible__isnull=True)
+                | Q(coverage_scored__lte=F("coverage_eligible")),
                 name="evaluation_coverage_scored_le_eligible",
                 field="coverage_scored",
                 message="More items scored than eligible.",
@@ -101,23 +151,39 @@ class Evaluation(CuratedModel, Reviewable):
         if self.pk is not None and protocol is not None:
             others = count_off_unit(self.results.all(), metric_unit=protocol.metric_unit)
             if others:
-                raise ValidationError({"protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"})
+                raise ValidationError(
+                    {
+                        "protocol": f"{others} result(s) of this evaluation are not in {protocol.metric_unit!r}, this protocol's unit"
+                    }
+                )
         if self.pk is not None:
-            moved = self.repeated_by.exclude(protocol_id=self.protocol_id, configuration_id=self.configuration_id, dataset_id=self.dataset_id)
+            moved = self.repeated_by.exclude(
+                protocol_id=self.protocol_id, configuration_id=self.configuration_id, dataset_id=self.dataset_id
+            )
             if moved.exists() or (self.repeats_id and self.repeated_by.exists()):
-                raise ValidationError({"repeats" if self.repeats_id else "protocol": (
-                    f"{self.repeated_by.count()} evaluation(s) repeat this one: they must keep its protocol, configuration and "
-                    "dataset, and an original repeats nothing; change or unlink them first"
-                )})
+                raise ValidationError(
+                    {
+                        "repeats" if self.repeats_id else "protocol": (
+                            f"{self.repeated_by.count()} evaluation(s) repeat this one: they must keep its protocol, configuration and "
+                            "dataset, and an original repeats nothing; change or unlink them first"
+                        )
+                    }
+                )
         original = self.repeats if self.repeats_id else None
         if original is not None:
             problem = ""
             if original.repeats_id:
                 problem = f"{original.stable_id} repeats {original.repeats.stable_id} itself: point to the original measurement"
-            elif (original.protocol_id, original.configuration_id, original.dataset_id) != (self.protocol_id, self.configuration_id, self.dataset_id):
+            elif (original.protocol_id, original.configuration_id, original.dataset_id) != (
+                self.protocol_id,
+                self.configuration_id,
+                self.dataset_id,
+            ):
                 problem = "the repeated evaluation must have the same protocol, configuration and dataset"
             elif original.measured_by != self.measured_by:
-                problem = f"the same measurement has the same measuring party ({original.get_measured_by_display().lower()})"
+                problem = (
+                    f"the same measurement has the same measuring party ({original.get_measured_by_display().lower()})"
+                )
             elif self.source_id is not None and original.source_id == self.source_id:
                 problem = "a repeat is the same measurement reported by another source; this one has the same source"
             if problem:
@@ -130,9 +196,9 @@ class Evaluation(CuratedModel, Reviewable):
     @property
     def is_comparable(self) -> bool:
         return evaluation_comparable(
-            review_state=self.review_state, original_state=self.repeats.review_state if self.repeats_id is not None else None
+            review_state=self.review_state,
+            original_state=self.repeats.review_state if self.repeats_id is not None else None,
         )
-
 
 
 def evaluation_comparable(*, review_state: str, original_state: str | None) -> bool:
@@ -162,16 +228,30 @@ class Result(CuratedModel):
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="results")
     value = ExactDecimalField(help_text="The number as printed, with its precision: 0.410, 66.47, 300E9, 3E-12.")
     unit = models.CharField(max_length=50)
-    printed_value = models.CharField(max_length=200, help_text='As the source prints it, e.g. "20 min", "0.410", "74.32±0.89", "300B".')
-    uncertainty_kind = models.CharField(max_length=10, blank=True, choices=UncertaintyKind.choices, help_text="Blank when the source reports none.")
-    uncertainty_value = ExactDecimalField(null=True, blank=True, help_text="The printed ± figure (for s.d., s.e., or a ± range).")
+    printed_value = models.CharField(
+        max_length=200, help_text='As the source prints it, e.g. "20 min", "0.410", "74.32±0.89", "300B".'
+    )
+    uncertainty_kind = models.CharField(
+        max_length=10, blank=True, choices=UncertaintyKind.choices, help_text="Blank when the source reports none."
+    )
+    uncertainty_value = ExactDecimalField(
+        null=True, blank=True, help_text="The printed ± figure (for s.d., s.e., or a ± range)."
+    )
     lower_bound = ExactDecimalField(null=True, blank=True)
     upper_bound = ExactDecimalField(null=True, blank=True)
-    uncertainty_level = ExactDecimalField(null=True, blank=True, help_text="A confidence interval's level in percent, e.g. 95.")
-    num_runs = models.PositiveIntegerField(null=True, blank=True, help_text="n: runs, seeds or folds behind the value; blank when not reported.")
+    uncertainty_level = ExactDecimalField(
+        null=True, blank=True, help_text="A confidence interval's level in percent, e.g. 95."
+    )
+    num_runs = models.PositiveIntegerField(
+        null=True, blank=True, help_text="n: runs, seeds or folds behind the value; blank when not reported."
+    )
     relation = models.CharField(max_length=10, choices=Relation.choices, default=Relation.ABSOLUTE)
     reference_configuration = models.ForeignKey(
-        Configuration, null=True, blank=True, on_delete=models.PROTECT, related_name="relative_results",
+        Configuration,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="relative_results",
         help_text="For a ratio or difference: the configuration it is relative to.",
     )
     history = HistoricalRecords()
@@ -182,42 +262,76 @@ class Result(CuratedModel):
             _non_empty("stable_id", "result"),
             _non_empty("unit", "result"),
             _non_empty("printed_value", "result"),
-            _check(Q(num_runs__isnull=True) | Q(num_runs__gte=1), name="result_runs_positive", field="num_runs", message="The number of runs is at least 1."),
             _check(
-                Q(lower_bound__isnull=True) | LessThanOrEqual(Cast("lower_bound", FloatField()), Cast("value", FloatField())),
-                name="result_lower_bound_le_value", field="lower_bound", message="The lower bound cannot exceed the value.",
+                Q(num_runs__isnull=True) | Q(num_runs__gte=1),
+                name="result_runs_positive",
+                field="num_runs",
+                message="The number of runs is at least 1.",
             ),
             _check(
-                Q(upper_bound__isnull=True) | GreaterThanOrEqual(Cast("upper_bound", FloatField()), Cast("value", FloatField())),
-                name="result_upper_bound_ge_value", field="upper_bound", message="The upper bound cannot be below the value.",
+                Q(lower_bound__isnull=True)
+                | LessThanOrEqual(Cast("lower_bound", FloatField()), Cast("value", FloatField())),
+                name="result_lower_bound_le_value",
+                field="lower_bound",
+                message="The lower bound cannot exceed the value.",
+            ),
+            _check(
+                Q(upper_bound__isnull=True)
+                | GreaterThanOrEqual(Cast("upper_bound", FloatField()), Cast("value", FloatField())),
+                name="result_upper_bound_ge_value",
+                field="upper_bound",
+                message="The upper bound cannot be below the value.",
             ),
             _check(
                 Q(uncertainty_kind__in=["", *UncertaintyKind.values]),
-                name="result_uncertainty_kind_valid", field="uncertainty_kind", message="Unknown kind of uncertainty.",
+                name="result_uncertainty_kind_valid",
+                field="uncertainty_kind",
+                message="Unknown kind of uncertainty.",
             ),
             _check(
-                ~Q(uncertainty_kind="") | Q(uncertainty_value__isnull=True, lower_bound__isnull=True, upper_bound__isnull=True, uncertainty_level__isnull=True),
-                name="result_uncertainty_has_kind", field="uncertainty_kind",
+                ~Q(uncertainty_kind="")
+                | Q(
+                    uncertainty_value__isnull=True,
+                    lower_bound__isnull=True,
+                    upper_bound__isnull=True,
+                    uncertainty_level__isnull=True,
+                ),
+                name="result_uncertainty_has_kind",
+                field="uncertainty_kind",
                 message="Say what kind of uncertainty the figures are (s.d., s.e., CI or range).",
             ),
             _check(
-                Q(uncertainty_kind="") | Q(uncertainty_value__isnull=False) | Q(lower_bound__isnull=False) | Q(upper_bound__isnull=False),
-                name="result_uncertainty_has_figures", field="uncertainty_value",
+                Q(uncertainty_kind="")
+                | Q(uncertainty_value__isnull=False)
+                | Q(lower_bound__isnull=False)
+                | Q(upper_bound__isnull=False),
+                name="result_uncertainty_has_figures",
+                field="uncertainty_value",
                 message="An uncertainty needs its printed ± figure or a bound.",
             ),
             _check(
                 Q(uncertainty_value__isnull=True) | GreaterThanOrEqual(Cast("uncertainty_value", FloatField()), 0),
-                name="result_uncertainty_value_not_negative", field="uncertainty_value", message="A ± figure is not negative.",
+                name="result_uncertainty_value_not_negative",
+                field="uncertainty_value",
+                message="A ± figure is not negative.",
             ),
             _check(
                 Q(uncertainty_level__isnull=True) | Q(uncertainty_kind=UncertaintyKind.CI),
-                name="result_level_only_for_ci", field="uncertainty_level", message="Only a confidence interval has a level.",
+                name="result_level_only_for_ci",
+                field="uncertainty_level",
+                message="Only a confidence interval has a level.",
             ),
-            _check(Q(relation__in=Relation.values), name="result_relation_valid", field="relation", message="Unknown relation."),
+            _check(
+                Q(relation__in=Relation.values),
+                name="result_relation_valid",
+                field="relation",
+                message="Unknown relation.",
+            ),
             _check(
                 Q(relation=Relation.ABSOLUTE, reference_configuration__isnull=True)
                 | (~Q(relation=Relation.ABSOLUTE) & Q(reference_configuration__isnull=False)),
-                name="result_relative_has_reference", field="reference_configuration",
+                name="result_relative_has_reference",
+                field="reference_configuration",
                 message="A ratio or difference names the configuration it is relative to, and only those do.",
             ),
         ]
@@ -237,9 +351,13 @@ class Result(CuratedModel):
             spread = printed_spread(self.printed_value)
             if spread is not None and "printed_value" not in errors:
                 if self.uncertainty_value is None:
-                    errors["uncertainty_value"] = f"{self.printed_value!r} prints ±{exact_text(spread)}: record it with its kind"
+                    errors["uncertainty_value"] = (
+                        f"{self.printed_value!r} prints ±{exact_text(spread)}: record it with its kind"
+                    )
                 elif spread.as_tuple() != self.uncertainty_value.as_tuple():
-                    errors["uncertainty_value"] = f"must be {exact_text(spread)}, the ± figure printed in {self.printed_value!r}"
+                    errors["uncertainty_value"] = (
+                        f"must be {exact_text(spread)}, the ± figure printed in {self.printed_value!r}"
+                    )
         if isinstance(self.value, Decimal):
             if self.lower_bound is not None and self.lower_bound > self.value:
                 errors["lower_bound"] = "The lower bound cannot exceed the value."
@@ -259,10 +377,11 @@ class Result(CuratedModel):
         return display(self.value)
 
 
-
 class EvidenceRow(CuratedModel, Reviewable):
     protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evidence_rows")
-    evaluation = models.ForeignKey(Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="evidence_rows")
+    evaluation = models.ForeignKey(
+        Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="evidence_rows"
+    )
     property_name = models.CharField(max_length=100, help_text="The field the statement is about, e.g. metric.")
     statement = models.TextField()
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="evidence_rows")
@@ -276,7 +395,12 @@ class EvidenceRow(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "evidencerow"),
             _non_empty("statement", "evidencerow"),
-            _check(Q(support__in=EvidenceSupport.values), name="evidencerow_support_valid", field="support", message="Unknown kind of support."),
+            _check(
+                Q(support__in=EvidenceSupport.values),
+                name="evidencerow_support_valid",
+                field="support",
+                message="Unknown kind of support.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -292,7 +416,11 @@ class BaselineRole(CuratedModel, Reviewable):
     selection_rule = models.TextField()
     requirements = models.TextField(blank=True, help_text="What must be reviewed before implementation or execution.")
     configuration = models.ForeignKey(
-        Configuration, null=True, blank=True, on_delete=models.PROTECT, related_name="baseline_roles",
+        Configuration,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="baseline_roles",
         help_text="The configuration that fills the role, once one is selected.",
     )
     history = HistoricalRecords()
@@ -302,8 +430,18 @@ class BaselineRole(CuratedModel, Reviewable):
         constraints = [
             _non_empty("stable_id", "baselinerole"),
             models.UniqueConstraint(fields=["protocol", "kind"], name="baselinerole_one_per_kind"),
-            _check(Q(kind__in=BaselineKind.values), name="baselinerole_kind_valid", field="kind", message="Unknown baseline kind."),
-            _check(Q(status__in=BaselineStatus.values), name="baselinerole_status_valid", field="status", message="Unknown baseline status."),
+            _check(
+                Q(kind__in=BaselineKind.values),
+                name="baselinerole_kind_valid",
+                field="kind",
+                message="Unknown baseline kind.",
+            ),
+            _check(
+                Q(status__in=BaselineStatus.values),
+                name="baselinerole_status_valid",
+                field="status",
+                message="Unknown baseline status.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -19,10 +19,16 @@ class ImportSnapshot(models.Model):
     stable_id = models.CharField(max_length=150)
     values = models.JSONField()
     imported_at = models.DateTimeField()
-    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["document", "section", "stable_id"], name="importsnapshot_one_per_document_record")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "section", "stable_id"], name="importsnapshot_one_per_document_record"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.section}/{self.stable_id}"

@@ -95,7 +95,11 @@ def hashed_file(path: Path) -> Iterator[HashingWriter]:
 def gzip_stream(sink: HashingWriter) -> gzip.GzipFile:
     """A gzip stream without file name and with mtime 0, so its bytes depend on content only."""
     return gzip.GzipFile(
-        filename="", mode="wb", fileobj=sink, mtime=0, compresslevel=GZIP_LEVEL  # type: ignore[arg-type]
+        filename="",
+        mode="wb",
+        fileobj=sink,
+        mtime=0,
+        compresslevel=GZIP_LEVEL,  # type: ignore[arg-type]
     )
 
 

@@ -31,10 +31,8 @@ def _csv_dialect_descriptor() -> dict[str, object]:
 
 def json_bytes(value: object) -> bytes:
     """Canonical-enough JSON: sorted keys, two-space indent, UTF-8, final newline."""
-    text = json.dumps(
-        value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json_default
-    )
-    return f"{text}\n".encode("utf-8")
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json_default)
+    return f"{text}\n".encode()
 
 
 def _json_default(value: object) -> object:
@@ -77,7 +75,10 @@ def _table_resource(spec: TableSpec, info: FileInfo) -> dict[str, object]:
             {
                 "fields": list(fk.fields),
                 # Table Schema names the table's own resource "" (a task's suite is a row of the same table)
-                "reference": {"resource": "" if fk.resource == spec.name else fk.resource, "fields": list(fk.reference_fields)},
+                "reference": {
+                    "resource": "" if fk.resource == spec.name else fk.resource,
+                    "fields": list(fk.reference_fields),
+                },
             }
             for fk in spec.foreign_keys
         ]

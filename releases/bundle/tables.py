@@ -21,9 +21,7 @@ from common.errors import DomainError
 
 FIELD_TYPES = frozenset({"string", "integer", "number", "boolean", "date"})
 
-KEY_TYPES: Mapping[str, Callable[[str], object]] = MappingProxyType(
-    {"string": str, "integer": int}
-)
+KEY_TYPES: Mapping[str, Callable[[str], object]] = MappingProxyType({"string": str, "integer": int})
 
 _RESERVED_RESOURCE_NAMES = frozenset({"release", "datapackage"})
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -282,9 +280,7 @@ def _spill(
     chunk: list[tuple[Key, Cells]], codec: RowCodec, spill_dir: Path, stack: ExitStack
 ) -> Iterator[tuple[Key, Cells]]:
     chunk.sort(key=itemgetter(0))
-    spill = stack.enter_context(
-        tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=spill_dir)
-    )
+    spill = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=spill_dir))
     write_csv_rows(spill, (cells for _, cells in chunk))
     spill.seek(0)
     return ((codec.key(cells), cells) for cells in read_csv_rows(spill))

@@ -25,7 +25,13 @@ from releases.bundle.bag import (
     write_tag_files,
     write_tarball,
 )
-from releases.bundle.package import DATAPACKAGE_JSON, RELEASE_JSON, datapackage_descriptor, json_bytes, release_json_bytes
+from releases.bundle.package import (
+    DATAPACKAGE_JSON,
+    RELEASE_JSON,
+    datapackage_descriptor,
+    json_bytes,
+    release_json_bytes,
+)
 from releases.bundle.tables import (
     BundleError,
     Cells,

@@ -6,41 +6,41 @@ from django.db import migrations
 # Correction moved to the corrections app (corrections 0001 takes it over in Django's state); the
 # tables stay where they are.
 
-class Migration(migrations.Migration):
 
+class Migration(migrations.Migration):
     dependencies = [
-        ('corrections', '0001_initial'),
-        ('reviews', '0003_review_state_excluded_recheck'),
+        ("corrections", "0001_initial"),
+        ("reviews", "0003_review_state_excluded_recheck"),
     ]
 
     operations = [
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.RemoveField(
-                    model_name='historicalcorrection',
-                    name='duplicate_of',
+                    model_name="historicalcorrection",
+                    name="duplicate_of",
                 ),
                 migrations.RemoveField(
-                    model_name='historicalcorrection',
-                    name='content_type',
+                    model_name="historicalcorrection",
+                    name="content_type",
                 ),
                 migrations.RemoveField(
-                    model_name='historicalcorrection',
-                    name='decided_by',
+                    model_name="historicalcorrection",
+                    name="decided_by",
                 ),
                 migrations.RemoveField(
-                    model_name='historicalcorrection',
-                    name='history_user',
+                    model_name="historicalcorrection",
+                    name="history_user",
                 ),
                 migrations.RemoveField(
-                    model_name='historicalcorrection',
-                    name='submitted_by',
+                    model_name="historicalcorrection",
+                    name="submitted_by",
                 ),
                 migrations.DeleteModel(
-                    name='Correction',
+                    name="Correction",
                 ),
                 migrations.DeleteModel(
-                    name='HistoricalCorrection',
+                    name="HistoricalCorrection",
                 ),
             ],
             database_operations=[],

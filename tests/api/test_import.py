@@ -35,24 +35,55 @@ def visible(html: str) -> str:
 
 
 def counts() -> dict[str, int]:
-    models = [m.Source, m.Dataset, m.Configuration, m.Protocol, m.Limitation, m.Evaluation, m.Result, m.BaselineRole, m.Decision]
-    return {model.__name__: model.objects.count() for model in models} | {f"h-{model.__name__}": model.history.count() for model in models}
+    models = [
+        m.Source,
+        m.Dataset,
+        m.Configuration,
+        m.Protocol,
+        m.Limitation,
+        m.Evaluation,
+        m.Result,
+        m.BaselineRole,
+        m.Decision,
+    ]
+    return {model.__name__: model.objects.count() for model in models} | {
+        f"h-{model.__name__}": model.history.count() for model in models
+    }
 
 
 def test_the_documented_example_is_the_seed_document():
     assert json.loads(EXAMPLE.read_text()) == json.loads(json.dumps(seed_document()))
 
 
-def test_importing_the_seed_document_into_an_empty_database_reproduces_the_seed_pages(token_client, client, django_db_blocker):
+def test_importing_the_seed_document_into_an_empty_database_reproduces_the_seed_pages(
+    token_client, client, django_db_blocker
+):
     curator = token_client("curator")
     response = curator.post("/api/v1/imports/", seed_document(), format="json")
     assert response.status_code == 201, response.content
-    assert sorted(response.json()["created"]) == ["areas", "baseline_roles", "configurations", "contexts", "datasets", "decisions", "evaluations", "protocols", "results", "sources"]
+    assert sorted(response.json()["created"]) == [
+        "areas",
+        "baseline_roles",
+        "configurations",
+        "contexts",
+        "datasets",
+        "decisions",
+        "evaluations",
+        "protocols",
+        "results",
+        "sources",
+    ]
     imported = {url: client.get(url) for url in PAGES}
     assert all(r.status_code == 200 for r in imported.values())
     assert m.Evaluation.objects.filter(review_state="proposed").count() == 2  # the import writes proposed records
     body = imported[f"/protocols/{PROTOCOL_ID}/"].content.decode()
-    for fact in ("Runtime (Mean wall time per IA3 fine-tuning run)", "20", "50", "Methods, &#x27;Data preparation &gt; Hardware&#x27;, paragraph 1", "NT benchmark, all 18 tasks"):
+    for fact in (
+        "Runtime (Mean wall time per IA3 fine-tuning run)",
+        "20",
+        "50",
+        "Methods, &#x27;Data preparation &gt; Hardware&#x27;, paragraph 1",
+        "NT benchmark, all 18 tasks",
+    ):
         assert fact in body
 
 
@@ -61,7 +92,16 @@ def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client,
     from reviews.services import review_transition_apply
 
     call_command("import_seed", stdout=StringIO())  # the release line; its records are replaced below
-    for model in (Recipe, m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
+    for model in (
+        Recipe,
+        m.Result,
+        m.Evaluation,
+        m.BaselineRole,
+        m.Limitation,
+        m.Decision,
+        m.Protocol,
+        m.Configuration,
+    ):
         model.objects.all().delete()
     m.Dataset.objects.filter(suite__isnull=False).delete()
     m.Dataset.objects.all().delete()
@@ -70,10 +110,25 @@ def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client,
     token_client("curator").post("/api/v1/imports/", seed_document(), format="json")
     for model, stable_id, transitions in SEED_REVIEWS:
         for name, reason in transitions:
-            review_transition_apply(record=model.objects.get(stable_id=stable_id), transition=name, actor=None, reason=reason, automatic=True)
+            review_transition_apply(
+                record=model.objects.get(stable_id=stable_id),
+                transition=name,
+                actor=None,
+                reason=reason,
+                automatic=True,
+            )
     seed_recipes()  # recipes are the benchmarks app's, outside the import format
     through_api = {url: visible(client.get(url).content.decode()) for url in PAGES}
-    for model in (Recipe, m.Result, m.Evaluation, m.BaselineRole, m.Limitation, m.Decision, m.Protocol, m.Configuration):
+    for model in (
+        Recipe,
+        m.Result,
+        m.Evaluation,
+        m.BaselineRole,
+        m.Limitation,
+        m.Decision,
+        m.Protocol,
+        m.Configuration,
+    ):
         model.objects.all().delete()
     m.Dataset.objects.filter(suite__isnull=False).delete()
     m.Dataset.objects.all().delete()
@@ -109,7 +164,9 @@ def test_a_value_of_the_wrong_json_type_is_named_not_a_server_error(token_client
     document["sources"][0]["published_date"] = 20241128
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"path": "sources[0].published_date", "message": "Write the date as YYYY, YYYY-MM or YYYY-MM-DD."}]
+    assert response.json()["errors"] == [
+        {"path": "sources[0].published_date", "message": "Write the date as YYYY, YYYY-MM or YYYY-MM-DD."}
+    ]
     assert sum(counts().values()) == 0
 
 
@@ -127,7 +184,9 @@ def test_a_suite_inside_its_own_task_is_refused_by_name(token_client):
     document = copy.deepcopy(seed_document())
     suite = document["datasets"][0]
     task = suite["tasks"][0]
-    document["datasets"].append({k: v for k, v in suite.items() if k != "tasks"} | {"stable_id": "loop-a", "suite": "loop-b"})
+    document["datasets"].append(
+        {k: v for k, v in suite.items() if k != "tasks"} | {"stable_id": "loop-a", "suite": "loop-b"}
+    )
     document["datasets"].append({k: v for k, v in task.items()} | {"stable_id": "loop-b", "suite": "loop-a"})
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 400
@@ -141,7 +200,9 @@ def test_a_database_rule_found_while_writing_rolls_everything_back(token_client)
     document["evaluations"][0]["coverage_eligible"] = 5
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 400
-    assert response.json()["errors"] == [{"path": "evaluations[0].coverage_scored", "message": "More items scored than eligible."}]
+    assert response.json()["errors"] == [
+        {"path": "evaluations[0].coverage_scored", "message": "More items scored than eligible."}
+    ]
     assert sum(counts().values()) == 0
 
 
@@ -165,7 +226,9 @@ def test_only_curators_import(token_client, role, status):
     assert sum(counts().values()) == 0
 
 
-@pytest.mark.parametrize("document", [[], "text", {"format": "benchmark-evidence-import", "version": 1, "surprise": []}])
+@pytest.mark.parametrize(
+    "document", [[], "text", {"format": "benchmark-evidence-import", "version": 1, "surprise": []}]
+)
 def test_it_refuses_a_malformed_document_with_a_reason(token_client, document):
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 400 and response.json()["errors"]

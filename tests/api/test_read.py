@@ -13,7 +13,14 @@ from records import models as m
 from records.seed import PROTOCOL_ID, SUITE_ID
 from records.services import record_save
 from reviews.services import review_transition_apply
-from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
+from tests.factories import (
+    ConfigurationFactory,
+    DatasetFactory,
+    EvaluationFactory,
+    ProtocolFactory,
+    ResultFactory,
+    SourceFactory,
+)
 from tests.helpers import apply_transitions
 
 pytestmark = pytest.mark.django_db
@@ -25,15 +32,29 @@ def test_it_serves_the_seed_evaluation_with_results_review_state_concern_locator
     body = api.get(f"/api/v1/evaluations/{E500}/").json()
     assert body["evaluation_id"] == E500 and body["protocol_id"] == PROTOCOL_ID
     assert body["configuration_id"] == "nt-500m-ia3-dalla-torre-2025" and body["dataset_id"] == SUITE_ID
-    assert (body["measured_by"], body["reading_method"], body["review_state"], body["comparable"]) == ("authors", "text", "excluded", False)
+    assert (body["measured_by"], body["reading_method"], body["review_state"], body["comparable"]) == (
+        "authors",
+        "text",
+        "excluded",
+        False,
+    )
     assert body["concern"].startswith("Fine-tuning time conflicts within the article.")
     assert body["source_locator"] == "Methods, 'Data preparation > Hardware', paragraph 1"
     assert body["quote"].startswith("On average, a fine-tuning run lasted 20 min")
     assert body["results"] == [
         {
-            "result_id": f"{E500}-runtime", "value": "20", "unit": "minute", "printed_value": "20 min", "uncertainty_kind": "",
-            "uncertainty_value": None, "lower_bound": None, "upper_bound": None, "uncertainty_level": None, "num_runs": None,
-            "relation": "absolute", "reference_configuration_id": None,
+            "result_id": f"{E500}-runtime",
+            "value": "20",
+            "unit": "minute",
+            "printed_value": "20 min",
+            "uncertainty_kind": "",
+            "uncertainty_value": None,
+            "lower_bound": None,
+            "upper_bound": None,
+            "uncertainty_level": None,
+            "num_runs": None,
+            "relation": "absolute",
+            "reference_configuration_id": None,
         }
     ]
 
@@ -41,13 +62,39 @@ def test_it_serves_the_seed_evaluation_with_results_review_state_concern_locator
 @pytest.mark.parametrize(
     "path, keys",
     [
-        (f"/api/v1/protocols/{PROTOCOL_ID}/", {"protocol_id", "metric_unit", "metric_direction", "limitations", "baseline_roles", "areas", "contexts", "dataset_ids", "review_state", "comparable"}),
+        (
+            f"/api/v1/protocols/{PROTOCOL_ID}/",
+            {
+                "protocol_id",
+                "metric_unit",
+                "metric_direction",
+                "limitations",
+                "baseline_roles",
+                "areas",
+                "contexts",
+                "dataset_ids",
+                "review_state",
+                "comparable",
+            },
+        ),
         (f"/api/v1/datasets/{SUITE_ID}/", {"dataset_id", "tasks", "metric", "source_id"}),
-        ("/api/v1/configurations/nt-500m-ia3-dalla-torre-2025/", {"configuration_id", "name", "parameter_count", "method"}),
-        ("/api/v1/sources/dalla-torre-2025-nature-methods-nucleotide-transformer/", {"source_id", "title", "pmcid", "published_date"}),
+        (
+            "/api/v1/configurations/nt-500m-ia3-dalla-torre-2025/",
+            {"configuration_id", "name", "parameter_count", "method"},
+        ),
+        (
+            "/api/v1/sources/dalla-torre-2025-nature-methods-nucleotide-transformer/",
+            {"source_id", "title", "pmcid", "published_date"},
+        ),
         (f"/api/v1/results/{E500}-runtime/", {"result_id", "evaluation_id", "value", "unit", "printed_value"}),
-        (f"/api/v1/baseline-roles/{PROTOCOL_ID}-null-control/", {"baseline_role_id", "protocol_id", "kind", "status", "selection_rule", "review_state"}),
-        ("/api/v1/decisions/select-execution-workflow-large-scale-diagnostic-genomics/", {"decision_id", "title", "protocol_ids"}),
+        (
+            f"/api/v1/baseline-roles/{PROTOCOL_ID}-null-control/",
+            {"baseline_role_id", "protocol_id", "kind", "status", "selection_rule", "review_state"},
+        ),
+        (
+            "/api/v1/decisions/select-execution-workflow-large-scale-diagnostic-genomics/",
+            {"decision_id", "title", "protocol_ids"},
+        ),
     ],
 )
 def test_it_serves_every_record_type_by_stable_id(api, seeded, path, keys):
@@ -84,7 +131,9 @@ def test_it_filters_evaluations_by_every_documented_field(api):
     config, dataset = ConfigurationFactory(), DatasetFactory()
     a = EvaluationFactory(protocol=protocol, configuration=config, dataset=dataset, measured_by="authors")
     b = EvaluationFactory(protocol=protocol, measured_by="third_party", measured_by_name="Someone et al. 2024")
-    c = EvaluationFactory(protocol=other, configuration=config, measured_by="portal", reading_method="job_report", source=None)
+    c = EvaluationFactory(
+        protocol=other, configuration=config, measured_by="portal", reading_method="job_report", source=None
+    )
     apply_transitions(a, "check_source")
     apply_transitions(b, "check_source", "exclude")
     url = "/api/v1/evaluations/"
@@ -103,8 +152,16 @@ def test_it_filters_evaluations_by_every_documented_field(api):
 
 def test_it_orders_by_the_requested_field(api):
     evaluations = [EvaluationFactory(title=title) for title in ("Beta", "Alpha", "Gamma")]
-    assert [e["title"] for e in api.get("/api/v1/evaluations/", {"ordering": "title"}).json()["results"]] == ["Alpha", "Beta", "Gamma"]
-    assert [e["title"] for e in api.get("/api/v1/evaluations/", {"ordering": "-title"}).json()["results"]] == ["Gamma", "Beta", "Alpha"]
+    assert [e["title"] for e in api.get("/api/v1/evaluations/", {"ordering": "title"}).json()["results"]] == [
+        "Alpha",
+        "Beta",
+        "Gamma",
+    ]
+    assert [e["title"] for e in api.get("/api/v1/evaluations/", {"ordering": "-title"}).json()["results"]] == [
+        "Gamma",
+        "Beta",
+        "Alpha",
+    ]
     assert len(evaluations) == 3
 
 
@@ -164,19 +221,33 @@ def test_it_names_the_latest_published_release_in_a_header(api, seeded):
 @pytest.mark.parametrize(
     "path, make",
     [
-        ("/api/v1/evaluations/", lambda i, ctx: ResultFactory(evaluation__protocol=ctx["protocol"], evaluation__configuration=ctx["config"]).evaluation),
+        (
+            "/api/v1/evaluations/",
+            lambda i, ctx: (
+                ResultFactory(evaluation__protocol=ctx["protocol"], evaluation__configuration=ctx["config"]).evaluation
+            ),
+        ),
         ("/api/v1/results/", lambda i, ctx: ResultFactory(evaluation=ctx["evaluation"], value=Decimal(i))),
         ("/api/v1/protocols/", lambda i, ctx: ProtocolFactory(source=ctx["source"])),
         ("/api/v1/datasets/", lambda i, ctx: DatasetFactory(suite=ctx["suite"], task_key=f"t{i}")),
         ("/api/v1/configurations/", lambda i, ctx: ConfigurationFactory(source=ctx["source"])),
         ("/api/v1/sources/", lambda i, ctx: SourceFactory()),
-        ("/api/v1/review-events/", lambda i, ctx: apply_transitions(EvaluationFactory(protocol=ctx["protocol"]), "check_source")),
+        (
+            "/api/v1/review-events/",
+            lambda i, ctx: apply_transitions(EvaluationFactory(protocol=ctx["protocol"]), "check_source"),
+        ),
     ],
 )
 def test_it_runs_a_constant_number_of_queries_per_list_page(api, path, make):
     source = SourceFactory()
     protocol = ProtocolFactory(source=source)
-    ctx = {"source": source, "protocol": protocol, "config": ConfigurationFactory(), "suite": DatasetFactory(), "evaluation": EvaluationFactory(protocol=protocol)}
+    ctx = {
+        "source": source,
+        "protocol": protocol,
+        "config": ConfigurationFactory(),
+        "suite": DatasetFactory(),
+        "evaluation": EvaluationFactory(protocol=protocol),
+    }
 
     made = []
 

@@ -6,11 +6,11 @@ from io import StringIO
 
 import pytest
 import schemathesis
-from schemathesis.specs.openapi.checks import positive_data_acceptance
 from django.core.management import call_command
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent]
 
@@ -50,7 +50,9 @@ def api_schema(seeded, monkeypatch):
     request_finished.connect(close_old_connections)
 
 
-generated = settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+generated = settings(
+    max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
 
 
 def exercise(schema, headers: dict[str, str]) -> list[str]:

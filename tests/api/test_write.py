@@ -38,7 +38,9 @@ def test_it_lets_only_curators_and_superusers_create_and_update(token_client, ro
 
 
 def test_it_answers_a_unit_its_results_do_not_use_with_400_naming_the_field(token_client, seeded):
-    response = token_client("curator").patch(f"/api/v1/protocols/{PROTOCOL_ID}/", {"metric_unit": "hour"}, format="json")
+    response = token_client("curator").patch(
+        f"/api/v1/protocols/{PROTOCOL_ID}/", {"metric_unit": "hour"}, format="json"
+    )
     assert response.status_code == 400
     assert "metric_unit" in response.json()
     assert m.Protocol.objects.get(stable_id=PROTOCOL_ID).metric_unit == "minute"
@@ -74,7 +76,15 @@ def test_it_names_the_bad_field_and_refuses_to_change_a_stable_id(token_client):
 def test_it_refuses_a_result_in_another_unit_naming_the_unit(token_client):
     evaluation = EvaluationFactory(protocol__metric_unit="minute")
     response = token_client("curator").post(
-        "/api/v1/results/", {"result_id": "r1", "evaluation_id": evaluation.stable_id, "value": "3", "unit": "hour", "printed_value": "3 h"}, format="json"
+        "/api/v1/results/",
+        {
+            "result_id": "r1",
+            "evaluation_id": evaluation.stable_id,
+            "value": "3",
+            "unit": "hour",
+            "printed_value": "3 h",
+        },
+        format="json",
     )
     assert response.status_code == 400 and "unit" in response.json()
 
@@ -82,8 +92,14 @@ def test_it_refuses_a_result_in_another_unit_naming_the_unit(token_client):
 def test_it_creates_a_protocol_with_limitations_and_references(token_client):
     source = SourceFactory(stable_id="paper-x")
     body = {
-        "protocol_id": "protocol-x", "title": "A protocol", "summary": "What it measures.", "metric_name": "MCC",
-        "metric_short_name": "mcc", "metric_unit": "MCC", "metric_direction": "higher", "source_id": "paper-x",
+        "protocol_id": "protocol-x",
+        "title": "A protocol",
+        "summary": "What it measures.",
+        "metric_name": "MCC",
+        "metric_short_name": "mcc",
+        "metric_unit": "MCC",
+        "metric_direction": "higher",
+        "source_id": "paper-x",
         "limitations": ["First.", "Second."],
     }
     response = token_client("curator").post("/api/v1/protocols/", body, format="json")
@@ -106,11 +122,18 @@ def test_a_transition_through_the_api_writes_the_same_event_and_history_as_throu
     through_admin, through_api = EvaluationFactory(), EvaluationFactory()
     client.force_login(curator)
     for name, reason in (("check_source", ""), ("exclude", "Numbers conflict.")):
-        client.post(reverse("admin:records_evaluation_transition", args=[through_admin.pk]), {"transition": name, "reason": reason})
+        client.post(
+            reverse("admin:records_evaluation_transition", args=[through_admin.pk]),
+            {"transition": name, "reason": reason},
+        )
     api = APIClient()
     api.force_authenticate(curator)
     for name, reason in (("check_source", ""), ("exclude", "Numbers conflict.")):
-        response = api.post(f"/api/v1/evaluations/{through_api.stable_id}/transitions/", {"transition": name, "reason": reason}, format="json")
+        response = api.post(
+            f"/api/v1/evaluations/{through_api.stable_id}/transitions/",
+            {"transition": name, "reason": reason},
+            format="json",
+        )
         assert response.status_code == 200, response.content
     assert response.json()["review_state"] == "excluded" and response.json()["event"]["reason"] == "Numbers conflict."
     assert audit_of(through_admin) == audit_of(through_api)
@@ -122,7 +145,10 @@ def test_the_transition_endpoint_answers_409_403_and_400_as_documented(token_cli
     url = f"/api/v1/evaluations/{evaluation.stable_id}/transitions/"
     curator = token_client("curator")
     assert [t["name"] for t in curator.get(url).json()] == ["check_source"]
-    assert curator.post(url, {"transition": "check_source", "expected_state": "proposed"}, format="json").status_code == 200
+    assert (
+        curator.post(url, {"transition": "check_source", "expected_state": "proposed"}, format="json").status_code
+        == 200
+    )
     conflict = curator.post(url, {"transition": "check_source", "expected_state": "proposed"}, format="json")
     assert conflict.status_code == 409 and "changed meanwhile" in conflict.json()["detail"]
     assert curator.post(url, {"transition": "check_source"}, format="json").status_code == 409
@@ -132,7 +158,9 @@ def test_the_transition_endpoint_answers_409_403_and_400_as_documented(token_cli
     assert unknown.status_code == 400 and "transition" in unknown.json()
     forbidden = token_client("release_manager").post(url, {"transition": "exclude", "reason": "x"}, format="json")
     assert forbidden.status_code == 403
-    assert token_client("anonymous").post(url, {"transition": "exclude", "reason": "x"}, format="json").status_code == 401
+    assert (
+        token_client("anonymous").post(url, {"transition": "exclude", "reason": "x"}, format="json").status_code == 401
+    )
     assert ReviewEvent.objects.count() == 1
 
 
@@ -146,7 +174,9 @@ def test_every_error_is_a_json_body_naming_the_reason(api, token_client):
     assert not_allowed.status_code == 405 and "detail" in not_allowed.json()
     broken = curator.post("/api/v1/configurations/", "{not json", content_type="application/json")
     assert broken.status_code == 400 and "JSON parse error" in broken.json()["detail"]
-    huge = curator.post("/api/v1/configurations/", json.dumps({"name": "x" * 3_000_000}), content_type="application/json")
+    huge = curator.post(
+        "/api/v1/configurations/", json.dumps({"name": "x" * 3_000_000}), content_type="application/json"
+    )
     assert huge.status_code == 413 and "too large" in huge.json()["detail"]
 
 

@@ -83,12 +83,28 @@ def broker(monkeypatch):
 def fake_report(*, seconds: float = 90.0, device: str = "cpu", precision: str = "fp32") -> dict:
     """A report shaped like benchmarks.ia3.run's."""
     return {
-        "preset": "tiny", "task": "promoter_tata", "device": device, "device_name": "Test CPU", "precision": precision,
+        "preset": "tiny",
+        "task": "promoter_tata",
+        "device": device,
+        "device_name": "Test CPU",
+        "precision": precision,
         "versions": {"python": "3.11", "torch": "2.13.0", "transformers": "5", "peft": "0.21", "cuda": None},
-        "total_wall_time_s": seconds, "setup_time_s": 1.0, "warmup_time_s": 0.5, "training_loop_time_s": seconds - 1.5,
-        "eval_time_s": 0.0, "steps_per_s": 10.0, "tokens_per_s": 2000.0, "achieved_tflops": 0.01,
-        "peak_memory_bytes": 2**28, "peak_memory_source": "max_rss", "loss_start": 0.7, "loss_end": 0.69,
-        "sequence_length_tokens": 51, "trainable_parameters": 5058, "total_parameters": 436301, "evaluations": [],
+        "total_wall_time_s": seconds,
+        "setup_time_s": 1.0,
+        "warmup_time_s": 0.5,
+        "training_loop_time_s": seconds - 1.5,
+        "eval_time_s": 0.0,
+        "steps_per_s": 10.0,
+        "tokens_per_s": 2000.0,
+        "achieved_tflops": 0.01,
+        "peak_memory_bytes": 2**28,
+        "peak_memory_source": "max_rss",
+        "loss_start": 0.7,
+        "loss_end": 0.69,
+        "sequence_length_tokens": 51,
+        "trainable_parameters": 5058,
+        "total_parameters": 436301,
+        "evaluations": [],
     }
 
 

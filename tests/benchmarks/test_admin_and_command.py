@@ -65,7 +65,9 @@ def test_it_shows_jobs_read_only_with_their_events(tiny_recipe, operator, broker
     before = BenchmarkJob.objects.values().get(pk=job.pk)
     client.post(reverse("admin:benchmarks_benchmarkjob_change", args=[job.pk]), {"status": "succeeded"})
     assert BenchmarkJob.objects.values().get(pk=job.pk) == before
-    assert client.post(reverse("admin:benchmarks_benchmarkjob_delete", args=[job.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(reverse("admin:benchmarks_benchmarkjob_delete", args=[job.pk]), {"post": "yes"}).status_code == 403
+    )
     assert client.get(reverse("admin:benchmarks_jobevent_changelist")).status_code == 200
     assert JobEvent.objects.count() == 1
 
@@ -96,7 +98,9 @@ def test_an_edited_excluded_recipe_stays_excluded_awaiting_its_recheck(tiny_reci
     """Recipes follow the catalogue's one reopen-on-edit rule (records.services.record_save)."""
     curator = make_user("curator")
     review_transition_apply(record=tiny_recipe, transition="check_source", actor=curator)
-    review_transition_apply(record=tiny_recipe, transition="exclude", actor=curator, reason="Steps differ from the paper's.")
+    review_transition_apply(
+        record=tiny_recipe, transition="exclude", actor=curator, reason="Steps differ from the paper's."
+    )
     tiny_recipe.refresh_from_db()
     tiny_recipe.steps = 90
     recipe_save(recipe=tiny_recipe, actor=operator, changed_fields=["steps"])
@@ -110,9 +114,18 @@ def test_it_edits_a_recipe_in_the_admin_with_history_and_validation(tiny_recipe,
     client.force_login(operator)
     url = reverse("admin:benchmarks_recipe_change", args=[tiny_recipe.pk])
     form = {
-        "title": tiny_recipe.title, "protocol": tiny_recipe.protocol_id, "preset": "tiny", "task": "promoter_tata",
-        "steps": 60, "batch_size": 4, "learning_rate": 0.003, "precision": "auto", "eval_interval": 0, "seed": 0,
-        "warmup_steps": 2, "notes": "",
+        "title": tiny_recipe.title,
+        "protocol": tiny_recipe.protocol_id,
+        "preset": "tiny",
+        "task": "promoter_tata",
+        "steps": 60,
+        "batch_size": 4,
+        "learning_rate": 0.003,
+        "precision": "auto",
+        "eval_interval": 0,
+        "seed": 0,
+        "warmup_steps": 2,
+        "notes": "",
     }
     assert client.post(url, {**form, "preset": "gpt-5"}).status_code == 200  # the form shows the error
     assert Recipe.objects.get(pk=tiny_recipe.pk).preset == "tiny"
@@ -123,7 +136,9 @@ def test_it_edits_a_recipe_in_the_admin_with_history_and_validation(tiny_recipe,
 
 def test_it_queues_from_the_command_line_and_prints_the_job(tiny_recipe, operator, broker):
     out = StringIO()
-    call_command("run_benchmark", "--recipe", tiny_recipe.stable_id, "--user", operator.username, "--steps", "25", stdout=out)
+    call_command(
+        "run_benchmark", "--recipe", tiny_recipe.stable_id, "--user", operator.username, "--steps", "25", stdout=out
+    )
     job = BenchmarkJob.objects.get()
     assert job.parameters["steps"] == 25 and job.requested_by == operator
     assert out.getvalue().strip() == f"queued benchmark job {job.pk}: /benchmarks/jobs/{job.pk}/"
@@ -151,9 +166,14 @@ def test_it_exits_non_zero_with_one_line_for_a_non_operator(tiny_recipe, make_us
 
     user = make_user("curator")
     with pytest.raises(SystemExit) as exited:
-        ManagementUtility(["manage.py", "run_benchmark", "--recipe", tiny_recipe.stable_id, "--user", user.username]).execute()
+        ManagementUtility(
+            ["manage.py", "run_benchmark", "--recipe", tiny_recipe.stable_id, "--user", user.username]
+        ).execute()
     assert exited.value.code == 1
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "CommandError: you do not have permission to queue benchmark jobs"
+    assert (
+        capsys.readouterr().err.strip().splitlines()[-1]
+        == "CommandError: you do not have permission to queue benchmark jobs"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -168,6 +188,16 @@ def test_it_follows_the_job_to_its_end_with_wait(tiny_recipe, operator, monkeypa
 
     monkeypatch.setattr(benchmark_job_run, "apply_async", a_worker_runs_it)
     out = StringIO()
-    call_command("run_benchmark", "--recipe", tiny_recipe.stable_id, "--user", operator.username, "--wait", "--poll", "0", stdout=out)
+    call_command(
+        "run_benchmark",
+        "--recipe",
+        tiny_recipe.stable_id,
+        "--user",
+        operator.username,
+        "--wait",
+        "--poll",
+        "0",
+        stdout=out,
+    )
     assert "succeeded: 30.000 s" in out.getvalue()
     assert "proposed evaluation benchmark-job-" in out.getvalue()

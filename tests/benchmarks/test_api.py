@@ -27,7 +27,9 @@ def post(client, path, body=None):
     return client.post(path, body or {}, content_type="application/json")
 
 
-def test_it_queues_a_job_and_answers_201_with_its_urls(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_queues_a_job_and_answers_201_with_its_urls(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     client = Client()
     client.force_login(operator)
     with django_capture_on_commit_callbacks(execute=True):

@@ -48,7 +48,12 @@ def test_it_shows_a_running_job_with_live_progress_to_anyone(tiny_recipe, operat
 
 def test_it_shows_a_failure_with_the_log_tail_to_operators_only(tiny_recipe, operator, broker):
     job = running_job(tiny_recipe, operator)
-    benchmark_job_fail(job_id=job.pk, attempt=1, error="RuntimeError: CUDA out of memory\nTraceback: /srv/app/x.py", log_tail="loading /srv/app/weights")
+    benchmark_job_fail(
+        job_id=job.pk,
+        attempt=1,
+        error="RuntimeError: CUDA out of memory\nTraceback: /srv/app/x.py",
+        log_tail="loading /srv/app/weights",
+    )
     public = Client().get(f"/benchmarks/jobs/{job.pk}/")
     assert "Refresh" not in public
     text = public.content.decode()
@@ -102,13 +107,18 @@ def test_it_renders_the_job_page_in_a_constant_number_of_queries(tiny_recipe, op
 def render_part(protocol, part=None) -> str:
     """The protocol page's part from benchmarks: its recipe line, its run instructions, or both."""
     parts = recipes_part(None, protocol)
-    html = {"line": parts["recipe_line"], "instructions": parts["run_instructions"]}.get(part, parts["recipe_line"] + parts["run_instructions"])
+    html = {"line": parts["recipe_line"], "instructions": parts["run_instructions"]}.get(
+        part, parts["recipe_line"] + parts["run_instructions"]
+    )
     return " ".join(html.split())
 
 
 def test_it_says_when_a_protocol_has_no_recipe(timed_protocol):
     text = render_part(timed_protocol)
-    assert "No execution recipe linked to this protocol. Recipe availability does not establish a completed evaluation." in text
+    assert (
+        "No execution recipe linked to this protocol. Recipe availability does not establish a completed evaluation."
+        in text
+    )
     assert "No runnable recipe has been reviewed for this protocol." in text
     assert "celery -A portal worker" not in text
 

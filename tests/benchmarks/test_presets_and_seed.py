@@ -55,8 +55,15 @@ def test_it_seeds_the_seed_protocols_recipe_once(seeded):
     [(recipe, _created)] = seed_recipes()  # created here, or already by import_seed once it calls seed_recipes()
     assert recipe.protocol.stable_id == "gfm-guide-20261014-protocol-nt-ia3-finetune-runtime"
     assert recipe.run_parameters() == {
-        "preset": "nt-v1-500m", "task": "splice_sites_all", "steps": 10_000, "batch_size": 8, "learning_rate": 3e-3,
-        "precision": "auto", "eval_interval": 0, "seed": 0, "warmup_steps": 5,
+        "preset": "nt-v1-500m",
+        "task": "splice_sites_all",
+        "steps": 10_000,
+        "batch_size": 8,
+        "learning_rate": 3e-3,
+        "precision": "auto",
+        "eval_interval": 0,
+        "seed": 0,
+        "warmup_steps": 5,
     }
     assert recipe.review_state == "proposed"
     assert recipe.history.count() == 1
@@ -70,7 +77,15 @@ def test_it_refuses_an_impossible_recipe_in_the_database(timed_protocol):
     from django.db import IntegrityError, transaction
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        Recipe.objects.create(stable_id="bad", title="Bad", protocol=timed_protocol, preset="tiny", task="promoter_tata", steps=5, warmup_steps=5)
+        Recipe.objects.create(
+            stable_id="bad",
+            title="Bad",
+            protocol=timed_protocol,
+            preset="tiny",
+            task="promoter_tata",
+            steps=5,
+            warmup_steps=5,
+        )
 
 
 def test_it_refuses_a_stale_limit_shorter_than_three_heartbeats(settings):

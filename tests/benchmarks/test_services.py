@@ -32,15 +32,26 @@ def claimed(job, host="gpu-1") -> BenchmarkJob:
     return result
 
 
-def test_it_writes_the_row_first_and_sends_the_message_only_after_commit(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_writes_the_row_first_and_sends_the_message_only_after_commit(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator, overrides={"steps": 30})
     assert broker.sent == []  # nothing left before the commit
     job.refresh_from_db()
     assert job.status == JobStatus.QUEUED and job.attempts == 0 and job.sends == 1
     assert job.parameters == {
-        "preset": "tiny", "task": "promoter_tata", "steps": 30, "batch_size": 4, "learning_rate": 0.003, "precision": "auto",
-        "eval_interval": 0, "seed": 0, "warmup_steps": 2, "device": "auto", "synthetic": "uniform",
+        "preset": "tiny",
+        "task": "promoter_tata",
+        "steps": 30,
+        "batch_size": 4,
+        "learning_rate": 0.003,
+        "precision": "auto",
+        "eval_interval": 0,
+        "seed": 0,
+        "warmup_steps": 2,
+        "device": "auto",
+        "synthetic": "uniform",
     }
     assert job.recipe_review_state == ReviewState.PROPOSED
     assert statuses(job) == [("", "queued")]
@@ -53,7 +64,9 @@ def test_it_writes_the_row_first_and_sends_the_message_only_after_commit(tiny_re
     assert (message["soft_time_limit"], message["time_limit"]) == (600, 900)
 
 
-def test_it_sends_nothing_when_the_transaction_rolls_back(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_sends_nothing_when_the_transaction_rolls_back(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         with pytest.raises(RuntimeError), transaction.atomic():
             benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
@@ -61,7 +74,9 @@ def test_it_sends_nothing_when_the_transaction_rolls_back(tiny_recipe, operator,
     assert broker.sent == [] and BenchmarkJob.objects.count() == 0
 
 
-def test_it_leaves_a_job_queued_when_the_broker_cannot_be_reached(tiny_recipe, operator, monkeypatch, django_capture_on_commit_callbacks):
+def test_it_leaves_a_job_queued_when_the_broker_cannot_be_reached(
+    tiny_recipe, operator, monkeypatch, django_capture_on_commit_callbacks
+):
     from benchmarks.tasks import benchmark_job_run
 
     def unreachable(*args, **kwargs):
@@ -191,7 +206,9 @@ def test_it_takes_the_configuration_another_job_created_meanwhile(tiny_recipe, o
 def test_it_records_a_run_whose_loss_is_not_a_number_replacing_it_with_null(tiny_recipe, operator, broker):
     job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
     report = {
-        **fake_report(seconds=120.0), "loss_start": float("nan"), "loss_end": float("inf"),
+        **fake_report(seconds=120.0),
+        "loss_start": float("nan"),
+        "loss_end": float("inf"),
         "evaluations": [{"step": 40, "loss": float("-inf"), "accuracy": 0.5, "mcc": 0.0}],
         "losses": (0.7, float("nan")),
     }
@@ -217,7 +234,9 @@ def test_it_discards_the_report_of_a_job_cancelled_while_it_finished(tiny_recipe
 
 def test_it_stores_the_error_and_log_tail_of_a_failure(tiny_recipe, operator, broker):
     job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
-    benchmark_job_fail(job_id=job.pk, attempt=1, error="RuntimeError: CUDA out of memory\n\nTraceback ...", log_tail="line 1\nline 2")
+    benchmark_job_fail(
+        job_id=job.pk, attempt=1, error="RuntimeError: CUDA out of memory\n\nTraceback ...", log_tail="line 1\nline 2"
+    )
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and job.finished_at
     assert job.error.startswith("RuntimeError: CUDA out of memory") and job.log_tail == "line 1\nline 2"
@@ -243,7 +262,9 @@ def test_it_runs_the_task_body_and_fails_the_job_with_the_runners_error(tiny_rec
     assert execution.benchmark_job_execute(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-2") == "skipped"
 
 
-def test_it_cancels_queued_and_running_jobs_and_revokes_their_messages(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_cancels_queued_and_running_jobs_and_revokes_their_messages(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     queued = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
     running = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
     with django_capture_on_commit_callbacks(execute=True):
@@ -285,7 +306,9 @@ def test_it_reruns_a_finished_job_with_its_parameters(tiny_recipe, operator, mak
         benchmark_job_rerun(job=job, actor=make_user("curator"))
 
 
-def test_it_sends_again_a_queued_job_no_worker_started_with_backoff(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_sends_again_a_queued_job_no_worker_started_with_backoff(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
     first_task = job.celery_task_id
     sent = job.sent_at
@@ -301,7 +324,9 @@ def test_it_sends_again_a_queued_job_no_worker_started_with_backoff(tiny_recipe,
     assert statuses(job) == [("", "queued"), ("queued", "queued"), ("queued", "queued")]
 
 
-def test_it_keeps_a_resent_queued_jobs_place_the_first_copy_to_arrive_runs_it(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_keeps_a_resent_queued_jobs_place_the_first_copy_to_arrive_runs_it(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     # Two jobs wait behind a long run; the sweeper re-sends both. The copies sent first still claim
     # them, in their order: re-sending does not push a job to the back of the queue.
     with django_capture_on_commit_callbacks(execute=True):
@@ -315,13 +340,17 @@ def test_it_keeps_a_resent_queued_jobs_place_the_first_copy_to_arrive_runs_it(ti
         assert benchmark_job_claim(job_id=job_id, task_id=message["task_id"], worker_host="gpu-1") is not None
     for message in second_copies:  # the duplicates do nothing
         [job_id] = message["args"]
-        assert execution.benchmark_job_execute(job_id=job_id, task_id=message["task_id"], worker_host="gpu-2") == "skipped"
+        assert (
+            execution.benchmark_job_execute(job_id=job_id, task_id=message["task_id"], worker_host="gpu-2") == "skipped"
+        )
     for job in (older, newer):
         job.refresh_from_db()
         assert (job.status, job.attempts, job.worker_host, job.sends) == (JobStatus.RUNNING, 1, "gpu-1", 2)
 
 
-def test_it_gives_a_job_taken_from_a_lost_worker_a_new_message_and_revokes_the_old_one(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_it_gives_a_job_taken_from_a_lost_worker_a_new_message_and_revokes_the_old_one(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator), host="gpu-1")
     lost_task = job.celery_task_id
     with django_capture_on_commit_callbacks(execute=True):
@@ -335,7 +364,9 @@ def test_it_gives_a_job_taken_from_a_lost_worker_a_new_message_and_revokes_the_o
     assert benchmark_job_claim(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-2") is not None
 
 
-def test_it_requeues_a_job_whose_worker_was_lost_then_fails_it_after_the_last_attempt(tiny_recipe, operator, broker, settings):
+def test_it_requeues_a_job_whose_worker_was_lost_then_fails_it_after_the_last_attempt(
+    tiny_recipe, operator, broker, settings
+):
     settings.BENCHMARK_MAX_ATTEMPTS = 2
     job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator), host="gpu-1")
     later = timezone.now() + timedelta(minutes=6)
@@ -349,7 +380,13 @@ def test_it_requeues_a_job_whose_worker_was_lost_then_fails_it_after_the_last_at
     assert report.failed == [job.pk]
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and "no attempts left" in job.error and "gpu-2" in job.error
-    assert statuses(job) == [("", "queued"), ("queued", "running"), ("running", "queued"), ("queued", "running"), ("running", "failed")]
+    assert statuses(job) == [
+        ("", "queued"),
+        ("queued", "running"),
+        ("running", "queued"),
+        ("queued", "running"),
+        ("running", "failed"),
+    ]
 
 
 def test_it_sweeps_a_running_job_of_an_unknown_preset_with_the_longest_time_limit(tiny_recipe, operator, broker):
@@ -406,8 +443,12 @@ def test_it_refuses_a_recipe_whose_protocol_is_not_timed(tiny_recipe, operator, 
     from tests.factories import ProtocolFactory
 
     recipe, _ = recipe_ensure(
-        stable_id="mcc-recipe", title="A recipe of an accuracy protocol", protocol=ProtocolFactory(metric_unit="MCC"),
-        preset="tiny", task="promoter_tata", steps=40,
+        stable_id="mcc-recipe",
+        title="A recipe of an accuracy protocol",
+        protocol=ProtocolFactory(metric_unit="MCC"),
+        preset="tiny",
+        task="promoter_tata",
+        steps=40,
     )
     with pytest.raises(JobInvalid) as refused:
         benchmark_job_enqueue(recipe=recipe, requested_by=operator)
@@ -424,7 +465,9 @@ def test_it_enforces_the_status_table_in_the_database_too(tiny_recipe, operator,
         BenchmarkJob.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED)  # finished without finished_at
 
 
-def test_the_beat_task_sweeps_and_sends_through_the_gpu_task(tiny_recipe, operator, broker, django_capture_on_commit_callbacks):
+def test_the_beat_task_sweeps_and_sends_through_the_gpu_task(
+    tiny_recipe, operator, broker, django_capture_on_commit_callbacks
+):
     from benchmarks.tasks import benchmark_jobs_sweep as sweep_task
 
     job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)

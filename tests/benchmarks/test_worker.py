@@ -47,7 +47,11 @@ def row(job) -> BenchmarkJob:
 
 def running_with_progress(job, attempt: int = 1):
     current = row(job)
-    return current if current.status == JobStatus.RUNNING and current.attempts == attempt and current.progress_step > 0 else None
+    return (
+        current
+        if current.status == JobStatus.RUNNING and current.attempts == attempt and current.progress_step > 0
+        else None
+    )
 
 
 def events(job) -> list[tuple[str, str]]:
@@ -55,7 +59,9 @@ def events(job) -> list[tuple[str, str]]:
 
 
 @pytest.mark.urls("tests.benchmarks.urls_for_tests")
-def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(seed_tiny_recipe, operator, start_worker, client):
+def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(
+    seed_tiny_recipe, operator, start_worker, client
+):
     worker = start_worker("gpu")
     job = benchmark_job_enqueue(recipe=seed_tiny_recipe, requested_by=operator, overrides=WATCHABLE)
 
@@ -101,12 +107,17 @@ def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(seed_tin
     benchmark_job_run.apply_async(args=[job.pk], task_id=done.celery_task_id)
     wait_for(
         lambda: f"is succeeded: message {done.celery_task_id} does nothing" in worker.log(),
-        timeout=60, what="the duplicate delivery", worker=worker,
+        timeout=60,
+        what="the duplicate delivery",
+        worker=worker,
     )
     assert benchmark_job_run.apply_async(args=[job.pk], task_id=str(uuid.uuid4())).get(timeout=60) == "skipped"
     again = row(job)
     assert (again.status, again.attempts, again.finished_at, again.evaluation_id) == (
-        done.status, done.attempts, done.finished_at, done.evaluation_id,
+        done.status,
+        done.attempts,
+        done.finished_at,
+        done.evaluation_id,
     )
     assert len(events(job)) == 3
     assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 1
@@ -125,7 +136,9 @@ def test_it_cancels_a_running_and_a_queued_job_and_the_worker_goes_on(seed_tiny_
 
     # The worker is free again: a new job runs to the end (the long one would hold it for minutes).
     after = benchmark_job_enqueue(recipe=seed_tiny_recipe, requested_by=operator, overrides={"steps": 50})
-    done = wait_for(lambda: row(after) if row(after).status in FINISHED else None, timeout=90, what="the next job", worker=worker)
+    done = wait_for(
+        lambda: row(after) if row(after).status in FINISHED else None, timeout=90, what="the next job", worker=worker
+    )
     assert done.status == JobStatus.SUCCEEDED, done.error
 
     cancelled = row(long)
@@ -138,14 +151,20 @@ def test_it_cancels_a_running_and_a_queued_job_and_the_worker_goes_on(seed_tiny_
     assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 1
 
 
-def test_it_retries_the_job_of_a_killed_worker_then_fails_it_after_the_last_attempt(tiny_recipe, operator, start_worker, settings):
+def test_it_retries_the_job_of_a_killed_worker_then_fails_it_after_the_last_attempt(
+    tiny_recipe, operator, start_worker, settings
+):
     settings.BENCHMARK_MAX_ATTEMPTS = 2
     job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator, overrides=ENDLESS)
 
     for attempt in (1, 2):
         worker = start_worker("gpu")
-        wait_for(lambda: running_with_progress(job, attempt),  # noqa: B023 (called within this iteration)
-                 timeout=90, what=f"attempt {attempt} to run", worker=worker)
+        wait_for(
+            lambda: running_with_progress(job, attempt),  # noqa: B023 (called within this iteration)
+            timeout=90,
+            what=f"attempt {attempt} to run",
+            worker=worker,
+        )
         worker.kill(signal.SIGKILL)  # the whole process group: main process and pool child
         worker.process.wait(timeout=15)
         time.sleep(1.2)  # the heartbeat goes stale
@@ -159,6 +178,10 @@ def test_it_retries_the_job_of_a_killed_worker_then_fails_it_after_the_last_atte
             assert (current.status, current.attempts) == (JobStatus.FAILED, 2)
     assert "no attempts left" in current.error
     assert events(job) == [
-        ("", "queued"), ("queued", "running"), ("running", "queued"), ("queued", "running"), ("running", "failed"),
+        ("", "queued"),
+        ("queued", "running"),
+        ("running", "queued"),
+        ("queued", "running"),
+        ("running", "failed"),
     ]
     assert current.evaluation is None

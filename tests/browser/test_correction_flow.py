@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from records.seed import PROTOCOL_ID
 from corrections.forms import MIN_SECONDS
 from corrections.models import Correction
+from records.seed import PROTOCOL_ID
 from tests.browser.conftest import admin_login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,7 +33,9 @@ def test_a_visitor_suggests_a_correction_and_follows_it_to_acceptance(browser, l
     admin_login(admin_page, curator.username)
     admin_page.goto(f"/admin/corrections/correction/{correction.pk}/change/")
     assert admin_page.locator("#value-now").inner_text() == "20"
-    admin_page.fill("#moderation-response", "Thank you: the single-GPU figure is recorded as a concern, not as a value.")
+    admin_page.fill(
+        "#moderation-response", "Thank you: the single-GPU figure is recorded as a concern, not as a value."
+    )
     admin_page.get_by_role("button", name="Accept").click()
     admin_page.wait_for_selector(f"text=Suggestion #{correction.pk}: accepted.")
 

@@ -13,7 +13,9 @@ VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1366, 
 
 
 @pytest.mark.parametrize("device", list(VIEWPORTS))
-def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(browser, live_server, seeded, device, tmp_path):
+def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(
+    browser, live_server, seeded, device, tmp_path
+):
     context = browser.new_context(base_url=live_server.url, viewport=VIEWPORTS[device], bypass_csp=True)
     page = context.new_page()
     page.set_default_timeout(15_000)
@@ -31,7 +33,9 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(brow
     assert page.locator("svg.chart title").count() == 1
     visited.append(page.url)
 
-    page.get_by_role("link", name="Nucleotide Transformer 500M-parameter models, IA3 fine-tuning (Dalla-Torre et al. 2025) (1)").first.click()
+    page.get_by_role(
+        "link", name="Nucleotide Transformer 500M-parameter models, IA3 fine-tuning (Dalla-Torre et al. 2025) (1)"
+    ).first.click()
     page.wait_for_selector("text=1 of 2 evaluations match.")
     rows = page.locator("table.evaluations tbody tr")
     assert rows.count() == 1 and "500M" in rows.first.inner_text()
@@ -58,7 +62,9 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(brow
     context.close()
 
 
-def test_a_researcher_downloads_a_release_file_and_its_sha256_matches_the_page(browser, live_server, seeded, make_user, settings, tmp_path):
+def test_a_researcher_downloads_a_release_file_and_its_sha256_matches_the_page(
+    browser, live_server, seeded, make_user, settings, tmp_path
+):
     import hashlib
 
     from releases.build import release_build

@@ -30,7 +30,12 @@ def queued(timed_protocol, requester):
 
     def make(message: str = "message-1") -> BenchmarkJob:
         with transaction.atomic():
-            job = BenchmarkJob(recipe=recipe, parameters={"preset": "tiny", "steps": 40}, requested_by=requester, celery_task_id=message)
+            job = BenchmarkJob(
+                recipe=recipe,
+                parameters={"preset": "tiny", "steps": 40},
+                requested_by=requester,
+                celery_task_id=message,
+            )
             JOBS.change(row=job, to=QUEUED, actor=requester, reason="queued")
         return job
 
@@ -75,7 +80,9 @@ def test_it_refuses_with_its_own_error_when_the_app_names_none(queued):
 )
 def test_it_refuses_a_table_that_contradicts_itself(moves_, terminal, working):
     with pytest.raises(ValueError):
-        TransitionTable(states=tuple(JobStatus.values), moves=moves_, terminal=frozenset(terminal), working=frozenset(working))
+        TransitionTable(
+            states=tuple(JobStatus.values), moves=moves_, terminal=frozenset(terminal), working=frozenset(working)
+        )
 
 
 def test_the_job_table_lists_its_unfinished_states_in_order():

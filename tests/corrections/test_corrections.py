@@ -7,15 +7,14 @@ import time
 from unittest import mock
 
 import pytest
-from django.core import mail, signing
+from django.core import signing
 from django.urls import reverse
 
-from portal.celery import app as celery_app
-from records import models as m
-from records.seed import PROTOCOL_ID
-from corrections.services import CorrectionError, correction_decide, correction_submit
 from corrections.forms import TIMING_SALT
 from corrections.models import Correction, CorrectionStatus
+from corrections.services import CorrectionError, correction_decide, correction_submit
+from records import models as m
+from records.seed import PROTOCOL_ID
 from reviews.models import ReviewEvent, ReviewState
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +65,11 @@ def test_it_stores_a_valid_suggestion_and_shows_its_private_status_page(client, 
     response = client.post("/corrections/new/", form_data())
     correction = Correction.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/corrections/{correction.token}/?sent=1"
-    assert (correction.target_stable_id, correction.field_name, correction.value_at_submission) == (RESULT_500M, "value", "20")
+    assert (correction.target_stable_id, correction.field_name, correction.value_at_submission) == (
+        RESULT_500M,
+        "value",
+        "20",
+    )
     assert correction.protocol_stable_id == PROTOCOL_ID and correction.status == CorrectionStatus.NEW
     page = client.get(response["Location"])
     body = page.content.decode()
@@ -77,12 +80,21 @@ def test_it_stores_a_valid_suggestion_and_shows_its_private_status_page(client, 
 
 def test_it_lists_new_suggestions_oldest_first_beside_the_current_value(client, seeded, curator):
     client.post("/corrections/new/", form_data())
-    client.post("/corrections/new/", form_data(target=f"protocol:{PROTOCOL_ID}:title", proposed_value="A better title", explanation="Second."))
+    client.post(
+        "/corrections/new/",
+        form_data(target=f"protocol:{PROTOCOL_ID}:title", proposed_value="A better title", explanation="Second."),
+    )
     client.force_login(curator)
     body = client.get(reverse("admin:corrections_correction_changelist"), {"status__exact": "new"}).content.decode()
     assert body.index(RESULT_500M) < body.index(">title<")
     assert '<td class="field-value_now">20</td>' in body
-    assert client.get(reverse("admin:corrections_correction_changelist"), {"protocol": PROTOCOL_ID, "content_type__id__exact": Correction.objects.first().content_type_id}).status_code == 200
+    assert (
+        client.get(
+            reverse("admin:corrections_correction_changelist"),
+            {"protocol": PROTOCOL_ID, "content_type__id__exact": Correction.objects.first().content_type_id},
+        ).status_code
+        == 200
+    )
 
 
 @pytest.mark.parametrize(
@@ -159,7 +171,9 @@ def distinct(i: int) -> dict:
 
 
 @pytest.mark.parametrize("proxies", [0, 1])
-def test_the_21st_suggestion_from_one_address_gets_429_even_with_rotating_forwarded_for(client, seeded, settings, proxies):
+def test_the_21st_suggestion_from_one_address_gets_429_even_with_rotating_forwarded_for(
+    client, seeded, settings, proxies
+):
     settings.NUM_PROXIES = proxies
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
     for i in range(20):
@@ -192,7 +206,7 @@ XSS = [
     "<script>alert('x')</script>",
     '"><img src=x onerror=alert(1)>',
     "javascript:alert(document.cookie)",
-    "<a href=\"javascript:alert(1)\">click</a>",
+    '<a href="javascript:alert(1)">click</a>',
     "\u202egnp.exe <svg onload=alert(1)>",
     "\ufeff<scr\u200bipt>alert(1)</scr\u200bipt>",
     "{{ settings.SECRET_KEY }} {% debug %}",
@@ -201,7 +215,9 @@ XSS = [
 
 @pytest.mark.parametrize("payload", XSS)
 def test_it_shows_hostile_text_escaped_on_the_status_page_in_the_admin_and_in_the_api(client, seeded, curator, payload):
-    response = post_api(client, api_data(field="printed_value", proposed_value=payload, explanation=payload, supporting_locator=payload))
+    response = post_api(
+        client, api_data(field="printed_value", proposed_value=payload, explanation=payload, supporting_locator=payload)
+    )
     assert response.status_code == 201 and response["Content-Type"] == "application/json"
     correction = Correction.objects.get()
     assert correction.explanation == payload.strip()  # stored as sent
@@ -215,7 +231,9 @@ def test_it_shows_hostile_text_escaped_on_the_status_page_in_the_admin_and_in_th
     assert "&lt;" in status_page or "<" not in payload
 
 
-def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_and_names_the_correction(client, seeded, curator):
+def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_and_names_the_correction(
+    client, seeded, curator
+):
     client.post("/corrections/new/", form_data())
     correction = Correction.objects.get()
     client.force_login(curator)
@@ -228,19 +246,31 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
     assert (result.display_value, result.printed_value) == ("15", "15 min")  # the printed value follows the value
     evaluation = result.evaluation
     # The seed's evaluations are excluded: the correction keeps them out, with their concern, until a reinstate.
-    assert evaluation.review_state == ReviewState.EXCLUDED_RECHECK and evaluation.concern.startswith("Fine-tuning time conflicts")
+    assert evaluation.review_state == ReviewState.EXCLUDED_RECHECK and evaluation.concern.startswith(
+        "Fine-tuning time conflicts"
+    )
     assert f"correction #{correction.pk} accepted" in result.history.first().history_change_reason
     reopen = ReviewEvent.objects.filter(record_stable_id=evaluation.stable_id).last()
     assert reopen.transition == "reopen_excluded" and f"correction #{correction.pk}" in reopen.reason
     correction.refresh_from_db()
-    assert (correction.status, correction.value_applied, correction.response) == ("accepted", True, "Recorded the single-GPU figure.")
+    assert (correction.status, correction.value_applied, correction.response) == (
+        "accepted",
+        True,
+        "Recorded the single-GPU figure.",
+    )
     assert "Accepted" in client.get(f"/corrections/{correction.token}/").content.decode()
 
 
 def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seeded, curator):
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M), field_name="value", proposed_value="about fifteen",
-        explanation="x", supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+        target=m.Result.objects.get(stable_id=RESULT_500M),
+        field_name="value",
+        proposed_value="about fifteen",
+        explanation="x",
+        supporting_source="",
+        supporting_locator="",
+        contact_email="",
+        ip="192.0.2.1",
     )
     with pytest.raises(CorrectionError, match="cannot be applied"):
         correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
@@ -251,8 +281,14 @@ def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seed
 
 def test_it_refuses_to_apply_a_unit_its_protocol_does_not_use_and_changes_nothing(seeded, curator):
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M), field_name="unit", proposed_value="hour",
-        explanation="the table says hours", supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+        target=m.Result.objects.get(stable_id=RESULT_500M),
+        field_name="unit",
+        proposed_value="hour",
+        explanation="the table says hours",
+        supporting_source="",
+        supporting_locator="",
+        contact_email="",
+        ip="192.0.2.1",
     )
     with pytest.raises(CorrectionError, match="cannot be applied: must be 'minute'"):
         correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
@@ -273,8 +309,14 @@ def test_a_curator_cannot_accept_a_suggestion_they_submitted_while_logged_in(cli
 
 def test_it_requires_a_response_and_the_moderator_permission(seeded, curator, make_user):
     correction = correction_submit(
-        target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="x",
-        supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+        target=m.Protocol.objects.get(),
+        field_name="",
+        proposed_value="",
+        explanation="x",
+        supporting_source="",
+        supporting_locator="",
+        contact_email="",
+        ip="192.0.2.1",
     )
     with pytest.raises(CorrectionError, match="response"):
         correction_decide(correction=correction, actor=curator, decision="reject", response=" ")
@@ -284,7 +326,12 @@ def test_it_requires_a_response_and_the_moderator_permission(seeded, curator, ma
 
 def test_it_folds_identical_suggestions_on_the_same_record_within_a_day(client, seeded, curator):
     client.post("/corrections/new/", form_data())
-    client.post("/corrections/new/", form_data(explanation="  THE Discussion says under 15 min on a single GPU. ", contact_email="second@example.org"))
+    client.post(
+        "/corrections/new/",
+        form_data(
+            explanation="  THE Discussion says under 15 min on a single GPU. ", contact_email="second@example.org"
+        ),
+    )
     first, second = Correction.objects.order_by("id")
     assert (first.status, second.status, second.duplicate_of) == ("new", "duplicate", first)
     client.force_login(curator)
@@ -301,74 +348,6 @@ def test_it_does_not_fold_a_suggestion_into_one_already_decided(client, seeded, 
     client.post("/corrections/new/", form_data())
     again = Correction.objects.exclude(pk=first.pk).get()
     assert (again.status, again.duplicate_of) == ("new", None)
-
-
-@pytest.fixture
-def eager_tasks():
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
-
-
-def test_it_mails_curators_only_after_commit(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
-    settings.CORRECTIONS_DIGEST_INTERVAL_SECONDS = 0
-    curator.email = "curator@example.org"
-    curator.save()
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        correction_submit(
-            target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="Please check the title.",
-            supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
-        )
-        assert mail.outbox == []
-    assert len(callbacks) == 1 and mail.outbox == []
-    callbacks[0]()
-    assert [message.to for message in mail.outbox] == [["curator@example.org"]]
-    assert "1 new correction suggestion" in mail.outbox[0].subject
-
-
-def test_it_batches_curator_mail_to_one_digest_per_interval(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
-    from corrections.tasks import correction_digest_send
-
-    settings.CORRECTIONS_DIGEST_INTERVAL_SECONDS = 900
-    curator.email = "curator@example.org"
-    curator.save()
-    with mock.patch.object(correction_digest_send, "apply_async") as scheduled:
-        for i in range(3):
-            with django_capture_on_commit_callbacks(execute=True):
-                correction_submit(
-                    target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation=f"Issue {i}.",
-                    supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
-                )
-    assert scheduled.call_count == 1 and scheduled.call_args.kwargs == {"countdown": 900}
-    assert correction_digest_send() == 3
-    assert len(mail.outbox) == 1 and "3 new correction suggestion(s)" in mail.outbox[0].subject
-    assert correction_digest_send() == 0
-
-
-def test_it_retries_a_failed_mail_and_never_loses_the_suggestion(seeded, curator, settings, eager_tasks, django_capture_on_commit_callbacks):
-    from tests.reviews.flaky_mail import FailingOnceBackend
-
-    settings.EMAIL_BACKEND = "tests.reviews.flaky_mail.FailingOnceBackend"
-    FailingOnceBackend.failures_left = 1
-    correction = correction_submit(
-        target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="x",
-        supporting_source="", supporting_locator="", contact_email="reader@example.org", ip="192.0.2.1",
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        correction_decide(correction=correction, actor=curator, decision="reject", response="No change needed.")
-    assert FailingOnceBackend.failures_left == 0
-    assert [message.to for message in mail.outbox] == [["reader@example.org"]]
-    assert "No change needed." in mail.outbox[0].body
-
-    settings.EMAIL_BACKEND = "tests.reviews.flaky_mail.AlwaysFailingBackend"
-    second = correction_submit(
-        target=m.Protocol.objects.get(), field_name="", proposed_value="", explanation="y",
-        supporting_source="", supporting_locator="", contact_email="other@example.org", ip="192.0.2.2",
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        correction_decide(correction=second, actor=curator, decision="reject", response="Still no.")
-    second.refresh_from_db()
-    assert second.status == "rejected" and Correction.objects.count() == 2
 
 
 @pytest.mark.parametrize("proposed", ["about 0.55", "0.55?", "NaN"])
@@ -395,7 +374,12 @@ def test_the_curator_gives_the_printed_value_that_goes_with_a_corrected_value(cl
     assert 'name="printed_value"' in panel and 'value="14.5 min"' in panel  # the old printed text with the new number
     client.post(
         reverse("admin:corrections_correction_decide", args=[correction.pk]),
-        {"decision": "accept", "response": "As printed in the Discussion.", "apply_value": "1", "printed_value": "under 14.5 min"},
+        {
+            "decision": "accept",
+            "response": "As printed in the Discussion.",
+            "apply_value": "1",
+            "printed_value": "under 14.5 min",
+        },
     )
     result = m.Result.objects.get(stable_id=RESULT_500M)
     assert (result.display_value, result.printed_value) == ("14.5", "under 14.5 min")
@@ -403,9 +387,22 @@ def test_the_curator_gives_the_printed_value_that_goes_with_a_corrected_value(cl
 
 def test_a_printed_value_that_does_not_show_the_corrected_value_changes_nothing(seeded, curator):
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M), field_name="value", proposed_value="14.5",
-        explanation="x", supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.1",
+        target=m.Result.objects.get(stable_id=RESULT_500M),
+        field_name="value",
+        proposed_value="14.5",
+        explanation="x",
+        supporting_source="",
+        supporting_locator="",
+        contact_email="",
+        ip="192.0.2.1",
     )
     with pytest.raises(CorrectionError, match="not the number printed"):
-        correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True, printed_value="15 min")
+        correction_decide(
+            correction=correction,
+            actor=curator,
+            decision="accept",
+            response="ok",
+            apply_value=True,
+            printed_value="15 min",
+        )
     assert m.Result.objects.get(stable_id=RESULT_500M).printed_value == "20 min"

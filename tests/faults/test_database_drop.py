@@ -33,7 +33,9 @@ def test_a_connection_dropped_mid_request_answers_503_then_the_portal_recovers(l
     with psycopg.connect(**dsn) as blocker:
         blocker.execute("LOCK TABLE records_protocol IN ACCESS EXCLUSIVE MODE")  # the request will wait on it
         answer: dict = {}
-        request = threading.Thread(target=lambda: answer.update(zip(("status", "headers", "body"), fetch(url), strict=True)))
+        request = threading.Thread(
+            target=lambda: answer.update(zip(("status", "headers", "body"), fetch(url), strict=True))
+        )
         request.start()
         with psycopg.connect(**dsn, autocommit=True) as admin:
             victim = None

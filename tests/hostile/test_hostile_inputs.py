@@ -50,8 +50,11 @@ def clients(seeded, make_user):
     logged_in = Client()
     logged_in.force_login(curator)
     return {
-        "anonymous": Client(), "curator": token_client(curator), "operator": token_client(operator),
-        "manager": token_client(manager), "admin_session": logged_in,
+        "anonymous": Client(),
+        "curator": token_client(curator),
+        "operator": token_client(operator),
+        "manager": token_client(manager),
+        "admin_session": logged_in,
     }
 
 
@@ -60,12 +63,38 @@ def json_writes() -> list[tuple[str, str, str, dict]]:
     cases = []
     for value in CORPUS["strings"] + CORPUS["enum_values"]:
         cases += [
-            ("anonymous", "post", "/api/v1/corrections/", {"target_type": value, "target_id": PROTOCOL_ID, "explanation": "x"}),
-            ("anonymous", "post", "/api/v1/corrections/", {"target_type": "protocol", "target_id": value or "-", "explanation": "x", "website": "filled"}),
-            ("curator", "post", "/api/v1/configurations/", {"configuration_id": value, "name": "A", "parameter_count": "many"}),
+            (
+                "anonymous",
+                "post",
+                "/api/v1/corrections/",
+                {"target_type": value, "target_id": PROTOCOL_ID, "explanation": "x"},
+            ),
+            (
+                "anonymous",
+                "post",
+                "/api/v1/corrections/",
+                {"target_type": "protocol", "target_id": value or "-", "explanation": "x", "website": "filled"},
+            ),
+            (
+                "curator",
+                "post",
+                "/api/v1/configurations/",
+                {"configuration_id": value, "name": "A", "parameter_count": "many"},
+            ),
             ("curator", "patch", f"/api/v1/evaluations/{E500}/", {"measured_by": value}),
             ("curator", "patch", f"/api/v1/protocols/{PROTOCOL_ID}/", {"metric_direction": value}),
-            ("curator", "post", "/api/v1/results/", {"result_id": "r-hostile", "evaluation_id": value or "-", "value": value or "x", "unit": "minute", "printed_value": "1"}),
+            (
+                "curator",
+                "post",
+                "/api/v1/results/",
+                {
+                    "result_id": "r-hostile",
+                    "evaluation_id": value or "-",
+                    "value": value or "x",
+                    "unit": "minute",
+                    "printed_value": "1",
+                },
+            ),
             ("curator", "post", f"/api/v1/evaluations/{E500}/transitions/", {"transition": value}),
             ("curator", "post", "/api/v1/imports/", {"format": value, "version": 1}),
             ("operator", "post", "/api/v1/benchmark-jobs/", {"recipe": value or "-", "overrides": {"steps": value}}),
@@ -126,14 +155,28 @@ def test_hostile_form_input_gets_field_errors_and_changes_nothing(clients, setti
 
 def submit_hostile_forms(clients, value: str) -> None:
     anonymous, curator = clients["anonymous"], clients["admin_session"]
-    form = anonymous.post("/corrections/new/", {"record": f"protocol:{PROTOCOL_ID}", "target": value, "explanation": value, "started": value, "website": value})
+    form = anonymous.post(
+        "/corrections/new/",
+        {
+            "record": f"protocol:{PROTOCOL_ID}",
+            "target": value,
+            "explanation": value,
+            "started": value,
+            "website": value,
+        },
+    )
     assert form.status_code in (400, 404)
     login = anonymous.post("/admin/login/", {"username": value, "password": value})
     assert login.status_code == 200 and b"errornote" in login.content
     evaluation = apps.get_model("records", "Evaluation").objects.get(stable_id=E500)
-    transition = curator.post(f"/admin/records/evaluation/{evaluation.pk}/transition/", {"transition": value, "reason": value, "expected_state": value})
+    transition = curator.post(
+        f"/admin/records/evaluation/{evaluation.pk}/transition/",
+        {"transition": value, "reason": value, "expected_state": value},
+    )
     assert transition.status_code == 302  # back to the record, with the refusal as a message
-    change = curator.post(f"/admin/records/configuration/{evaluation.configuration_id}/change/", {"name": "", "parameter_count": value})
+    change = curator.post(
+        f"/admin/records/configuration/{evaluation.configuration_id}/change/", {"name": "", "parameter_count": value}
+    )
     assert change.status_code == 200 and b"errornote" in change.content
 
 
@@ -144,7 +187,9 @@ def test_download_names_cannot_leave_the_release(clients, name):
     assert b"root:" not in response.content and b"SECRET" not in response.content.upper()[:0]
 
 
-@pytest.mark.parametrize("path", ["/protocols/%FF%FE/", "/api/v1/protocols/%C0%AF/", "/search/?q=%FF%FE", "/corrections/%2e%2e%2f%2e%2e%2f/"])
+@pytest.mark.parametrize(
+    "path", ["/protocols/%FF%FE/", "/api/v1/protocols/%C0%AF/", "/search/?q=%FF%FE", "/corrections/%2e%2e%2f%2e%2e%2f/"]
+)
 def test_invalid_utf8_and_traversal_in_addresses_get_4xx(clients, path):
     response = clients["anonymous"].get(path)
     assert 400 <= response.status_code < 500 or (path.startswith("/search/") and response.status_code == 200)

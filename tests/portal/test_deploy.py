@@ -15,7 +15,9 @@ pytestmark = pytest.mark.backend_independent
 
 def test_the_dockerfile_lints_clean_with_hadolint():
     hadolint = shutil.which("hadolint") or str(Path(__import__("sys").executable).parent / "hadolint")
-    completed = subprocess.run([hadolint, "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [hadolint, "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 

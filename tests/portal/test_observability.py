@@ -23,7 +23,13 @@ def test_it_logs_each_request_as_one_json_line(client, caplog):
     assert len(records) == 1 and response["X-Request-ID"] == "req-123"
     line = JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s").format(records[0])
     data = json.loads(line)
-    assert (data["event"], data["method"], data["path"], data["status"], data["request_id"]) == ("request", "GET", "/coverage/", 200, "req-123")
+    assert (data["event"], data["method"], data["path"], data["status"], data["request_id"]) == (
+        "request",
+        "GET",
+        "/coverage/",
+        200,
+        "req-123",
+    )
     assert data["duration_ms"] >= 0 and "\n" not in line
 
 

@@ -48,7 +48,12 @@ def test_production_settings_pass_the_deployment_checks():
     env = {k: v for k, v in os.environ.items()}
     env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
     completed = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
@@ -64,23 +69,41 @@ def test_production_adds_hsts_secure_cookies_and_no_debug_page(tmp_path):
         "print(json.dumps({'icon': c.get('/favicon.ico')['Location']}))"
     )
     env = {k: v for k, v in os.environ.items()}
-    env.update({
-        "PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example",
-        "PORTAL_LOG_LEVEL": "ERROR", "PORTAL_STATIC_ROOT": str(tmp_path / "static"),
-    })
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=300)
-    completed = subprocess.run([sys.executable, "manage.py", "shell", "--no-imports", "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    env.update(
+        {
+            "PORTAL_PRODUCTION": "1",
+            "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL",
+            "ALLOWED_HOSTS": "portal.example",
+            "PORTAL_LOG_LEVEL": "ERROR",
+            "PORTAL_STATIC_ROOT": str(tmp_path / "static"),
+        }
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=300
+    )
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     lines = [line for line in completed.stdout.splitlines() if line.startswith(("{", "["))]
     page, flags = json.loads(lines[0]), json.loads(lines[1])
     assert page["status"] == 404 and "Traceback" not in page["body"] and "DEBUG" not in page["body"]
     assert page["hsts"] == "max-age=31536000; includeSubDomains; preload"
     assert flags == [True, True, False, True]
-    assert re.fullmatch(r"/static/favicon\.[0-9a-f]{12}\.svg", json.loads(lines[2])["icon"])  # the manifest's hashed name
+    assert re.fullmatch(
+        r"/static/favicon\.[0-9a-f]{12}\.svg", json.loads(lines[2])["icon"]
+    )  # the manifest's hashed name
 
 
 def test_it_refuses_debug_in_production():
     env = {**os.environ, "PORTAL_PRODUCTION": "1", "PORTAL_DEBUG": "1", "SECRET_KEY": "k" * 60, "ALLOWED_HOSTS": "x"}
-    completed = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert completed.returncode != 0 and "PORTAL_DEBUG cannot be on" in completed.stderr
 
 

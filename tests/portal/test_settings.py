@@ -16,7 +16,9 @@ CONFIG_VARIABLES = ("DATABASE_URL", "REDIS_URL", "CACHE_URL", "PORTAL_PRODUCTION
 def run_manage(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
     environment.update({"PORTAL_VAR_DIR": str(tmp_path / "var"), **env})
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.mark.parametrize(
@@ -44,7 +46,10 @@ def test_it_stops_start_up_with_one_line_on_a_malformed_value(tmp_path, variable
 def test_it_requires_a_secret_key_and_hosts_in_production(tmp_path):
     completed = run_manage(tmp_path, "check", PORTAL_PRODUCTION="1")
     assert completed.returncode != 0
-    assert completed.stderr.strip() == "configuration error: SECRET_KEY (or SECRET_KEY_FILE) must be set when PORTAL_PRODUCTION is on"
+    assert (
+        completed.stderr.strip()
+        == "configuration error: SECRET_KEY (or SECRET_KEY_FILE) must be set when PORTAL_PRODUCTION is on"
+    )
 
 
 def test_it_reads_the_secret_key_from_a_file(tmp_path):
@@ -70,6 +75,16 @@ def test_it_defaults_to_sqlite_in_wal_mode_with_immediate_transactions_and_a_fil
 
 
 def test_it_switches_to_postgresql_and_redis_from_the_environment(tmp_path):
-    code = "from django.conf import settings; print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL)"
-    completed = run_manage(tmp_path, "shell", "--no-imports", "-c", code, DATABASE_URL="postgres://u:p@db.example:5433/portal", REDIS_URL="redis://cache:6379/0")
+    code = (
+        "from django.conf import settings; print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL)"
+    )
+    completed = run_manage(
+        tmp_path,
+        "shell",
+        "--no-imports",
+        "-c",
+        code,
+        DATABASE_URL="postgres://u:p@db.example:5433/portal",
+        REDIS_URL="redis://cache:6379/0",
+    )
     assert completed.stdout.split() == ["django.db.backends.postgresql", "redis://cache:6379/0"], completed.stderr

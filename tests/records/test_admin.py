@@ -11,7 +11,20 @@ from records.seed import PROTOCOL_ID
 
 pytestmark = pytest.mark.django_db
 
-CATALOGUE = [m.Source, m.Area, m.Context, m.Dataset, m.Configuration, m.Protocol, m.Limitation, m.Evaluation, m.Result, m.EvidenceRow, m.BaselineRole, m.Decision]
+CATALOGUE = [
+    m.Source,
+    m.Area,
+    m.Context,
+    m.Dataset,
+    m.Configuration,
+    m.Protocol,
+    m.Limitation,
+    m.Evaluation,
+    m.Result,
+    m.EvidenceRow,
+    m.BaselineRole,
+    m.Decision,
+]
 
 
 def url(model, view: str, *args) -> str:
@@ -49,8 +62,12 @@ def test_it_saves_an_admin_edit_with_history_under_the_editing_user(admin_client
     response = admin_client.post(
         url(m.Configuration, "change", configuration.pk),
         {
-            "name": configuration.name, "short_name": configuration.short_name, "family": configuration.family,
-            "parameter_count": "500000000", "method": configuration.method, "description": "Edited in the admin.",
+            "name": configuration.name,
+            "short_name": configuration.short_name,
+            "family": configuration.family,
+            "parameter_count": "500000000",
+            "method": configuration.method,
+            "description": "Edited in the admin.",
             "source": configuration.source_id,
         },
     )
@@ -86,7 +103,13 @@ def test_a_second_source_with_a_held_doi_is_a_form_error_naming_the_first(admin_
     paper.save()
     response = admin_client.post(
         url(m.Source, "add"),
-        {"stable_id": "nt-again", "title": "NT, again", "kind": "paper", "doi": "https://doi.org/10.1038/S41592-024-02523-Z", "published_date": "2024"},
+        {
+            "stable_id": "nt-again",
+            "title": "NT, again",
+            "kind": "paper",
+            "doi": "https://doi.org/10.1038/S41592-024-02523-Z",
+            "published_date": "2024",
+        },
     )
     assert response.status_code == 200 and not m.Source.objects.filter(stable_id="nt-again").exists()
     assert f"source &#x27;{paper.stable_id}&#x27; already has this DOI" in response.content.decode()
@@ -95,8 +118,13 @@ def test_a_second_source_with_a_held_doi_is_a_form_error_naming_the_first(admin_
 def test_a_result_whose_printed_value_does_not_show_it_is_a_form_error(admin_client, seeded):
     result = m.Result.objects.get(stable_id="nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime")
     data = {
-        "stable_id": result.stable_id, "evaluation": result.evaluation_id, "value": "0.41", "unit": "minute",
-        "printed_value": "0.410 min", "relation": "absolute", "uncertainty_kind": "",
+        "stable_id": result.stable_id,
+        "evaluation": result.evaluation_id,
+        "value": "0.41",
+        "unit": "minute",
+        "printed_value": "0.410 min",
+        "relation": "absolute",
+        "uncertainty_kind": "",
     }
     response = admin_client.post(url(m.Result, "change", result.pk), data)
     assert response.status_code == 200

@@ -12,7 +12,14 @@ import pytest
 
 from records import comparisons
 from records import models as m
-from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
+from tests.factories import (
+    ConfigurationFactory,
+    DatasetFactory,
+    EvaluationFactory,
+    ProtocolFactory,
+    ResultFactory,
+    SourceFactory,
+)
 from tests.helpers import apply_transitions
 
 pytestmark = pytest.mark.django_db
@@ -46,11 +53,19 @@ def best_in_columns(response) -> dict[str, list[str]]:
 @pytest.fixture
 def suite():
     """A suite protocol: one metric, two tasks, three models, scores that would cross-rank across tasks."""
-    protocol = ProtocolFactory(stable_id="suite", metric_name="MCC", metric_short_name="mcc", metric_unit="MCC", metric_direction="higher")
+    protocol = ProtocolFactory(
+        stable_id="suite", metric_name="MCC", metric_short_name="mcc", metric_unit="MCC", metric_direction="higher"
+    )
     parent = DatasetFactory(stable_id="bench", name="Bench")
-    promoter = DatasetFactory(stable_id="bench-promoter", name="promoter", suite=parent, task_key="promoter", position=1)
-    enhancer = DatasetFactory(stable_id="bench-enhancer", name="enhancer", suite=parent, task_key="enhancer", position=2)
-    a, b, c = (ConfigurationFactory(stable_id=s, name=n) for s, n in [("a", "Model A"), ("b", "Model B"), ("c", "Model C")])
+    promoter = DatasetFactory(
+        stable_id="bench-promoter", name="promoter", suite=parent, task_key="promoter", position=1
+    )
+    enhancer = DatasetFactory(
+        stable_id="bench-enhancer", name="enhancer", suite=parent, task_key="enhancer", position=2
+    )
+    a, b, c = (
+        ConfigurationFactory(stable_id=s, name=n) for s, n in [("a", "Model A"), ("b", "Model B"), ("c", "Model C")]
+    )
     checked_result(protocol, promoter, a, "0.91")
     checked_result(protocol, promoter, b, "0.85")
     checked_result(protocol, enhancer, a, "0.40")
@@ -86,11 +101,15 @@ def test_a_single_compared_row_is_not_best_in_its_column(client):
 
 
 def test_a_descriptive_protocol_lists_values_and_never_ranks_them(client):
-    protocol = ProtocolFactory(stable_id="tokens", metric_name="Pre-training tokens", metric_unit="tokens", metric_direction="none")
+    protocol = ProtocolFactory(
+        stable_id="tokens", metric_name="Pre-training tokens", metric_unit="tokens", metric_direction="none"
+    )
     corpus = DatasetFactory(stable_id="corpus")
     checked_result(protocol, corpus, ConfigurationFactory(name="Small"), "300E9", printed_value="300B")
     checked_result(protocol, corpus, ConfigurationFactory(name="Large"), "1E12", printed_value="1T")
-    [group] = comparisons.compare(protocol=protocol, evaluations=list(protocol.evaluations.all()), include_excluded=False)
+    [group] = comparisons.compare(
+        protocol=protocol, evaluations=list(protocol.evaluations.all()), include_excluded=False
+    )
     assert group.best_value is None and not any(row.is_best or row.rank for row in group.rows)
     text = page_text(client.get("/protocols/tokens/"))
     assert "best in column" not in text and "descriptive fact: values are listed, never ranked" in text
@@ -101,10 +120,33 @@ def test_relative_results_compare_only_with_results_relative_to_the_same_referen
     protocol = ProtocolFactory(metric_name="Speed-up", metric_unit="x", metric_direction="higher")
     setting = DatasetFactory(stable_id="1m-tokens")
     transformer, attention = ConfigurationFactory(name="Transformer"), ConfigurationFactory(name="Dense attention")
-    checked_result(protocol, setting, ConfigurationFactory(name="HyenaDNA"), "160", relation="ratio", reference_configuration=transformer)
-    checked_result(protocol, setting, ConfigurationFactory(name="Other"), "20", relation="ratio", reference_configuration=transformer)
-    checked_result(protocol, setting, ConfigurationFactory(name="Third"), "500", relation="ratio", reference_configuration=attention)
-    groups = comparisons.compare(protocol=protocol, evaluations=list(protocol.evaluations.all()), include_excluded=False)
+    checked_result(
+        protocol,
+        setting,
+        ConfigurationFactory(name="HyenaDNA"),
+        "160",
+        relation="ratio",
+        reference_configuration=transformer,
+    )
+    checked_result(
+        protocol,
+        setting,
+        ConfigurationFactory(name="Other"),
+        "20",
+        relation="ratio",
+        reference_configuration=transformer,
+    )
+    checked_result(
+        protocol,
+        setting,
+        ConfigurationFactory(name="Third"),
+        "500",
+        relation="ratio",
+        reference_configuration=attention,
+    )
+    groups = comparisons.compare(
+        protocol=protocol, evaluations=list(protocol.evaluations.all()), include_excluded=False
+    )
     by_reference = {group.reference.name: group for group in groups}
     assert set(by_reference) == {"Transformer", "Dense attention"}
     assert by_reference["Transformer"].best_value == Decimal("160")
@@ -120,12 +162,16 @@ def test_a_relative_result_names_its_reference_and_only_it_does():
             ResultFactory(evaluation=evaluation, **bad)
 
 
-def test_a_repeated_measurement_counts_once_stays_out_with_an_excluded_original_and_stands_in_for_an_unchecked_one(client):
+def test_a_repeated_measurement_counts_once_stays_out_with_an_excluded_original_and_stands_in_for_an_unchecked_one(
+    client,
+):
     protocol = ProtocolFactory(stable_id="repeats", metric_direction="higher", metric_unit="MCC")
     task = DatasetFactory(stable_id="task")
     model = ConfigurationFactory(name="Model R")
     original = checked_result(protocol, task, model, "0.61")
-    copy_evaluation = EvaluationFactory(protocol=protocol, dataset=task, configuration=model, repeats=original.evaluation, source=SourceFactory())
+    copy_evaluation = EvaluationFactory(
+        protocol=protocol, dataset=task, configuration=model, repeats=original.evaluation, source=SourceFactory()
+    )
     ResultFactory(evaluation=copy_evaluation, value=Decimal("0.61"), printed_value="0.61")
     apply_transitions(copy_evaluation, "check_source")
     checked_result(protocol, task, ConfigurationFactory(name="Model S"), "0.55")
@@ -157,7 +203,13 @@ def test_an_original_cannot_move_away_from_its_repeats():
     from django.core.exceptions import ValidationError
 
     original = EvaluationFactory()
-    EvaluationFactory(protocol=original.protocol, configuration=original.configuration, dataset=original.dataset, repeats=original, source=SourceFactory())
+    EvaluationFactory(
+        protocol=original.protocol,
+        configuration=original.configuration,
+        dataset=original.dataset,
+        repeats=original,
+        source=SourceFactory(),
+    )
     original.dataset = DatasetFactory(stable_id="moved")
     with pytest.raises(ValidationError, match="1 evaluation"):
         original.full_clean()
@@ -167,10 +219,23 @@ def test_a_repeat_must_name_the_same_measurement_reported_by_another_source():
     from django.core.exceptions import ValidationError
 
     original = EvaluationFactory()
-    other_task = EvaluationFactory.build(protocol=original.protocol, configuration=original.configuration, dataset=DatasetFactory(stable_id="elsewhere"), repeats=original, stable_id="r1")
+    other_task = EvaluationFactory.build(
+        protocol=original.protocol,
+        configuration=original.configuration,
+        dataset=DatasetFactory(stable_id="elsewhere"),
+        repeats=original,
+        stable_id="r1",
+    )
     with pytest.raises(ValidationError, match="same protocol, configuration and dataset"):
         other_task.full_clean()
-    same_source = EvaluationFactory.build(protocol=original.protocol, configuration=original.configuration, dataset=original.dataset, repeats=original, source=original.source, stable_id="r2")
+    same_source = EvaluationFactory.build(
+        protocol=original.protocol,
+        configuration=original.configuration,
+        dataset=original.dataset,
+        repeats=original,
+        source=original.source,
+        stable_id="r2",
+    )
     with pytest.raises(ValidationError, match="another source"):
         same_source.full_clean()
 
@@ -181,7 +246,9 @@ def test_ties_are_each_marked_best():
     for name in ("CNN", "Caduceus-Ph"):
         checked_result(protocol, task, ConfigurationFactory(name=name), "0.872")
     checked_result(protocol, task, ConfigurationFactory(name="HyenaDNA"), "0.869")
-    [group] = comparisons.compare(protocol=protocol, evaluations=list(protocol.evaluations.all()), include_excluded=False)
+    [group] = comparisons.compare(
+        protocol=protocol, evaluations=list(protocol.evaluations.all()), include_excluded=False
+    )
     assert sorted(row.evaluation.configuration.name for row in group.rows if row.is_best) == ["CNN", "Caduceus-Ph"]
     assert [row.rank for row in group.rows] == [1, 1, 3]
 
@@ -190,7 +257,9 @@ def test_the_coverage_cell_of_mixed_states_says_so(client):
     protocol = ProtocolFactory(title="Mixed")
     configuration = ConfigurationFactory(name="Mixed model")
     for index in range(3):
-        evaluation = EvaluationFactory(protocol=protocol, configuration=configuration, dataset=DatasetFactory(stable_id=f"t{index}"))
+        evaluation = EvaluationFactory(
+            protocol=protocol, configuration=configuration, dataset=DatasetFactory(stable_id=f"t{index}")
+        )
         apply_transitions(evaluation, "check_source", *(["exclude"] if index == 0 else []))
     assert "2 checked, 1 excluded" in page_text(client.get("/coverage/"))
 
@@ -202,7 +271,12 @@ def test_the_matrix_page_runs_a_constant_number_of_queries(client, suite):
     with CaptureQueriesContext(connection) as before:
         client.get("/protocols/suite/")
     for index in range(6):
-        checked_result(suite["protocol"], DatasetFactory(stable_id=f"extra-{index}", suite=suite["promoter"].suite, position=3 + index), ConfigurationFactory(), "0.5")
+        checked_result(
+            suite["protocol"],
+            DatasetFactory(stable_id=f"extra-{index}", suite=suite["promoter"].suite, position=3 + index),
+            ConfigurationFactory(),
+            "0.5",
+        )
     with CaptureQueriesContext(connection) as after:
         client.get("/protocols/suite/")
     assert len(after) == len(before)

@@ -92,9 +92,32 @@ def test_it_refuses_negative_or_impossible_counts(factory, fields):
 def test_it_refuses_a_result_with_zero_runs_or_bounds_around_nothing():
     evaluation = EvaluationFactory()
     refused(lambda: ResultFactory(evaluation=evaluation, num_runs=0))
-    refused(lambda: ResultFactory(evaluation=evaluation, value=Decimal("5"), uncertainty_kind="range", lower_bound=Decimal("6"), upper_bound=Decimal("7")))
-    refused(lambda: ResultFactory(evaluation=evaluation, value=Decimal("5"), uncertainty_kind="range", lower_bound=Decimal("3"), upper_bound=Decimal("4")))
-    ResultFactory(evaluation=evaluation, value=Decimal("5"), uncertainty_kind="range", lower_bound=Decimal("4"), upper_bound=Decimal("6"), num_runs=3)
+    refused(
+        lambda: ResultFactory(
+            evaluation=evaluation,
+            value=Decimal("5"),
+            uncertainty_kind="range",
+            lower_bound=Decimal("6"),
+            upper_bound=Decimal("7"),
+        )
+    )
+    refused(
+        lambda: ResultFactory(
+            evaluation=evaluation,
+            value=Decimal("5"),
+            uncertainty_kind="range",
+            lower_bound=Decimal("3"),
+            upper_bound=Decimal("4"),
+        )
+    )
+    ResultFactory(
+        evaluation=evaluation,
+        value=Decimal("5"),
+        uncertainty_kind="range",
+        lower_bound=Decimal("4"),
+        upper_bound=Decimal("6"),
+        num_runs=3,
+    )
 
 
 def test_it_refuses_a_reported_evaluation_without_a_source():
@@ -110,7 +133,11 @@ def test_it_refuses_an_unknown_direction_or_measuring_party():
 def test_it_refuses_two_baseline_roles_of_one_kind_on_one_protocol():
     protocol = ProtocolFactory()
     m.BaselineRole.objects.create(stable_id="b1", protocol=protocol, kind="null_control", selection_rule="rule")
-    refused(lambda: m.BaselineRole.objects.create(stable_id="b2", protocol=protocol, kind="null_control", selection_rule="rule"))
+    refused(
+        lambda: m.BaselineRole.objects.create(
+            stable_id="b2", protocol=protocol, kind="null_control", selection_rule="rule"
+        )
+    )
 
 
 def test_it_refuses_a_duplicate_task_key_in_one_suite():

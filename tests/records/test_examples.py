@@ -32,9 +32,13 @@ def expected(name: str) -> dict:
 def best_by_task(protocol_id: str) -> dict[str, list[str]]:
     """Task (dataset stable id) -> the configurations marked best there, as the pages compute it."""
     protocol = m.Protocol.objects.get(stable_id=protocol_id)
-    evaluations = list(protocol.evaluations.select_related("dataset", "configuration", "repeats").prefetch_related("results"))
+    evaluations = list(
+        protocol.evaluations.select_related("dataset", "configuration", "repeats").prefetch_related("results")
+    )
     groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=False)
-    return {g.dataset.stable_id: sorted(r.evaluation.configuration.stable_id for r in g.rows if r.is_best) for g in groups}
+    return {
+        g.dataset.stable_id: sorted(r.evaluation.configuration.stable_id for r in g.rows if r.is_best) for g in groups
+    }
 
 
 def test_every_shipped_number_shows_where_it_was_read():
@@ -83,10 +87,15 @@ def test_the_hyenadna_self_reports_stay_out_and_the_copied_nt_numbers_compare(se
     assert m.Evaluation.objects.filter(stable_id__in=excluded, review_state="excluded").count() == len(excluded) == 26
     for evaluation in m.Evaluation.objects.filter(stable_id__in=excluded):
         assert evaluation.concern and not evaluation.is_comparable
-    assert best_by_task("ntv1-mcc-x100")["ntv1-enhancers"] == ["hyena-gpt-1-6m-ft", "hyena-nt-2-5b-3202-genomes"]  # 59.3 each
+    assert best_by_task("ntv1-mcc-x100")["ntv1-enhancers"] == [
+        "hyena-gpt-1-6m-ft",
+        "hyena-nt-2-5b-3202-genomes",
+    ]  # 59.3 each
 
 
-def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_never_rank_descriptive_facts(seeded, client):
+def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_never_rank_descriptive_facts(
+    seeded, client
+):
     """One load of every document (it takes seconds), then what a reader and a re-import see."""
     first = examples_load()
     assert sum(len(ids) for report in first.documents.values() for ids in report.created.values()) > 1500
@@ -113,11 +122,16 @@ def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_nev
     speedup = m.Result.objects.get(evaluation__stable_id__startswith="facts-ev-speedup-hyenadna", relation="ratio")
     assert (exact_text(speedup.value), speedup.printed_value.replace("×", "x")[:4]) == ("160", "160x")
     page = client.get("/protocols/facts-proto-training-speedup-vs-reference/").content.decode()
-    assert f"ratio to {speedup.reference_configuration.short_name or speedup.reference_configuration.name}" in page.replace("&#x27;", "'")
+    assert (
+        f"ratio to {speedup.reference_configuration.short_name or speedup.reference_configuration.name}"
+        in page.replace("&#x27;", "'")
+    )
     # A second load changes nothing: no write, no history row, no review transition.
     counts = {model: model.history.count() for model in (m.Evaluation, m.Result, m.Source)}
     second = examples_load()
-    assert all(not report.changed_anything and not report.kept and not report.conflicts for report in second.documents.values())
+    assert all(
+        not report.changed_anything and not report.kept and not report.conflicts for report in second.documents.values()
+    )
     assert second.transitions == 0
     assert {model: model.history.count() for model in counts} == counts
 

@@ -144,7 +144,11 @@ def test_it_renders_the_protocol_page_in_constant_queries(client):
         ResultFactory(evaluation__protocol=protocol, evaluation__configuration=configuration)
     with_two = protocol_page_queries(client, protocol)
     for _ in range(498):
-        ResultFactory(evaluation__protocol=protocol, evaluation__configuration=configuration, evaluation__dataset=m.Dataset.objects.first())
+        ResultFactory(
+            evaluation__protocol=protocol,
+            evaluation__configuration=configuration,
+            evaluation__dataset=m.Dataset.objects.first(),
+        )
     assert m.Evaluation.objects.filter(protocol=protocol).count() == 500
     assert protocol_page_queries(client, protocol) == with_two
 

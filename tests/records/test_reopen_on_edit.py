@@ -18,19 +18,26 @@ pytestmark = pytest.mark.django_db
 
 
 def events(record) -> list[tuple[str, str]]:
-    return list(ReviewEvent.objects.filter(record_stable_id=record.stable_id).order_by("pk").values_list("transition", "reason"))
+    return list(
+        ReviewEvent.objects.filter(record_stable_id=record.stable_id).order_by("pk").values_list("transition", "reason")
+    )
 
 
 @pytest.mark.parametrize(
     "path, state, transition",
-    [(("check_source",), ReviewState.PROPOSED, "reopen"), (("check_source", "exclude"), ReviewState.EXCLUDED_RECHECK, "reopen_excluded")],
+    [
+        (("check_source",), ReviewState.PROPOSED, "reopen"),
+        (("check_source", "exclude"), ReviewState.EXCLUDED_RECHECK, "reopen_excluded"),
+    ],
 )
 def test_reopen_reopens_a_reviewed_record_though_no_sourced_field_changed(curator, path, state, transition):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, *path)
     evaluation.refresh_from_db()
     evaluation.setup = "a clearer setup"
-    record_save(record=evaluation, actor=curator, changed_fields=["setup"], reason="correction #7 accepted: setup", reopen=True)
+    record_save(
+        record=evaluation, actor=curator, changed_fields=["setup"], reason="correction #7 accepted: setup", reopen=True
+    )
     evaluation.refresh_from_db()
     assert (evaluation.review_state, evaluation.last_edited_by) == (state, curator)
     assert events(evaluation)[-1] == (transition, "correction #7 accepted: setup")
@@ -51,8 +58,16 @@ def test_reopen_with_a_sourced_change_reopens_once_with_the_edit_named(curator):
     apply_transitions(result.evaluation, "check_source")
     before = len(events(result.evaluation))
     result.value, result.printed_value = Decimal("15"), "15"
-    record_save(record=result, actor=curator, changed_fields=["value", "printed_value"], reason="correction #8 accepted: value", reopen=True)
-    assert events(result.evaluation)[before:] == [("reopen", f"edited: result {result.stable_id} printed_value, value (correction #8 accepted: value)")]
+    record_save(
+        record=result,
+        actor=curator,
+        changed_fields=["value", "printed_value"],
+        reason="correction #8 accepted: value",
+        reopen=True,
+    )
+    assert events(result.evaluation)[before:] == [
+        ("reopen", f"edited: result {result.stable_id} printed_value, value (correction #8 accepted: value)")
+    ]
 
 
 def test_reopen_leaves_a_proposed_record_and_a_record_without_review_alone(curator):

@@ -22,9 +22,18 @@ def test_it_accepts_a_result_in_its_protocols_unit_or_when_that_unit_is_not_know
 
 
 def test_it_names_the_unit_a_result_must_have_and_whose_it_is():
-    assert unit_problem(unit="hour", metric_unit="minute") == "must be 'minute', the metric unit of the evaluation's protocol"
-    assert unit_problem(unit="hour", metric_unit="minute", protocol="p-1") == "must be 'minute', the metric unit of protocol 'p-1'"
-    assert unit_problem(unit=None, metric_unit="minute", protocol="p-1") == "must be 'minute', the metric unit of protocol 'p-1'"
+    assert (
+        unit_problem(unit="hour", metric_unit="minute")
+        == "must be 'minute', the metric unit of the evaluation's protocol"
+    )
+    assert (
+        unit_problem(unit="hour", metric_unit="minute", protocol="p-1")
+        == "must be 'minute', the metric unit of protocol 'p-1'"
+    )
+    assert (
+        unit_problem(unit=None, metric_unit="minute", protocol="p-1")
+        == "must be 'minute', the metric unit of protocol 'p-1'"
+    )
 
 
 @pytest.mark.django_db
@@ -40,7 +49,9 @@ def test_it_counts_the_results_in_another_unit_in_one_query(django_assert_num_qu
 @pytest.mark.django_db
 def test_a_result_form_a_moved_evaluation_and_a_changed_protocol_unit_are_refused_by_the_rule(curator):
     result = ResultFactory()
-    wrong = m.Result(stable_id="wrong-unit", evaluation=result.evaluation, value=Decimal("1"), unit="hour", printed_value="1 h")
+    wrong = m.Result(
+        stable_id="wrong-unit", evaluation=result.evaluation, value=Decimal("1"), unit="hour", printed_value="1 h"
+    )
     with pytest.raises(ValidationError) as error:
         wrong.full_clean()
     assert error.value.message_dict["unit"] == [unit_problem(unit="hour", metric_unit="minute")]
@@ -49,13 +60,17 @@ def test_a_result_form_a_moved_evaluation_and_a_changed_protocol_unit_are_refuse
     evaluation.protocol = ProtocolFactory(metric_unit="hour")
     with pytest.raises(ValidationError) as error:
         record_save(record=evaluation, actor=curator, changed_fields=["protocol"])
-    assert error.value.message_dict["protocol"] == ["1 result(s) of this evaluation are not in 'hour', this protocol's unit"]
+    assert error.value.message_dict["protocol"] == [
+        "1 result(s) of this evaluation are not in 'hour', this protocol's unit"
+    ]
 
     protocol = EvaluationFactory(protocol=ResultFactory().evaluation.protocol).protocol
     protocol.metric_unit = "second"
     with pytest.raises(ValidationError) as error:
         record_save(record=protocol, actor=curator, changed_fields=["metric_unit"])
-    assert error.value.message_dict["metric_unit"] == ["1 result(s) of this protocol are in another unit; change them first"]
+    assert error.value.message_dict["metric_unit"] == [
+        "1 result(s) of this protocol are in another unit; change them first"
+    ]
 
 
 @pytest.mark.django_db

@@ -16,7 +16,17 @@ from reviews.models import ReviewEvent, ReviewState
 
 pytestmark = pytest.mark.django_db
 
-HISTORY_MODELS = [m.Source, m.Dataset, m.Configuration, m.Protocol, m.Limitation, m.Evaluation, m.Result, m.BaselineRole, m.Decision]
+HISTORY_MODELS = [
+    m.Source,
+    m.Dataset,
+    m.Configuration,
+    m.Protocol,
+    m.Limitation,
+    m.Evaluation,
+    m.Result,
+    m.BaselineRole,
+    m.Decision,
+]
 
 
 def counts() -> dict[str, int]:
@@ -38,9 +48,15 @@ def test_it_imports_the_seed_record_idempotently(seeded):
 
 def test_it_loads_the_protocol_with_its_metric_and_metadata(seeded):
     protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
-    assert protocol.title == "Nucleotide Transformer IA3 fine-tuning run time (Dalla-Torre et al. 2025 Methods 'Hardware')"
+    assert (
+        protocol.title == "Nucleotide Transformer IA3 fine-tuning run time (Dalla-Torre et al. 2025 Methods 'Hardware')"
+    )
     assert protocol.metric_label == "Runtime (Mean wall time per IA3 fine-tuning run)"
-    assert (protocol.metric_unit, protocol.metric_direction, protocol.metric_short_name) == ("minute", "lower", "runtime")
+    assert (protocol.metric_unit, protocol.metric_direction, protocol.metric_short_name) == (
+        "minute",
+        "lower",
+        "runtime",
+    )
     assert protocol.version_label == "Nature Methods 2025 Methods"
     assert [a.stable_id for a in protocol.areas.all()] == ["dna-genomes"]
     assert [c.stable_id for c in protocol.contexts.all()] == ["research"]
@@ -60,7 +76,11 @@ def test_it_loads_the_18_tasks_from_the_shared_task_table(seeded):
     for key, row in expected.items():
         task = tasks[key]
         assert (task.train_size, task.test_size, task.num_classes, task.sequence_length_bp, task.metric) == (
-            int(row["train_size"]), int(row["test_size"]), int(row["num_classes"]), int(row["sequence_length_bp"]), "MCC"
+            int(row["train_size"]),
+            int(row["test_size"]),
+            int(row["num_classes"]),
+            int(row["sequence_length_bp"]),
+            "MCC",
         )
     assert tasks["splice_sites_all"].sequence_length_bp == 600 and tasks["splice_sites_all"].num_classes == 3
     assert suite.source.kind == m.SourceKind.DATASET_CARD
@@ -73,9 +93,14 @@ def test_it_loads_both_evaluations_excluded_with_the_concern(seeded):
     for evaluation in evaluations:
         assert evaluation.review_state == ReviewState.EXCLUDED
         assert evaluation.concern.startswith("Fine-tuning time conflicts within the article.")
-        assert evaluation.concern_locator == "Methods, 'Data preparation > Hardware', paragraph 1; Discussion, paragraph 3"
+        assert (
+            evaluation.concern_locator == "Methods, 'Data preparation > Hardware', paragraph 1; Discussion, paragraph 3"
+        )
         assert (evaluation.measured_by, evaluation.reading_method) == (m.MeasuredBy.AUTHORS, m.ReadingMethod.TEXT)
-        assert [e.transition for e in ReviewEvent.objects.filter(object_id=evaluation.pk, record_stable_id=evaluation.stable_id)] == ["check_source", "exclude"]
+        assert [
+            e.transition
+            for e in ReviewEvent.objects.filter(object_id=evaluation.pk, record_stable_id=evaluation.stable_id)
+        ] == ["check_source", "exclude"]
 
 
 def test_it_loads_the_source_citation_baselines_decision_and_release(seeded):

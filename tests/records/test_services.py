@@ -5,7 +5,6 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
 from django.core.exceptions import ValidationError
 
 from records import models as m
@@ -31,7 +30,9 @@ def last_event(record) -> ReviewEvent:
     ],
 )
 @pytest.mark.parametrize("field, value", [("source_locator", "Table 2"), ("quote", "Another sentence.")])
-def test_it_reopens_a_reviewed_evaluation_when_a_sourced_field_changes(curator, path, state, transition, label, field, value):
+def test_it_reopens_a_reviewed_evaluation_when_a_sourced_field_changes(
+    curator, path, state, transition, label, field, value
+):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, *path)
     evaluation.refresh_from_db()
@@ -54,7 +55,14 @@ def test_it_reopens_an_evaluation_when_the_source_changes(curator):
     assert last_event(evaluation).reason == "edited: source"
 
 
-@pytest.mark.parametrize("changes", [{"value": Decimal("21"), "printed_value": "21"}, {"value": Decimal("1.0"), "printed_value": "1.0"}, {"num_runs": 3}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"value": Decimal("21"), "printed_value": "21"},
+        {"value": Decimal("1.0"), "printed_value": "1.0"},
+        {"num_runs": 3},
+    ],
+)
 def test_it_reopens_the_evaluation_when_its_results_value_changes(curator, changes):
     result = ResultFactory()
     apply_transitions(result.evaluation, "check_source")
@@ -101,7 +109,13 @@ def test_it_reopens_through_the_admin_too(client, curator):
 def test_it_reopens_a_checked_evaluation_when_a_result_is_added(curator):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, "check_source")
-    result = m.Result(stable_id="late-result", evaluation=evaluation, value=Decimal("3"), unit=evaluation.protocol.metric_unit, printed_value="3")
+    result = m.Result(
+        stable_id="late-result",
+        evaluation=evaluation,
+        value=Decimal("3"),
+        unit=evaluation.protocol.metric_unit,
+        printed_value="3",
+    )
     record_save(record=result, actor=curator)
     evaluation.refresh_from_db()
     assert evaluation.review_state == ReviewState.PROPOSED
@@ -114,7 +128,10 @@ def test_it_reopens_the_evaluation_when_a_result_is_deleted(curator):
     apply_transitions(evaluation, "check_source", "exclude")
     record_delete(record=result, actor=curator)
     evaluation.refresh_from_db()
-    assert (evaluation.review_state, evaluation.concern) == (ReviewState.EXCLUDED_RECHECK, "test reason")  # still out, concern public
+    assert (evaluation.review_state, evaluation.concern) == (
+        ReviewState.EXCLUDED_RECHECK,
+        "test reason",
+    )  # still out, concern public
     assert last_event(evaluation).reason == f"edited: result {result.stable_id} deleted"
     assert m.Result.history.filter(stable_id=result.stable_id).first().history_user == curator
 
@@ -152,13 +169,17 @@ def test_it_keeps_a_transition_made_while_an_edit_was_open(curator, other_curato
     record_save(record=stale, actor=curator, changed_fields=["title"])
     evaluation.refresh_from_db()
     assert (evaluation.title, evaluation.review_state, evaluation.concern) == (
-        "A clearer title", ReviewState.EXCLUDED, "runs on different hardware",
+        "A clearer title",
+        ReviewState.EXCLUDED,
+        "runs on different hardware",
     )
 
 
 def test_it_refuses_a_result_in_another_unit_as_a_field_error(curator):
     evaluation = EvaluationFactory()
-    result = m.Result(stable_id="wrong-unit", evaluation=evaluation, value=Decimal("1"), unit="hour", printed_value="1 h")
+    result = m.Result(
+        stable_id="wrong-unit", evaluation=evaluation, value=Decimal("1"), unit="hour", printed_value="1 h"
+    )
     with pytest.raises(ValidationError) as error:
         record_save(record=result, actor=curator)
     assert "unit" in error.value.message_dict

@@ -27,26 +27,52 @@ def catalogue():
     other_area = m.Area.objects.create(stable_id="proteins", label="Proteins")
     source = SourceFactory()
     runtime = ProtocolFactory(stable_id="runtime", title="Run time", source=source, metric_unit="minute")
-    accuracy = ProtocolFactory(stable_id="accuracy", title="Accuracy", source=source, metric_unit="MCC", metric_direction="higher")
+    accuracy = ProtocolFactory(
+        stable_id="accuracy", title="Accuracy", source=source, metric_unit="MCC", metric_direction="higher"
+    )
     runtime.areas.add(area)
     accuracy.areas.add(other_area)
-    small, large, control = (ConfigurationFactory(stable_id=s, name=n) for s, n in [("small", "Small model"), ("large", "Large model"), ("control", "Shuffled-label control")])
+    small, large, control = (
+        ConfigurationFactory(stable_id=s, name=n)
+        for s, n in [("small", "Small model"), ("large", "Large model"), ("control", "Shuffled-label control")]
+    )
     checked = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=small, value=Decimal("30"))
     excluded = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=large, value=Decimal("10"))
-    measured = ResultFactory(evaluation__protocol=runtime, evaluation__configuration=control, evaluation__measured_by="portal", evaluation__reading_method="job_report", evaluation__source=None, value=Decimal("45"))
+    measured = ResultFactory(
+        evaluation__protocol=runtime,
+        evaluation__configuration=control,
+        evaluation__measured_by="portal",
+        evaluation__reading_method="job_report",
+        evaluation__source=None,
+        value=Decimal("45"),
+    )
     proposed = ResultFactory(evaluation__protocol=accuracy, evaluation__configuration=small, value=Decimal("0.61"))
     apply_transitions(checked.evaluation, "check_source")
     apply_transitions(excluded.evaluation, "check_source", "exclude", reason="Measured on the test split.")
     apply_transitions(measured.evaluation, "check_source")
-    m.BaselineRole.objects.create(stable_id="runtime-null", protocol=runtime, kind="null_control", selection_rule="r", configuration=control)
-    m.BaselineRole.objects.create(stable_id="runtime-ref", protocol=runtime, kind="conventional_reference", selection_rule="r")
-    return {"runtime": runtime, "accuracy": accuracy, "checked": checked, "excluded": excluded, "measured": measured, "proposed": proposed}
+    m.BaselineRole.objects.create(
+        stable_id="runtime-null", protocol=runtime, kind="null_control", selection_rule="r", configuration=control
+    )
+    m.BaselineRole.objects.create(
+        stable_id="runtime-ref", protocol=runtime, kind="conventional_reference", selection_rule="r"
+    )
+    return {
+        "runtime": runtime,
+        "accuracy": accuracy,
+        "checked": checked,
+        "excluded": excluded,
+        "measured": measured,
+        "proposed": proposed,
+    }
 
 
 def test_the_coverage_matrix_shows_each_cell_state_and_each_protocols_gaps(client, catalogue):
     text = page_text(client.get("/coverage/"))
     assert "2 protocols × 3 tested configurations" in text
-    rows = {row.split("</th>")[0]: row for row in client.get("/coverage/").content.decode().split("<tr><th scope=\"row\">")[1:]}
+    rows = {
+        row.split("</th>")[0]: row
+        for row in client.get("/coverage/").content.decode().split('<tr><th scope="row">')[1:]
+    }
     runtime_row = next(row for key, row in rows.items() if "Run time" in key)
     assert "✓ 1 checked" in runtime_row and "✕ 1 excluded" in runtime_row and "✓ 1 checked (here)" in runtime_row
     assert "conventional reference not measured; no reviewed recipe" in runtime_row
@@ -70,7 +96,11 @@ def test_a_retired_baseline_role_is_not_counted_as_measured(client, catalogue):
     role = m.BaselineRole.objects.get(stable_id="runtime-null")
     role.status = m.BaselineStatus.RETIRED  # its configuration's evaluation stays source checked
     role.save()
-    runtime_row = next(row for row in client.get("/coverage/").content.decode().split('<tr><th scope="row">') if "Run time" in row.split("</th>")[0])
+    runtime_row = next(
+        row
+        for row in client.get("/coverage/").content.decode().split('<tr><th scope="row">')
+        if "Run time" in row.split("</th>")[0]
+    )
     assert "null control not measured; conventional reference not measured" in runtime_row
     rows = list(csv.DictReader(io.StringIO(client.get("/coverage.csv", {"area": "dna-genomes"}).content.decode())))
     assert {row["null_control_measured"] for row in rows} == {"false"}
@@ -86,7 +116,7 @@ def test_the_chart_draws_comparable_values_and_keeps_excluded_rows_out_of_best(c
     compared, _, apart = svg.partition("Excluded from comparison (shown apart")
     assert values(compared) == ["30 best", "45"] and values(apart) == ["10"]
     assert "Measured on the test split." in apart
-    assert compared.count("<circle") >= 1 and "<path d=\"M" in compared  # author-reported circle, measured-here diamond
+    assert compared.count("<circle") >= 1 and '<path d="M' in compared  # author-reported circle, measured-here diamond
     included = client.get("/protocols/runtime/comparison.svg", {"include": "excluded"}).content.decode()
     assert values(included) == ["10 best", "30", "45"] and "Excluded from comparison (shown apart" not in included
 
@@ -149,8 +179,14 @@ def test_search_ranks_and_offers_type_facets(client, seeded):
     only = client.get("/search/", {"q": "Nucleotide Transformer", "type": "configuration"}).content.decode()
     results = only.split('class="search-results"')[1]
     assert "/configurations/" in results and "/protocols/" not in results
-    exact = client.get("/search/", {"q": "nt-500m-ia3-dalla-torre-2025"}).content.decode().split('class="search-results"')[1]
-    assert exact.index("/configurations/nt-500m-ia3-dalla-torre-2025/") < (exact.find("/evaluations/") if "/evaluations/" in exact else len(exact))
+    exact = (
+        client.get("/search/", {"q": "nt-500m-ia3-dalla-torre-2025"})
+        .content.decode()
+        .split('class="search-results"')[1]
+    )
+    assert exact.index("/configurations/nt-500m-ia3-dalla-torre-2025/") < (
+        exact.find("/evaluations/") if "/evaluations/" in exact else len(exact)
+    )
 
 
 def test_the_protocol_downloads_parse_and_match_the_page(client, seeded):
@@ -164,7 +200,15 @@ def test_the_protocol_downloads_parse_and_match_the_page(client, seeded):
     assert data["columns"][:3] == ["result_id", "evaluation_id", "protocol_id"]
 
 
-@pytest.mark.parametrize("url", ["/coverage/", f"/protocols/{PROTOCOL_ID}/results.json", "/search/?q=Nucleotide", f"/protocols/{PROTOCOL_ID}/?configuration=x"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/coverage/",
+        f"/protocols/{PROTOCOL_ID}/results.json",
+        "/search/?q=Nucleotide",
+        f"/protocols/{PROTOCOL_ID}/?configuration=x",
+    ],
+)
 def test_site_pages_run_constant_queries(client, seeded, url):
     def count() -> int:
         with CaptureQueriesContext(connection) as queries:
@@ -174,7 +218,11 @@ def test_site_pages_run_constant_queries(client, seeded, url):
     before = count()
     protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
     for _ in range(30):
-        ResultFactory(evaluation__protocol=protocol, evaluation__title="Nucleotide model", evaluation__configuration__name="Nucleotide config")
+        ResultFactory(
+            evaluation__protocol=protocol,
+            evaluation__title="Nucleotide model",
+            evaluation__configuration__name="Nucleotide config",
+        )
     assert count() == before
 
 
@@ -185,7 +233,13 @@ def test_the_sitemap_lists_every_record_page(client, seeded):
 
 
 def test_every_page_has_a_title_and_a_canonical_link(client, seeded):
-    for url in ["/", "/coverage/", "/search/?q=IA3", f"/protocols/{PROTOCOL_ID}/", "/sources/dalla-torre-2025-nature-methods-nucleotide-transformer/"]:
+    for url in [
+        "/",
+        "/coverage/",
+        "/search/?q=IA3",
+        f"/protocols/{PROTOCOL_ID}/",
+        "/sources/dalla-torre-2025-nature-methods-nucleotide-transformer/",
+    ]:
         body = client.get(url).content.decode()
         assert re.search(r"<title>[^<]+ · Rewire</title>", body), url
         assert '<link rel="canonical" href="http://testserver/' in body

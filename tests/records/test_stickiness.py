@@ -15,10 +15,10 @@ from django.forms.models import model_to_dict
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from corrections.services import correction_decide, correction_submit
 from records import models as m
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports import records_import
-from corrections.services import correction_decide, correction_submit
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionConflict, TransitionForbidden, review_transition_apply
 from tests.helpers import load_examples
@@ -35,7 +35,15 @@ def enhancer_column(client, **params) -> str:
     """The enhancer task's column of the protocol's matrix, as the public page shows it."""
     response = client.get(f"/protocols/{PROTOCOL}/", {"dataset": TASK, **params})
     assert response.status_code == 200
-    table = response.content.decode().split('<table class="results matrix">' if 'class="results matrix"' in response.content.decode() else '<table class="results">')[1].split("</table>")[0]
+    table = (
+        response.content.decode()
+        .split(
+            '<table class="results matrix">'
+            if 'class="results matrix"' in response.content.decode()
+            else '<table class="results">'
+        )[1]
+        .split("</table>")[0]
+    )
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", table)))
 
 
@@ -43,7 +51,11 @@ def best_configurations(client) -> set[str]:
     """The configurations (stable ids) the enhancer task's table marks best."""
     response = client.get(f"/protocols/{PROTOCOL}/", {"dataset": TASK})
     table = response.content.decode().split('<table class="results">')[1].split("</table>")[0]
-    return {re.search(r'<th scope="row"><a href="/configurations/([^/]+)/"', row).group(1) for row in table.split("<tr")[1:] if "(best in column" in row}
+    return {
+        re.search(r'<th scope="row"><a href="/configurations/([^/]+)/"', row).group(1)
+        for row in table.split("<tr")[1:]
+        if "(best in column" in row
+    }
 
 
 TIED_BEST = {"hyena-nt-2-5b-3202-genomes", "hyena-gpt-1-6m-ft"}  # 59.3 each; HyenaDNA's 62.6 is excluded
@@ -53,14 +65,18 @@ TIED_BEST = {"hyena-nt-2-5b-3202-genomes", "hyena-gpt-1-6m-ft"}  # 59.3 each; Hy
 def conflict(seeded):
     load_examples(DOCUMENT)
     evaluation = m.Evaluation.objects.get(stable_id=EXCLUDED)
-    assert evaluation.review_state == ReviewState.EXCLUDED and evaluation.concern.startswith("Self-reported by the HyenaDNA authors")
+    assert evaluation.review_state == ReviewState.EXCLUDED and evaluation.concern.startswith(
+        "Self-reported by the HyenaDNA authors"
+    )
     return evaluation
 
 
 def edit_in_the_admin(client, curator, evaluation):
     client.force_login(curator)
     data = {k: ("" if v is None else v) for k, v in model_to_dict(evaluation).items() if k != "id"}
-    data.update({"source_locator": "Table 4.2, row 'Enhancer' (re-read)", "results-TOTAL_FORMS": 0, "results-INITIAL_FORMS": 0})
+    data.update(
+        {"source_locator": "Table 4.2, row 'Enhancer' (re-read)", "results-TOTAL_FORMS": 0, "results-INITIAL_FORMS": 0}
+    )
     response = client.post(f"/admin/records/evaluation/{evaluation.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
 
@@ -68,7 +84,9 @@ def edit_in_the_admin(client, curator, evaluation):
 def edit_through_the_api(client, curator, evaluation):
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=curator).key}")
-    response = api.patch(f"/api/v1/evaluations/{evaluation.stable_id}/", {"source_locator": "Table 4.2 (API edit)"}, format="json")
+    response = api.patch(
+        f"/api/v1/evaluations/{evaluation.stable_id}/", {"source_locator": "Table 4.2 (API edit)"}, format="json"
+    )
     assert response.status_code == 200, response.content
 
 
@@ -84,8 +102,14 @@ def reimport_with_a_changed_locator(client, curator, evaluation):
 def accept_a_correction(client, curator, evaluation):
     result = evaluation.results.get()
     suggestion = correction_submit(
-        target=result, field_name="value", proposed_value="62.7", explanation="The table prints 62.7.",
-        supporting_source="", supporting_locator="", contact_email="", ip="192.0.2.7",
+        target=result,
+        field_name="value",
+        proposed_value="62.7",
+        explanation="The table prints 62.7.",
+        supporting_source="",
+        supporting_locator="",
+        contact_email="",
+        ip="192.0.2.7",
     )
     correction_decide(correction=suggestion, actor=curator, decision="accept", response="Checked.", apply_value=True)
     assert m.Result.objects.get(pk=result.pk).printed_value == "62.7"
@@ -95,7 +119,9 @@ def edit_its_result(client, curator, evaluation):
     result = evaluation.results.get()
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=curator).key}")
-    response = api.patch(f"/api/v1/results/{result.stable_id}/", {"value": "62.60", "printed_value": "62.60"}, format="json")
+    response = api.patch(
+        f"/api/v1/results/{result.stable_id}/", {"value": "62.60", "printed_value": "62.60"}, format="json"
+    )
     assert response.status_code == 200, response.content
 
 
@@ -112,7 +138,10 @@ def test_no_edit_makes_an_excluded_row_comparable(client, conflict, curator, oth
     column = enhancer_column(client)
     assert "Excluded from comparison (edited since; re-check pending): Self-reported by the HyenaDNA authors" in column
     evaluation_page = client.get(f"/evaluations/{EXCLUDED}/").content.decode()
-    assert "Source checked, then edited: re-check pending" in evaluation_page and "Evidence concern: excluded from comparisons" in evaluation_page
+    assert (
+        "Source checked, then edited: re-check pending" in evaluation_page
+        and "Evidence concern: excluded from comparisons" in evaluation_page
+    )
     assert best_configurations(client) == TIED_BEST
     assert APIClient().get(f"/api/v1/evaluations/{EXCLUDED}/").json()["comparable"] is False
     # The review log shows the edit and that the row stays out.
@@ -130,8 +159,12 @@ def test_no_edit_makes_an_excluded_row_comparable(client, conflict, curator, oth
 def test_only_a_reinstate_by_another_curator_brings_it_back(client, conflict, curator, other_curator):
     edit_through_the_api(client, curator, conflict)
     with pytest.raises(TransitionForbidden, match="four-eyes"):
-        review_transition_apply(record=conflict, transition="reinstate", actor=curator, reason="The split is fine after all.")
-    review_transition_apply(record=conflict, transition="reinstate", actor=other_curator, reason="Re-measured on the common split.")
+        review_transition_apply(
+            record=conflict, transition="reinstate", actor=curator, reason="The split is fine after all."
+        )
+    review_transition_apply(
+        record=conflict, transition="reinstate", actor=other_curator, reason="Re-measured on the common split."
+    )
     conflict.refresh_from_db()
     assert (conflict.review_state, conflict.concern, conflict.is_comparable) == (ReviewState.SOURCE_CHECKED, "", True)
     assert best_configurations(client) == {"hyena-hyenadna-1-6m-ft"}
@@ -141,6 +174,10 @@ def test_including_excluded_rows_shows_their_effect_without_reinstating_them(cli
     response = client.get(f"/protocols/{PROTOCOL}/", {"dataset": TASK, "include": "excluded"})
     table = response.content.decode().split('<table class="results">')[1].split("</table>")[0]
     best = [row for row in table.split("<tr")[1:] if "(best in column, excluded rows included)" in row]
-    assert len(best) == 1 and "/configurations/hyena-hyenadna-1-6m-ft/" in best[0] and "Excluded from comparison" in best[0]
+    assert (
+        len(best) == 1
+        and "/configurations/hyena-hyenadna-1-6m-ft/" in best[0]
+        and "Excluded from comparison" in best[0]
+    )
     conflict.refresh_from_db()
     assert conflict.review_state == ReviewState.EXCLUDED

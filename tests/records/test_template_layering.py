@@ -21,7 +21,9 @@ _URL = re.compile(r"{%\s*url\s+(\S+)")
 def _project_apps() -> set[str]:
     """The portal's own apps (top-level packages of this repository; not what a virtual environment inside it holds)."""
     base = Path(settings.BASE_DIR).resolve()
-    return {config.name.split(".")[0] for config in apps.get_app_configs() if Path(config.path).resolve().parent == base}
+    return {
+        config.name.split(".")[0] for config in apps.get_app_configs() if Path(config.path).resolve().parent == base
+    }
 
 
 def _app_of_library(name: str) -> str | None:
@@ -64,14 +66,23 @@ def test_no_record_template_loads_includes_or_links_another_apps_templates():
 
 
 def test_the_check_fails_on_a_template_that_reaches_up():
-    assert template_problems("{% load record_tags humanize %}{% include 'records/_review.html' %}{% url 'records:home' %}") == []
-    assert template_problems("{% load record_tags benchmark_tags %}") == ["loads 'benchmark_tags', a tag library of benchmarks"]
-    assert template_problems("{% load gpu_worker_command from benchmark_tags %}") == ["loads 'benchmark_tags', a tag library of benchmarks"]
+    assert (
+        template_problems("{% load record_tags humanize %}{% include 'records/_review.html' %}{% url 'records:home' %}")
+        == []
+    )
+    assert template_problems("{% load record_tags benchmark_tags %}") == [
+        "loads 'benchmark_tags', a tag library of benchmarks"
+    ]
+    assert template_problems("{% load gpu_worker_command from benchmark_tags %}") == [
+        "loads 'benchmark_tags', a tag library of benchmarks"
+    ]
     assert template_problems("{% load release_tags %}") == ["loads an unknown tag library 'release_tags'"]
     assert template_problems('{% include "releases/_containing.html" with record_type="source" %}') == [
         'includes "releases/_containing.html", a partial of another app'
     ]
-    assert template_problems("{% include partial %}") == ["includes a template named by a variable (partial): its app cannot be checked"]
+    assert template_problems("{% include partial %}") == [
+        "includes a template named by a variable (partial): its app cannot be checked"
+    ]
     assert template_problems("{% url 'releases:detail' release.release_id %}") == [
         "names the page 'releases:detail' of another app (take its URL from that app's page part)"
     ]
@@ -86,4 +97,6 @@ def test_portal_mounts_the_record_pages_with_every_url_name_and_path_of_records_
     assert {name: str(p.pattern) for p in urls.urlpatterns for name in [p.name]} == {
         name: str(p.pattern) for p in mounted.url_patterns for name in [p.name]
     }
-    assert all("parts" in p.default_args for p in mounted.url_patterns if p.name in {"protocol", "evaluation", "coverage"})
+    assert all(
+        "parts" in p.default_args for p in mounted.url_patterns if p.name in {"protocol", "evaluation", "coverage"}
+    )

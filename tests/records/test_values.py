@@ -62,18 +62,31 @@ def test_it_refuses_text_that_is_not_an_exact_decimal(text):
 
 @pytest.mark.parametrize(
     "value, shown",
-    [("0.410", "0.410"), ("66.47", "66.47"), ("20", "20"), ("3.00E+11", "300 × 10⁹"), ("1E+12", "1 × 10¹²"), ("3E-12", "3 × 10⁻¹²")],
+    [
+        ("0.410", "0.410"),
+        ("66.47", "66.47"),
+        ("20", "20"),
+        ("3.00E+11", "300 × 10⁹"),
+        ("1E+12", "1 × 10¹²"),
+        ("3E-12", "3 × 10⁻¹²"),
+    ],
 )
 def test_it_displays_every_printed_digit_and_no_more(value, shown):
     assert display(Decimal(value)) == shown
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("value", ["0.410", "1E+12", "3.00E+11", "3E-12", "123456789012345678901234567890.123456789", "-0.0", "20"])
+@pytest.mark.parametrize(
+    "value", ["0.410", "1E+12", "3.00E+11", "3E-12", "123456789012345678901234567890.123456789", "-0.0", "20"]
+)
 def test_it_stores_a_value_of_any_magnitude_exactly_with_its_precision(value):
     result = ResultFactory(value=Decimal(value), printed_value=value)
     stored = m.Result.objects.get(pk=result.pk).value
-    assert exact_text(stored) == exact_text(Decimal(value)) and stored.as_tuple() == abs(Decimal(value)).as_tuple() if Decimal(value).is_zero() else stored.as_tuple() == Decimal(value).as_tuple()
+    assert (
+        exact_text(stored) == exact_text(Decimal(value)) and stored.as_tuple() == abs(Decimal(value)).as_tuple()
+        if Decimal(value).is_zero()
+        else stored.as_tuple() == Decimal(value).as_tuple()
+    )
 
 
 @pytest.mark.django_db
@@ -104,7 +117,14 @@ def test_a_printed_plus_minus_needs_its_structured_uncertainty(curator):
     with pytest.raises(ValidationError) as refused:
         ResultFactory.build(evaluation=evaluation, value=Decimal("0.72"), printed_value="0.72 ± 0.03").full_clean()
     assert "uncertainty_value" in refused.value.message_dict
-    result = ResultFactory(evaluation=evaluation, value=Decimal("0.72"), printed_value="0.72 ± 0.03", uncertainty_kind="sd", uncertainty_value=Decimal("0.03"), num_runs=10)
+    result = ResultFactory(
+        evaluation=evaluation,
+        value=Decimal("0.72"),
+        printed_value="0.72 ± 0.03",
+        uncertainty_kind="sd",
+        uncertainty_value=Decimal("0.03"),
+        num_runs=10,
+    )
     assert exact_text(m.Result.objects.get(pk=result.pk).uncertainty_value) == "0.03"
 
 

@@ -65,8 +65,14 @@ DATA_FILES = ("sources.csv.gz", "models.csv.gz", "results.csv.gz", "release.json
 def source_rows() -> list[Row]:
     """Ids sort differently as text and as numbers; titles need quoting."""
     titles = [
-        "Plain", "Comma, inside", 'Quote "inside"', "Line\r\nbreak", "Lone\rreturn", "Ünïcødé 基因组 🧬",
-        " padded ", "Line\u2028separator",
+        "Plain",
+        "Comma, inside",
+        'Quote "inside"',
+        "Line\r\nbreak",
+        "Lone\rreturn",
+        "Ünïcødé 基因组 🧬",
+        " padded ",
+        "Line\u2028separator",
     ]
     return [
         {
@@ -115,7 +121,6 @@ def build(output_dir: Path, tables: list[tuple[TableSpec, list[Row]]] | None = N
         bag_info_extra={"Source-Organization": "Test lab"},
         **options,  # type: ignore[arg-type]
     )
-
 
 
 def all_files(root: Path) -> dict[str, bytes]:

@@ -67,7 +67,12 @@ def published_releases_removed_before_flush(request):
         for statement in db_triggers.statements(connection.vendor, create=False):
             cursor.execute(statement, None)
         try:
-            for table in ("releases_releasefixitycheck", "releases_releaserecord", "releases_releasefile", "releases_releaseevent"):
+            for table in (
+                "releases_releasefixitycheck",
+                "releases_releaserecord",
+                "releases_releasefile",
+                "releases_releaseevent",
+            ):
                 cursor.execute(f"DELETE FROM {table}", None)
             cursor.execute("UPDATE releases_release SET previous_id = NULL", None)
             cursor.execute("DELETE FROM releases_release", None)

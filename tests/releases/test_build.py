@@ -26,7 +26,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from records import models as m
-from records.seed import SUITE_ID, CONCERN, PROTOCOL_ID, QUOTE
+from records.seed import CONCERN, PROTOCOL_ID, QUOTE, SUITE_ID
 from records.services import record_save
 from releases import exporter, store
 from releases.build import release_build
@@ -36,7 +36,14 @@ from releases.models import FileKind, ReleaseRecord, ReleaseStatus
 from releases.selectors import latest_published, releases_containing
 from releases.services import release_cut
 from tests.conftest import database_url_for
-from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory, SourceFactory
+from tests.factories import (
+    ConfigurationFactory,
+    DatasetFactory,
+    EvaluationFactory,
+    ProtocolFactory,
+    ResultFactory,
+    SourceFactory,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FRICTIONLESS = Path(sys.executable).parent / "frictionless"
@@ -99,7 +106,10 @@ def test_a_build_validates_installs_and_makes_read_only_once(seeded, releases_di
 def test_frictionless_validates_the_built_data_package(published_release):
     completed = subprocess.run(
         [str(FRICTIONLESS), "validate", "--json", "datapackage.json"],
-        cwd=bag_of(published_release) / "data", capture_output=True, text=True, timeout=120,
+        cwd=bag_of(published_release) / "data",
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     assert json.loads(completed.stdout)["valid"] is True
@@ -126,7 +136,11 @@ def test_a_flipped_byte_in_the_matrix_fails_bagit_sha256sum_and_frictionless(pub
         bagit.Bag(str(bag)).validate()
     assert subprocess.run(["sha256sum", "-c", "manifest-sha256.txt"], cwd=bag, capture_output=True).returncode != 0
     completed = subprocess.run(
-        [str(FRICTIONLESS), "validate", "datapackage.json"], cwd=bag / "data", capture_output=True, text=True, timeout=120
+        [str(FRICTIONLESS), "validate", "datapackage.json"],
+        cwd=bag / "data",
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert completed.returncode != 0
 
@@ -180,7 +194,11 @@ def test_a_build_in_tokyo_gives_the_same_bytes_and_id_as_one_in_utc(seeded, tmp_
     }
     completed = subprocess.run(
         [sys.executable, "-m", "tests.releases.build_in_subprocess", str(tmp_path / "tokyo"), DATE.isoformat()],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     there = json.loads(completed.stdout)
@@ -200,31 +218,55 @@ def test_the_tables_hold_every_record_with_its_review_state_comparability_and_co
     [coverage] = table(bag, "protocol_coverage")
     assert coverage["protocol_id"] == PROTOCOL_ID and coverage["review_state"] == "source_checked"
     assert coverage["comparable"] == "true"
-    assert (coverage["evaluations"], coverage["evaluations_excluded"], coverage["evaluations_source_checked"]) == ("2", "2", "0")
-    assert (coverage["evaluations_measured_by_authors"], coverage["evaluations_measured_by_portal"], coverage["results"]) == ("2", "0", "2")
+    assert (coverage["evaluations"], coverage["evaluations_excluded"], coverage["evaluations_source_checked"]) == (
+        "2",
+        "2",
+        "0",
+    )
+    assert (
+        coverage["evaluations_measured_by_authors"],
+        coverage["evaluations_measured_by_portal"],
+        coverage["results"],
+    ) == ("2", "0", "2")
     assert coverage["null_control_status"] == "proposed" and coverage["null_control_measured"] == "false"
     assert coverage["conventional_reference_role_id"] == f"{PROTOCOL_ID}-conventional-reference"
     assert coverage["has_reviewed_recipe"] == "false"
-    assert {row["source_id"] for row in table(bag, "source_table")} == set(m.Source.objects.values_list("stable_id", flat=True))
+    assert {row["source_id"] for row in table(bag, "source_table")} == set(
+        m.Source.objects.values_list("stable_id", flat=True)
+    )
     assert table(bag, "evidence") == []
     [protocol] = table(bag, "protocol_table")
     assert (protocol["metric_unit"], protocol["metric_direction"], protocol["metric_description"]) == (
-        "minute", "lower", "Mean wall time per IA3 fine-tuning run",
+        "minute",
+        "lower",
+        "Mean wall time per IA3 fine-tuning run",
     )
-    assert json.loads(protocol["limitations"])[0].startswith("Developer-reported average") and protocol["dataset_ids"] == SUITE_ID
+    assert (
+        json.loads(protocol["limitations"])[0].startswith("Developer-reported average")
+        and protocol["dataset_ids"] == SUITE_ID
+    )
     tasks = [row for row in table(bag, "dataset_table") if row["suite_id"] == SUITE_ID]
     assert len(tasks) == 18 and all(row["train_size"] and row["metric"] == "MCC" for row in tasks)
-    assert {row["configuration_id"] for row in table(bag, "configuration_table")} == set(m.Configuration.objects.values_list("stable_id", flat=True))
+    assert {row["configuration_id"] for row in table(bag, "configuration_table")} == set(
+        m.Configuration.objects.values_list("stable_id", flat=True)
+    )
     assert published_release.counts["rows"] == {
-        "protocol_coverage": 1, "model_evaluation_matrix": 2, "protocol_table": 1, "dataset_table": 19,
-        "configuration_table": m.Configuration.objects.count(), "source_table": 2, "evidence": 0,
+        "protocol_coverage": 1,
+        "model_evaluation_matrix": 2,
+        "protocol_table": 1,
+        "dataset_table": 19,
+        "configuration_table": m.Configuration.objects.count(),
+        "source_table": 2,
+        "evidence": 0,
     }
 
 
 def test_decimals_are_written_as_stored_and_rows_sorted_in_python(seeded, tmp_path):
     evaluation = EvaluationFactory(protocol=m.Protocol.objects.get(stable_id=PROTOCOL_ID))
     for stable_id, value in [("b-result", "0.000100"), ("B-result", "123456789.123456"), ("a-result", "-2.5")]:
-        ResultFactory(evaluation=evaluation, stable_id=stable_id, value=Decimal(value), printed_value=f"{value}, \"as printed\"\n")
+        ResultFactory(
+            evaluation=evaluation, stable_id=stable_id, value=Decimal(value), printed_value=f'{value}, "as printed"\n'
+        )
     result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=2)
     rows = table(result.bag_dir, "model_evaluation_matrix")
     ids = [row["result_id"] for row in rows]
@@ -252,9 +294,14 @@ def test_a_published_release_lists_every_exported_record_and_record_pages_name_i
     expected |= {("source", s) for s in m.Source.objects.values_list("stable_id", flat=True)}
     expected |= {("configuration", s) for s in m.Configuration.objects.values_list("stable_id", flat=True)}
     expected |= {("baselinerole", s) for s in m.BaselineRole.objects.values_list("stable_id", flat=True)}
-    expected |= {("dataset", s) for s in m.Dataset.objects.values_list("stable_id", flat=True)}  # every task, used or not
+    expected |= {
+        ("dataset", s) for s in m.Dataset.objects.values_list("stable_id", flat=True)
+    }  # every task, used or not
     assert memberships == expected
-    assert all(len(h) == 64 for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True))
+    assert all(
+        len(h) == 64
+        for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True)
+    )
     evaluation_id = m.Evaluation.objects.values_list("stable_id", flat=True).first()
     containing = releases_containing(record_type="evaluation", stable_id=evaluation_id)
     assert containing[0] == published_release and containing[1].is_external  # the seed's external release too
@@ -287,12 +334,23 @@ def test_the_change_from_the_previous_release_counts_records_added_removed_and_c
 def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
     files = {f.name: f for f in published_release.files.all()}
     assert {name for name, f in files.items() if f.kind == FileKind.PAYLOAD} == {
-        "data/protocol_coverage.csv.gz", "data/model_evaluation_matrix.csv.gz", "data/protocol_table.csv.gz",
-        "data/dataset_table.csv.gz", "data/configuration_table.csv.gz", "data/source_table.csv.gz",
-        "data/evidence.csv.gz", "data/datapackage.json", "data/release.json",
+        "data/protocol_coverage.csv.gz",
+        "data/model_evaluation_matrix.csv.gz",
+        "data/protocol_table.csv.gz",
+        "data/dataset_table.csv.gz",
+        "data/configuration_table.csv.gz",
+        "data/source_table.csv.gz",
+        "data/evidence.csv.gz",
+        "data/datapackage.json",
+        "data/release.json",
     }
     assert {name for name, f in files.items() if f.kind == FileKind.TAG} == {
-        "bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt", "tagmanifest-sha256.txt", "tagmanifest-sha512.txt",
+        "bagit.txt",
+        "bag-info.txt",
+        "manifest-sha256.txt",
+        "manifest-sha512.txt",
+        "tagmanifest-sha256.txt",
+        "tagmanifest-sha512.txt",
     }
     assert files[f"{published_release.release_id}.tar.gz"].kind == FileKind.ARCHIVE
     manifest = (bag_of(published_release) / "manifest-sha256.txt").read_text()
@@ -303,15 +361,30 @@ def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(pu
     resources = {r["name"]: r for r in datapackage["resources"]}
     coverage = resources["protocol_coverage"]["schema"]
     assert coverage["primaryKey"] == ["protocol_id"]
-    assert {"fields": ["source_id"], "reference": {"resource": "source_table", "fields": ["source_id"]}} in coverage["foreignKeys"]
+    assert {"fields": ["source_id"], "reference": {"resource": "source_table", "fields": ["source_id"]}} in coverage[
+        "foreignKeys"
+    ]
     states = next(f for f in resources["model_evaluation_matrix"]["schema"]["fields"] if f["name"] == "review_state")
-    assert states["constraints"] == {"required": True, "enum": ["proposed", "source_checked", "excluded", "excluded_recheck"]}
+    assert states["constraints"] == {
+        "required": True,
+        "enum": ["proposed", "source_checked", "excluded", "excluded_recheck"],
+    }
     matrix_keys = resources["model_evaluation_matrix"]["schema"]["foreignKeys"]
-    assert {"fields": ["dataset_id"], "reference": {"resource": "dataset_table", "fields": ["dataset_id"]}} in matrix_keys
-    assert {"fields": ["reference_configuration_id"], "reference": {"resource": "configuration_table", "fields": ["configuration_id"]}} in matrix_keys
+    assert {
+        "fields": ["dataset_id"],
+        "reference": {"resource": "dataset_table", "fields": ["dataset_id"]},
+    } in matrix_keys
+    assert {
+        "fields": ["reference_configuration_id"],
+        "reference": {"resource": "configuration_table", "fields": ["configuration_id"]},
+    } in matrix_keys
     # A task's suite is a row of the same table: Table Schema names its own resource "".
-    assert {"fields": ["suite_id"], "reference": {"resource": "", "fields": ["dataset_id"]}} in resources["dataset_table"]["schema"]["foreignKeys"]
-    assert resources["model_evaluation_matrix"]["hash"] == f"sha256:{files['data/model_evaluation_matrix.csv.gz'].sha256}"
+    assert {"fields": ["suite_id"], "reference": {"resource": "", "fields": ["dataset_id"]}} in resources[
+        "dataset_table"
+    ]["schema"]["foreignKeys"]
+    assert (
+        resources["model_evaluation_matrix"]["hash"] == f"sha256:{files['data/model_evaluation_matrix.csv.gz'].sha256}"
+    )
 
 
 def test_the_files_are_read_only_and_nothing_is_left_in_staging(published_release, releases_dir):
@@ -350,20 +423,35 @@ def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(
     for configuration in (control, reference):
         apply_transitions(EvaluationFactory(protocol=protocol, configuration=configuration), "check_source")
     EvaluationFactory(protocol=protocol, configuration=control)  # proposed
-    m.BaselineRole.objects.create(stable_id="null", protocol=protocol, kind="null_control", selection_rule="r", configuration=control)
     m.BaselineRole.objects.create(
-        stable_id="ref", protocol=protocol, kind="conventional_reference", selection_rule="r", configuration=reference,
+        stable_id="null", protocol=protocol, kind="null_control", selection_rule="r", configuration=control
+    )
+    m.BaselineRole.objects.create(
+        stable_id="ref",
+        protocol=protocol,
+        kind="conventional_reference",
+        selection_rule="r",
+        configuration=reference,
         status=m.BaselineStatus.RETIRED,
     )
     [row] = exporter.coverage_rows(chunk_size=10)
     assert (row["null_control_measured"], row["conventional_reference_measured"]) == (True, False)
-    assert (row["conventional_reference_status"], row["conventional_reference_configuration_id"]) == ("retired", reference.stable_id)
+    assert (row["conventional_reference_status"], row["conventional_reference_configuration_id"]) == (
+        "retired",
+        reference.stable_id,
+    )
     assert (row["evaluations"], row["evaluations_source_checked"], row["evaluations_proposed"]) == (3, 2, 1)
     [line] = coverage.coverage().lines
     assert (line.null_control_measured, line.conventional_reference_measured) == (True, False)
     assert line.counts == {"source_checked": 2, "proposed": 1}
-    digests = {stable_id: digest for kind, stable_id, digest in exporter.derived_memberships(chunk_size=10) if kind == "baselinerole"}
-    assert digests["ref"] == exporter.content_digest(["ref", protocol.stable_id, "conventional_reference", "retired", reference.stable_id, False])
+    digests = {
+        stable_id: digest
+        for kind, stable_id, digest in exporter.derived_memberships(chunk_size=10)
+        if kind == "baselinerole"
+    }
+    assert digests["ref"] == exporter.content_digest(
+        ["ref", protocol.stable_id, "conventional_reference", "retired", reference.stable_id, False]
+    )
 
 
 def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path):
@@ -372,7 +460,9 @@ def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path)
     protocol = ProtocolFactory()
     evaluation = EvaluationFactory(protocol=protocol, quote="q" * 2000)
     m.Result.objects.bulk_create(
-        m.Result(evaluation=evaluation, stable_id=f"r-{i:05d}", value=Decimal(i), unit="minute", printed_value="x" * 190)
+        m.Result(
+            evaluation=evaluation, stable_id=f"r-{i:05d}", value=Decimal(i), unit="minute", printed_value="x" * 190
+        )
         for i in range(3000)
     )  # about 7 MB of matrix text: each row repeats the evaluation's quote
 
@@ -388,7 +478,9 @@ def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path)
     assert peak(100) < 4_000_000
 
 
-def test_a_release_in_a_new_format_compares_which_records_it_holds_not_their_content(seeded, releases_dir, release_manager, client, monkeypatch):
+def test_a_release_in_a_new_format_compares_which_records_it_holds_not_their_content(
+    seeded, releases_dir, release_manager, client, monkeypatch
+):
     """Every digest covers a record's exported columns: a new format changes them all, so content is
     compared only between releases of one format, and nothing reads as changed merely by the format."""
     monkeypatch.setattr(exporter, "FORMAT_VERSION", 1)

@@ -62,7 +62,10 @@ def frictionless_validate(bag_dir: Path) -> subprocess.CompletedProcess[str]:
     """The real CLI; on a damaged gzip member it may print an error instead of a JSON report."""
     return subprocess.run(
         [str(FRICTIONLESS), "validate", "--json", str(bag_dir / "data" / "datapackage.json")],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -307,7 +310,14 @@ def test_the_writer_only_writes_the_bag_and_its_archive_into_its_output_folder(t
     assert sorted(p.name for p in tmp_path.iterdir()) == [result.release_id, result.tarball.name]
     assert (result.bag_dir, result.tarball) == (tmp_path / result.release_id, tmp_path / f"{result.release_id}.tar.gz")
     assert all(path.stat().st_mode & stat.S_IWUSR for path in [result.tarball, *result.bag_dir.rglob("*")])
-    tag_names = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt", "tagmanifest-sha256.txt", "tagmanifest-sha512.txt"]
+    tag_names = [
+        "bagit.txt",
+        "bag-info.txt",
+        "manifest-sha256.txt",
+        "manifest-sha512.txt",
+        "tagmanifest-sha256.txt",
+        "tagmanifest-sha512.txt",
+    ]
     assert [info.name for info in result.tag_files] == tag_names
     assert list(result.tag_files) == [file_info(result.bag_dir / name, name) for name in tag_names]
 

@@ -43,7 +43,12 @@ def test_datapackage_describes_each_table_with_schema_size_and_hash(bundle: Bund
         info = infos[f"data/{resource['path']}"]
         assert (resource["bytes"], resource["hash"]) == (info.bytes, f"sha256:{info.sha256}")
     results = resources["results"]
-    assert [results[k] for k in ("path", "compression", "encoding", "format")] == ["results.csv.gz", "gz", "utf-8", "csv"]
+    assert [results[k] for k in ("path", "compression", "encoding", "format")] == [
+        "results.csv.gz",
+        "gz",
+        "utf-8",
+        "csv",
+    ]
     assert results["dialect"]["lineTerminator"] == "\r\n" and results["dialect"]["header"] is True
     fields = {f["name"]: f for f in results["schema"]["fields"]}
     assert fields["replicate"] == {"name": "replicate", "type": "integer", "constraints": {"required": True}}
@@ -51,7 +56,8 @@ def test_datapackage_describes_each_table_with_schema_size_and_hash(bundle: Bund
     assert "constraints" not in fields["value"]
     assert results["schema"]["primaryKey"] == ["source_id", "model_id", "task", "replicate"]
     assert results["schema"]["foreignKeys"][0] == {
-        "fields": ["source_id"], "reference": {"resource": "sources", "fields": ["source_id"]}
+        "fields": ["source_id"],
+        "reference": {"resource": "sources", "fields": ["source_id"]},
     }
 
 
@@ -94,7 +100,7 @@ def test_the_dialect_is_rfc_4180_with_minimal_quoting() -> None:
 def test_the_tables_are_utf8_without_bom(bundle: BundleResult) -> None:
     content = gzip.decompress((bundle.bag_dir / "data" / "sources.csv.gz").read_bytes())
     assert content.startswith(b"source_id,title,kind,year\r\n")
-    assert "Ünïcødé 基因组 🧬".encode("utf-8") in content
+    assert "Ünïcødé 基因组 🧬".encode() in content
 
 
 cell_text = st.text(
@@ -126,6 +132,7 @@ def with_change(change: Callable[[list[Row]], None]) -> tuple[list[tuple[TableSp
 def set_value(field: str, value: object) -> Callable[[list[Row]], None]:
     def change(rows: list[Row]) -> None:
         rows[5][field] = value
+
     return change
 
 
@@ -183,7 +190,11 @@ def test_release_metadata_may_not_carry_the_release_id_or_date(
 ) -> None:
     with pytest.raises(BundleError, match=message):
         write_bundle(
-            tables=rows_in_order(list), release_date=RELEASE_DATE, release_metadata=metadata,
-            package_name="p", package_title="P", output_dir=tmp_path,
+            tables=rows_in_order(list),
+            release_date=RELEASE_DATE,
+            release_metadata=metadata,
+            package_name="p",
+            package_title="P",
+            output_dir=tmp_path,
         )
     assert list(tmp_path.iterdir()) == []

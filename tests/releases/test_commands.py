@@ -109,7 +109,9 @@ def test_the_commands_exit_non_zero_with_one_line_when_refused_or_damaged(
     }
 
     def manage(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
 
     refused = manage("cut_release", "--user", "a-curator")
     assert refused.returncode != 0

@@ -116,7 +116,9 @@ def test_the_admin_offers_no_cut_button_to_those_who_may_not_cut(client, make_us
     assert page.status_code == 200 and b"Cut a new release" not in page.content
 
 
-def test_it_sends_the_build_to_the_releases_queue_only_after_commit(release_manager, django_capture_on_commit_callbacks):
+def test_it_sends_the_build_to_the_releases_queue_only_after_commit(
+    release_manager, django_capture_on_commit_callbacks
+):
     from portal.celery import app
 
     with mock.patch("releases.tasks.release_build.apply_async") as send:
@@ -126,7 +128,9 @@ def test_it_sends_the_build_to_the_releases_queue_only_after_commit(release_mana
         for callback in callbacks:
             callback()
     release.refresh_from_db()
-    send.assert_called_once_with(args=[release.pk], task_id=release.celery_task_id, soft_time_limit=7200, time_limit=7500)
+    send.assert_called_once_with(
+        args=[release.pk], task_id=release.celery_task_id, soft_time_limit=7200, time_limit=7500
+    )
     assert app.amqp.router.route({}, "releases.tasks.release_build")["queue"].name == "releases"
     assert release.cut_by == release_manager and release.sent_at is not None
     assert "cut by release-manager-one" in release.build_log
@@ -139,13 +143,19 @@ def test_a_cut_succeeds_when_the_broker_is_down_and_the_sweeper_sends_the_build_
 
     api = APIClient()
     api.force_authenticate(release_manager)
-    with mock.patch("releases.tasks.release_build.apply_async", side_effect=OperationalError("connection refused")) as send:
+    with mock.patch(
+        "releases.tasks.release_build.apply_async", side_effect=OperationalError("connection refused")
+    ) as send:
         with django_capture_on_commit_callbacks(execute=True):
             response = api.post("/api/v1/releases/", {}, format="json")
     assert send.called and "connection refused" in caplog.text
     assert response.status_code == 202, response.content
     release = Release.objects.get()
-    assert response.json()["status"] == "requested" and release.status == ReleaseStatus.REQUESTED and release.sent_at is not None
+    assert (
+        response.json()["status"] == "requested"
+        and release.status == ReleaseStatus.REQUESTED
+        and release.sent_at is not None
+    )
 
 
 def test_every_status_change_of_a_release_writes_one_audit_row(published_release, release_manager, client):

@@ -31,7 +31,9 @@ def test_the_list_shows_published_releases_and_builds_in_progress(published_rele
     result.printed_value = f"{result.value} minutes"
     record_save(record=result, actor=curator, changed_fields=["printed_value"])
     building = release_cut(actor=release_manager)
-    Release.objects.filter(pk=building.pk).update(status=ReleaseStatus.BUILDING, progress=42, stage="write model_evaluation_matrix")
+    Release.objects.filter(pk=building.pk).update(
+        status=ReleaseStatus.BUILDING, progress=42, stage="write model_evaluation_matrix"
+    )
     page = client.get("/releases/")
     content = page.content.decode()
     assert page.status_code == 200
@@ -76,7 +78,9 @@ def test_a_release_being_built_has_a_page_that_refreshes_itself_until_published(
     from releases.build import release_build
 
     release = release_cut(actor=release_manager)
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.BUILDING, progress=30, stage="sort model_evaluation_matrix")
+    Release.objects.filter(pk=release.pk).update(
+        status=ReleaseStatus.BUILDING, progress=30, stage="sort model_evaluation_matrix"
+    )
     page = client.get(f"/releases/{release.pk}/")
     assert page.status_code == 200 and page["Refresh"] == "3"
     assert b'value="30"' in page.content and b"sort model_evaluation_matrix" in page.content
@@ -148,8 +152,16 @@ def test_several_ranges_a_malformed_range_or_a_stale_if_range_get_the_whole_file
 
 
 NOT_IN_THE_FILE_TABLE = [
-    "data/nothing.csv.gz", "../secret", "data/../../releases", "..%2F..%2Fportal.sqlite3", "%2Fetc%2Fpasswd", "/etc/passwd",
-    "data", "data/", "memberships.tsv", "DATA/release.json",
+    "data/nothing.csv.gz",
+    "../secret",
+    "data/../../releases",
+    "..%2F..%2Fportal.sqlite3",
+    "%2Fetc%2Fpasswd",
+    "/etc/passwd",
+    "data",
+    "data/",
+    "memberships.tsv",
+    "DATA/release.json",
 ]
 
 
@@ -196,7 +208,9 @@ def test_the_api_shows_one_release_by_id_and_a_build_by_number(published_release
 # "²" and "12³" are digits to str.isdigit() but not to int(); an Arabic-Indic "٣" is one to both, yet
 # row numbers are ASCII.
 @pytest.mark.parametrize("key", ["%C2%B2", "12%C2%B3", "%D9%A3"])
-def test_the_api_and_the_admin_answer_a_non_ascii_digit_key_with_not_found(published_release, release_manager, client, key):
+def test_the_api_and_the_admin_answer_a_non_ascii_digit_key_with_not_found(
+    published_release, release_manager, client, key
+):
     response = APIClient().get(f"/api/v1/releases/{key}/")
     assert response.status_code == 404 and "No release" in response.json()["detail"]
     client.force_login(release_manager)
@@ -217,7 +231,10 @@ def test_record_pages_can_list_the_releases_that_contain_a_record(published_rele
     html = membership_part(None, source)["release_membership"]
     assert f'<a href="/releases/{published_release.release_id}/">{published_release.release_id}</a>' in html
     assert SEED_RELEASE_ID in html
-    assert "No published release contains this record yet." in membership_part(None, Source(stable_id="not-released"))["release_membership"]
+    assert (
+        "No published release contains this record yet."
+        in membership_part(None, Source(stable_id="not-released"))["release_membership"]
+    )
 
 
 def test_the_admin_shows_a_builds_progress_and_refreshes_while_it_runs(release_manager, client):

@@ -37,7 +37,13 @@ def test_it_validates_and_holds_every_printed_digit_and_what_a_reader_needs_to_j
 def validates_with_bagit_frictionless_and_sha256sum(examples_release):
     bag = bag_of(examples_release)
     bagit.Bag(str(bag)).validate()
-    completed = subprocess.run([str(FRICTIONLESS), "validate", "--json", "datapackage.json"], cwd=bag / "data", capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [str(FRICTIONLESS), "validate", "--json", "datapackage.json"],
+        cwd=bag / "data",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     assert json.loads(completed.stdout)["valid"] is True
     for manifest in ("manifest-sha256.txt", "tagmanifest-sha256.txt"):
@@ -54,19 +60,36 @@ def every_value_is_released_with_its_printed_digits_and_read_back_exactly(exampl
     rows = {row["result_id"]: row for row in table(bag_of(examples_release), "model_evaluation_matrix")}
     assert {k: rows[k]["value"] for k in printed} == printed
     package = frictionless.Package(str(bag_of(examples_release) / "data" / "datapackage.json"))
-    read_back = {row["result_id"]: str(row["value"]) for row in package.get_resource("model_evaluation_matrix").read_rows()}
-    assert read_back["dnafm-t3-human-5mc-dnabert-2-r1"] == "0.685" and read_back["gue-cfg-nt-2500m-multi-on-gue-epigenetic-marks-h3k79me3-r1"] == "64.70"
+    read_back = {
+        row["result_id"]: str(row["value"]) for row in package.get_resource("model_evaluation_matrix").read_rows()
+    }
+    assert (
+        read_back["dnafm-t3-human-5mc-dnabert-2-r1"] == "0.685"
+        and read_back["gue-cfg-nt-2500m-multi-on-gue-epigenetic-marks-h3k79me3-r1"] == "64.70"
+    )
 
 
 def the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release):
     bag = bag_of(examples_release)
     rows = {row["result_id"]: row for row in table(bag, "model_evaluation_matrix")}
     self_reported = rows["hyena-t42-hyenadna-1-6m-ft-ntv1-enhancers-r"]
-    assert (self_reported["task_key"], self_reported["suite_id"]) == ("enhancers", "ntv1-nt-benchmark-original-18-tasks")
-    assert (self_reported["measured_by"], self_reported["reading_method"], self_reported["comparable"]) == ("authors", "table", "false")
+    assert (self_reported["task_key"], self_reported["suite_id"]) == (
+        "enhancers",
+        "ntv1-nt-benchmark-original-18-tasks",
+    )
+    assert (self_reported["measured_by"], self_reported["reading_method"], self_reported["comparable"]) == (
+        "authors",
+        "table",
+        "false",
+    )
     assert self_reported["concern"].startswith("Self-reported by the HyenaDNA authors")
     leaderboard = next(row for row in rows.values() if row["evaluation_id"] == "cad-t2-hyenadna-1-6m-ft-ntv1-enhancers")
-    assert (leaderboard["measured_by"], leaderboard["uncertainty_kind"], leaderboard["uncertainty_value"], leaderboard["num_runs"]) == ("third_party", "range", "0.117", "10")
+    assert (
+        leaderboard["measured_by"],
+        leaderboard["uncertainty_kind"],
+        leaderboard["uncertainty_value"],
+        leaderboard["num_runs"],
+    ) == ("third_party", "range", "0.117", "10")
     assert leaderboard["measured_by_name"].startswith("InstaDeep") and leaderboard["printed_value"] == "0.517±0.117"
     speedup = next(row for row in rows.values() if row["evaluation_id"].startswith("facts-ev-speedup-hyenadna"))
     assert (speedup["relation"], speedup["value"]) == ("ratio", "160") and speedup["reference_configuration_id"]
@@ -77,11 +100,22 @@ def the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release)
     configurations = {row["configuration_id"] for row in table(bag, "configuration_table")}
     assert {row["configuration_id"] for row in rows.values()} <= configurations
     protocols = {row["protocol_id"]: row for row in table(bag, "protocol_table")}
-    assert protocols["gue-mcc-x100-zhou-2024"]["metric_unit"] == "MCC x 100" and json.loads(protocols["gue-mcc-x100-zhou-2024"]["limitations"])
+    assert protocols["gue-mcc-x100-zhou-2024"]["metric_unit"] == "MCC x 100" and json.loads(
+        protocols["gue-mcc-x100-zhou-2024"]["limitations"]
+    )
     sources = {row["source_id"]: row for row in table(bag, "source_table")}
-    assert (sources["nguyen-2023-hyenadna"]["arxiv_id"], sources["nguyen-2023-hyenadna"]["arxiv_version"]) == ("2306.15794", "v2")
+    assert (sources["nguyen-2023-hyenadna"]["arxiv_id"], sources["nguyen-2023-hyenadna"]["arxiv_version"]) == (
+        "2306.15794",
+        "v2",
+    )
     assert sources["magics-lab-dnabert-2-repository-performance-table"]["commit"].startswith("2c67d589")
-    assert {row["kind"] for row in sources.values()} >= {"paper", "preprint", "repository", "model_card", "dataset_card"}
+    assert {row["kind"] for row in sources.values()} >= {
+        "paper",
+        "preprint",
+        "repository",
+        "model_card",
+        "dataset_card",
+    }
 
 
 def test_the_next_release_compares_like_with_like(examples_release, release_manager, build_now, curator):
@@ -95,4 +129,7 @@ def test_the_next_release_compares_like_with_like(examples_release, release_mana
     second = build_now(release_cut(actor=release_manager))
     assert second.status == "published", second.error
     assert second.counts["removed"] == {} and second.counts["added"] == {}
-    assert second.counts["changed"] == {"evaluation": 1, "result": 1}  # a trailing zero is a change; the evaluation reopened
+    assert second.counts["changed"] == {
+        "evaluation": 1,
+        "result": 1,
+    }  # a trailing zero is a change; the evaluation reopened

@@ -23,7 +23,9 @@ def refused(action) -> str:
 def snapshot(release: Release) -> tuple:
     release = Release.objects.get(pk=release.pk)
     files = sorted(ReleaseFile.objects.filter(release=release).values_list("name", "bytes", "sha256", "sha512"))
-    records = sorted(ReleaseRecord.objects.filter(release=release).values_list("record_type", "stable_id", "content_sha256"))
+    records = sorted(
+        ReleaseRecord.objects.filter(release=release).values_list("record_type", "stable_id", "content_sha256")
+    )
     return (release.release_id, release.status, release.note, release.counts, release.progress, files, records)
 
 
@@ -43,11 +45,17 @@ def test_the_model_cannot_change_delete_or_add_files_or_memberships(published_re
     file = published_release.files.first()
     refused(lambda: ReleaseFile.objects.filter(pk=file.pk).update(sha256="0" * 64))
     refused(file.delete)
-    refused(lambda: ReleaseFile.objects.create(release=published_release, name="extra.txt", kind=FileKind.TAG, bytes=1, sha256="0" * 64, sha512="0" * 128))
+    refused(
+        lambda: ReleaseFile.objects.create(
+            release=published_release, name="extra.txt", kind=FileKind.TAG, bytes=1, sha256="0" * 64, sha512="0" * 128
+        )
+    )
     record = published_release.records.first()
     refused(lambda: ReleaseRecord.objects.filter(pk=record.pk).update(content_sha256="0" * 64))
     refused(lambda: ReleaseRecord.objects.filter(release=published_release).delete())
-    refused(lambda: ReleaseRecord.objects.create(release=published_release, record_type="protocol", stable_id="smuggled"))
+    refused(
+        lambda: ReleaseRecord.objects.create(release=published_release, record_type="protocol", stable_id="smuggled")
+    )
     assert snapshot(published_release) == before
 
 
@@ -126,7 +134,9 @@ def test_the_admin_shows_a_published_release_read_only_and_cannot_delete_it(publ
     assert client.post(f"/admin/releases/release/{published_release.pk}/delete/", {"post": "yes"}).status_code == 403
     changelist = client.get("/admin/releases/release/")
     assert b"delete_selected" not in changelist.content
-    assert client.post("/admin/releases/release/", {"action": "delete_selected", "_selected_action": [published_release.pk]}).status_code in (200, 302)
+    assert client.post(
+        "/admin/releases/release/", {"action": "delete_selected", "_selected_action": [published_release.pk]}
+    ).status_code in (200, 302)
     assert snapshot(published_release) == before
 
 
@@ -157,4 +167,3 @@ def test_published_files_are_read_only_on_disk(published_release):
     directory = release_directory(published_release.release_id)
     for path in [directory, *directory.rglob("*")]:
         assert path.stat().st_mode & 0o222 == 0, path
-

@@ -20,7 +20,12 @@ from releases.services import release_builds_sweep, release_cut
 
 pytestmark = pytest.mark.django_db
 
-REQUESTED, BUILDING, PUBLISHED, FAILED = ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING, ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED
+REQUESTED, BUILDING, PUBLISHED, FAILED = (
+    ReleaseStatus.REQUESTED,
+    ReleaseStatus.BUILDING,
+    ReleaseStatus.PUBLISHED,
+    ReleaseStatus.FAILED,
+)
 
 
 def long_ago() -> datetime.datetime:
@@ -31,9 +36,13 @@ def test_it_binds_releases_and_benchmark_jobs_to_the_one_shared_lifecycle():
     assert isinstance(RELEASES, Lifecycle) and isinstance(JOBS, Lifecycle)
     assert RELEASES.table.unfinished == UNFINISHED
     assert RELEASES.table.terminal == {PUBLISHED, FAILED} and RELEASES.table.working == {BUILDING}
-    assert RELEASES.table.move_name(NEW, REQUESTED) == "cut" and RELEASES.table.move_name(REQUESTED, BUILDING) == "claim"
+    assert (
+        RELEASES.table.move_name(NEW, REQUESTED) == "cut" and RELEASES.table.move_name(REQUESTED, BUILDING) == "claim"
+    )
     assert RELEASES.table.move_name(REQUESTED, FAILED) == RELEASES.table.move_name(BUILDING, FAILED) == "fail"
-    assert RELEASES.table.allows(BUILDING, BUILDING) and RELEASES.table.allows(REQUESTED, REQUESTED)  # re-send, take-over
+    assert RELEASES.table.allows(BUILDING, BUILDING) and RELEASES.table.allows(
+        REQUESTED, REQUESTED
+    )  # re-send, take-over
     assert not RELEASES.table.allows(REQUESTED, PUBLISHED) and not RELEASES.table.allows(FAILED, REQUESTED)
 
 
@@ -64,7 +73,10 @@ def test_a_take_over_loses_when_the_lost_worker_beats_again_before_the_claim(rel
         assert build.release_build_claim(release_pk=release.pk) is None
     release.refresh_from_db()
     assert (release.status, release.attempts, release.build_token) == (BUILDING, 1, first.token)
-    assert list(release.events.values_list("from_status", "to_status", "attempt")) == [(NEW, REQUESTED, 0), (REQUESTED, BUILDING, 1)]
+    assert list(release.events.values_list("from_status", "to_status", "attempt")) == [
+        (NEW, REQUESTED, 0),
+        (REQUESTED, BUILDING, 1),
+    ]
 
 
 def test_a_claim_writes_its_event_and_the_heartbeat_stops_a_superseded_worker(release_manager, releases_dir):
@@ -107,7 +119,10 @@ def test_one_build_whose_sweep_raises_does_not_stop_the_sweep_of_the_others(
 
 def test_it_reads_its_durations_the_shared_way(settings):
     del settings.RELEASE_STALE_AFTER_SECONDS, settings.RELEASE_GIVE_UP_AFTER_SECONDS  # the defaults
-    assert (conf.stale_after(), conf.give_up_after()) == (datetime.timedelta(seconds=300), datetime.timedelta(seconds=3600))
+    assert (conf.stale_after(), conf.give_up_after()) == (
+        datetime.timedelta(seconds=300),
+        datetime.timedelta(seconds=3600),
+    )
     settings.RELEASE_STALE_AFTER_SECONDS = 45
     settings.RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS = 600
     settings.RELEASE_BUILD_TIME_LIMIT_SECONDS = 500  # never under the soft limit

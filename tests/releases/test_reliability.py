@@ -97,10 +97,18 @@ def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(
     minutes_ago = timezone.now() - datetime.timedelta(minutes=10)
     lost_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=long_ago())
     fresh_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=timezone.now())
-    stale = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=minutes_ago, sent_at=long_ago())
-    alive = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=timezone.now(), sent_at=long_ago())
-    exhausted = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=3, heartbeat=long_ago(), sent_at=long_ago())
-    abandoned = Release.objects.create(release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=long_ago(), sent_at=long_ago())
+    stale = Release.objects.create(
+        release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=minutes_ago, sent_at=long_ago()
+    )
+    alive = Release.objects.create(
+        release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=timezone.now(), sent_at=long_ago()
+    )
+    exhausted = Release.objects.create(
+        release_date=today, status=ReleaseStatus.BUILDING, attempts=3, heartbeat=long_ago(), sent_at=long_ago()
+    )
+    abandoned = Release.objects.create(
+        release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=long_ago(), sent_at=long_ago()
+    )
 
     with mock.patch("releases.tasks.release_build.apply_async") as send:
         with django_capture_on_commit_callbacks(execute=True):
@@ -108,11 +116,15 @@ def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(
     assert sorted(report.resent) == sorted([lost_message.pk, stale.pk])
     assert sorted(report.failed) == sorted([exhausted.pk, abandoned.pk])
     assert sorted(call.kwargs["args"][0] for call in send.call_args_list) == sorted([lost_message.pk, stale.pk])
-    assert all(call.kwargs["soft_time_limit"] == 600 and call.kwargs["time_limit"] == 660 for call in send.call_args_list)
+    assert all(
+        call.kwargs["soft_time_limit"] == 600 and call.kwargs["time_limit"] == 660 for call in send.call_args_list
+    )
     statuses = dict(Release.objects.values_list("pk", "status"))
     assert statuses[exhausted.pk] == statuses[abandoned.pk] == ReleaseStatus.FAILED
     abandoned.refresh_from_db()
-    assert abandoned.error == "no heartbeat for over 0:30:00 after attempt 1, and no worker took the build again: gave up"
+    assert (
+        abandoned.error == "no heartbeat for over 0:30:00 after attempt 1, and no worker took the build again: gave up"
+    )
     assert statuses[fresh_message.pk] == statuses[lost_message.pk] == ReleaseStatus.REQUESTED
     assert statuses[alive.pk] == statuses[stale.pk] == ReleaseStatus.BUILDING
     with mock.patch("releases.tasks.release_build.apply_async") as send:
@@ -158,7 +170,10 @@ def test_a_release_manager_may_cancel_a_stuck_build_and_cut_again(releases_dir, 
     assert cancelled.status == ReleaseStatus.FAILED and cancelled.error == "cancelled by release-manager-one"
     event = cancelled.events.last()
     assert (event.from_status, event.to_status, event.actor, event.reason) == (
-        "requested", "failed", release_manager, "cancelled by release-manager-one",
+        "requested",
+        "failed",
+        release_manager,
+        "cancelled by release-manager-one",
     )
     with pytest.raises(services.ReleaseError, match="only a requested or building release can be cancelled"):
         services.release_cancel(actor=release_manager, release_pk=stuck.pk)
@@ -181,7 +196,9 @@ def release_folders(directory) -> list[str]:
     return [name for name in visible_entries(directory) if not name.startswith(store.STAGING_PREFIX)]
 
 
-def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_its_own(seeded, releases_dir, release_manager):
+def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_its_own(
+    seeded, releases_dir, release_manager
+):
     release = release_cut(actor=release_manager)
     claims = [build.release_build_claim(release_pk=release.pk)]
 
@@ -204,7 +221,9 @@ def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_
     assert release_verify(release=release).intact
 
 
-def test_a_failed_release_leaves_no_unpublished_folder_and_keeps_published_ones(published_release, release_manager, curator):
+def test_a_failed_release_leaves_no_unpublished_folder_and_keeps_published_ones(
+    published_release, release_manager, curator
+):
     from records import models as m
     from records.services import record_save
 
@@ -221,7 +240,9 @@ def test_a_failed_release_leaves_no_unpublished_folder_and_keeps_published_ones(
     assert release_verify(release=published_release).intact
 
 
-def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_no_files(seeded, releases_dir, release_manager):
+def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_no_files(
+    seeded, releases_dir, release_manager
+):
     release = release_cut(actor=release_manager)
     with mock.patch("releases.exporter.bundle_write", side_effect=OSError("disk full")):
         failed = release_build(release_pk=release.pk)
@@ -274,7 +295,9 @@ def _commit_from_another_connection() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(seeded, releases_dir, release_manager, settings):
+def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(
+    seeded, releases_dir, release_manager, settings
+):
     """On SQLite a cursor left open across the build's own writes held a read snapshot; once another
     connection had committed, the next progress write failed at once with "database is locked"."""
     from tests.factories import EvaluationFactory, ResultFactory
@@ -328,10 +351,9 @@ def test_a_worker_killed_mid_build_ends_with_one_published_release_never_a_parti
     seeded, release_manager, start_worker, monkeypatch, settings, tmp_path
 ):
     from portal.celery import app
-    from tests.factories import EvaluationFactory, ResultFactory
-
     from records.models import Protocol
     from records.seed import PROTOCOL_ID
+    from tests.factories import EvaluationFactory, ResultFactory
 
     protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
     for _ in range(12):  # enough rows for a slow build: 2 rows a chunk, a pause after each

@@ -60,7 +60,9 @@ def test_it_names_the_missing_reason(client, curator):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, "check_source")
     client.force_login(curator)
-    response = client.post(reverse("admin:records_evaluation_transition", args=[evaluation.pk]), {"transition": "exclude", "reason": ""})
+    response = client.post(
+        reverse("admin:records_evaluation_transition", args=[evaluation.pk]), {"transition": "exclude", "reason": ""}
+    )
     assert any("needs a reason" in str(message) for message in get_messages(response.wsgi_request))
     assert m.Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED
 
@@ -78,7 +80,10 @@ def test_it_applies_a_bulk_action_one_record_at_a_time_and_reports_what_failed(c
     )
     text = " ".join(str(message) for message in response.context["messages"])
     assert "Check source: applied to 2 record(s)." in text
-    assert f"Check source: 1 refused. {checked.stable_id}: 'Check source' does not apply: the record is source checked now" in text
+    assert (
+        f"Check source: 1 refused. {checked.stable_id}: 'Check source' does not apply: the record is source checked now"
+        in text
+    )
     assert ReviewEvent.objects.filter(transition="check_source").count() == 3  # 1 from set-up + 2
 
 

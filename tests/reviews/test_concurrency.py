@@ -23,7 +23,9 @@ def race(record, actors) -> list[str]:
     def act(actor):
         try:
             barrier.wait()
-            review_transition_apply(record=record, transition="check_source", actor=actor, expected_state=ReviewState.PROPOSED)
+            review_transition_apply(
+                record=record, transition="check_source", actor=actor, expected_state=ReviewState.PROPOSED
+            )
             outcomes.append("won")
         except TransitionConflict:
             outcomes.append("conflict")

@@ -18,8 +18,12 @@ ROLES = ["anonymous", "curator", "release_manager", "benchmark_operator", "super
 MAY_REVIEW_AND_EDIT = {"curator", "superuser"}
 MAY_DELETE = {"superuser"}
 PATHS = {
-    "check_source": (), "exclude": ("check_source",), "reinstate": ("check_source", "exclude"), "reopen": ("check_source",),
-    "reopen_excluded": ("check_source", "exclude"), "recheck": ("check_source", "exclude", "reopen_excluded"),
+    "check_source": (),
+    "exclude": ("check_source",),
+    "reinstate": ("check_source", "exclude"),
+    "reopen": ("check_source",),
+    "reopen_excluded": ("check_source", "exclude"),
+    "recheck": ("check_source", "exclude", "reopen_excluded"),
 }
 
 
@@ -86,7 +90,9 @@ def test_it_never_offers_deleting_review_events_or_history(make_user, role):
     assert response.status_code in (302, 403)
     assert ReviewEvent.objects.filter(pk=event.pk).exists()
     history_id = evaluation.history.first().history_id
-    response = client.post(reverse("admin:records_evaluation_simple_history", args=[evaluation.pk, history_id]), {"title": "x"})
+    response = client.post(
+        reverse("admin:records_evaluation_simple_history", args=[evaluation.pk, history_id]), {"title": "x"}
+    )
     assert response.status_code in (302, 403)
     assert evaluation.history.filter(history_id=history_id).exists()
     assert m.Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED

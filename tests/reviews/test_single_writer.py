@@ -26,7 +26,12 @@ def writes_in(path: Path) -> list[str]:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} assigns .{target.attr}")
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name == "setattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value in STATE_FIELDS:
+            if (
+                name == "setattr"
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in STATE_FIELDS
+            ):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} setattr review_state")
             keywords = {k.arg for k in node.keywords}
             model_constructor = name[:1].isupper()

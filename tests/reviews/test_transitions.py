@@ -7,7 +7,13 @@ import pytest
 from records import models as m
 from records.services import record_save
 from reviews.models import ReviewEvent, ReviewState
-from reviews.services import ReviewError, TransitionConflict, TransitionForbidden, available_transitions, review_transition_apply
+from reviews.services import (
+    ReviewError,
+    TransitionConflict,
+    TransitionForbidden,
+    available_transitions,
+    review_transition_apply,
+)
 from reviews.transitions import TRANSITIONS
 from tests.factories import EvaluationFactory
 from tests.helpers import apply_transitions
@@ -31,10 +37,7 @@ START = {
     ReviewState.EXCLUDED_RECHECK: ("check_source", "exclude", "reopen_excluded"),
 }
 ILLEGAL = [
-    (state, name)
-    for state, path in START.items()
-    for name, spec in TRANSITIONS.items()
-    if state not in spec.sources
+    (state, name) for state, path in START.items() for name, spec in TRANSITIONS.items() if state not in spec.sources
 ]
 
 
@@ -45,19 +48,27 @@ def evaluation_in(path: tuple[str, ...]) -> m.Evaluation:
 
 
 def audit_counts(record) -> tuple[int, int]:
-    return ReviewEvent.objects.filter(object_id=record.pk, record_stable_id=record.stable_id).count(), record.history.count()
+    return ReviewEvent.objects.filter(
+        object_id=record.pk, record_stable_id=record.stable_id
+    ).count(), record.history.count()
 
 
 @pytest.mark.parametrize("path, name, target", LEGAL)
 def test_it_applies_every_legal_transition_with_one_event_and_one_history_row(curator, path, name, target):
     evaluation = evaluation_in(path)
     events_before, history_before = audit_counts(evaluation)
-    event = review_transition_apply(record=evaluation, transition=name, actor=curator, reason="because the source says so")
+    event = review_transition_apply(
+        record=evaluation, transition=name, actor=curator, reason="because the source says so"
+    )
     evaluation.refresh_from_db()
     assert evaluation.review_state == target
     assert audit_counts(evaluation) == (events_before + 1, history_before + 1)
     assert (event.transition, event.to_state, event.actor, event.actor_role, event.reason) == (
-        name, target, curator, "curator", "because the source says so"
+        name,
+        target,
+        curator,
+        "curator",
+        "because the source says so",
     )
     latest = evaluation.history.first()
     assert latest.history_user == curator
@@ -76,7 +87,10 @@ def test_it_refuses_every_illegal_transition_and_writes_nothing(curator, state, 
     assert audit_counts(evaluation) == before
 
 
-@pytest.mark.parametrize("path, name", [(("check_source",), "exclude"), (("check_source", "exclude"), "reinstate"), (("check_source",), "reopen")])
+@pytest.mark.parametrize(
+    "path, name",
+    [(("check_source",), "exclude"), (("check_source", "exclude"), "reinstate"), (("check_source",), "reopen")],
+)
 @pytest.mark.parametrize("reason", ["", "   "])
 def test_it_refuses_a_transition_without_reason(curator, path, name, reason):
     evaluation = evaluation_in(path)
@@ -113,10 +127,14 @@ def test_it_lets_a_one_person_deployment_turn_the_four_eyes_rule_off(curator, se
 
 def test_it_makes_the_exclude_reason_the_public_concern_and_clears_it_on_reinstate(curator):
     evaluation = evaluation_in(("check_source",))
-    review_transition_apply(record=evaluation, transition="exclude", actor=curator, reason="Values conflict within the article.")
+    review_transition_apply(
+        record=evaluation, transition="exclude", actor=curator, reason="Values conflict within the article."
+    )
     evaluation.refresh_from_db()
     assert evaluation.concern == "Values conflict within the article."
-    review_transition_apply(record=evaluation, transition="reinstate", actor=curator, reason="Corrected by the authors.")
+    review_transition_apply(
+        record=evaluation, transition="reinstate", actor=curator, reason="Corrected by the authors."
+    )
     evaluation.refresh_from_db()
     assert evaluation.concern == ""
 
@@ -124,7 +142,9 @@ def test_it_makes_the_exclude_reason_the_public_concern_and_clears_it_on_reinsta
 def test_it_refuses_when_the_record_changed_since_the_curator_saw_it(curator):
     evaluation = evaluation_in(("check_source",))
     with pytest.raises(TransitionConflict, match="changed meanwhile"):
-        review_transition_apply(record=evaluation, transition="exclude", actor=curator, reason="r", expected_state=ReviewState.PROPOSED)
+        review_transition_apply(
+            record=evaluation, transition="exclude", actor=curator, reason="r", expected_state=ReviewState.PROPOSED
+        )
 
 
 def test_it_offers_only_the_legal_transitions(curator):

@@ -39,8 +39,12 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int)
         parser.add_argument("--warmup-steps", type=int)
         parser.add_argument("--device", choices=list(DEVICES))
-        parser.add_argument("--wait", action="store_true", help="print progress until the job finishes; exit 1 unless it succeeds")
-        parser.add_argument("--timeout", type=float, default=None, help="with --wait: give up waiting after this many seconds")
+        parser.add_argument(
+            "--wait", action="store_true", help="print progress until the job finishes; exit 1 unless it succeeds"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=None, help="with --wait: give up waiting after this many seconds"
+        )
         parser.add_argument("--poll", type=float, default=2.0, help=argparse.SUPPRESS)
 
     def handle(self, *args, **options):
@@ -78,7 +82,9 @@ class Command(BaseCommand):
             if job.status in FINISHED:
                 break
             if timeout is not None and time.monotonic() - started > timeout:
-                raise CommandError(f"job {job.pk} still {job.status} after {timeout:g} s (it goes on; see {self._url(job)})")
+                raise CommandError(
+                    f"job {job.pk} still {job.status} after {timeout:g} s (it goes on; see {self._url(job)})"
+                )
             time.sleep(poll)
         if job.status != JobStatus.SUCCEEDED:
             first_line = job.error.strip().splitlines()[0] if job.error.strip() else job.status

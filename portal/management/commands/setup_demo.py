@@ -36,4 +36,6 @@ class Command(BaseCommand):
             user.save()
             if group:
                 user.groups.add(Group.objects.get(name=group))
-            self.stdout.write(f"account {username} ({group or 'superuser'}): password {password}  <- shown once, note it now")
+            self.stdout.write(
+                f"account {username} ({group or 'superuser'}): password {password}  <- shown once, note it now"
+            )

@@ -15,9 +15,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="the JSON document, or - for standard input")
         parser.add_argument("--user", required=True, help="the curator the import is recorded under")
-        parser.add_argument("--dry-run", action="store_true", help="report what would change, and every conflict; write nothing")
         parser.add_argument(
-            "--overwrite", action="append", default=[], metavar="SECTION/STABLE_ID",
+            "--dry-run", action="store_true", help="report what would change, and every conflict; write nothing"
+        )
+        parser.add_argument(
+            "--overwrite",
+            action="append",
+            default=[],
+            metavar="SECTION/STABLE_ID",
             help="take the document's values for this record where it and the portal both changed a field since the last import (repeatable)",
         )
 
@@ -39,7 +44,9 @@ class Command(BaseCommand):
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CommandError(f"{options['file']} is not valid JSON: {exc}") from None
         try:
-            report = records_import(document=document, actor=user, dry_run=options["dry_run"], overwrite=options["overwrite"])
+            report = records_import(
+                document=document, actor=user, dry_run=options["dry_run"], overwrite=options["overwrite"]
+            )
         except ImportConflict as conflict:
             for error in conflict.errors:
                 self.stderr.write(f"{error['path']}: {error['message']}")
@@ -50,5 +57,7 @@ class Command(BaseCommand):
         except ImportInvalid as invalid:
             for error in invalid.errors:
                 self.stderr.write(f"{error['path']}: {error['message']}")
-            raise CommandError(f"the document is invalid ({len(invalid.errors)} problem(s)); nothing was written") from None
+            raise CommandError(
+                f"the document is invalid ({len(invalid.errors)} problem(s)); nothing was written"
+            ) from None
         self.stdout.write(json.dumps(report.as_dict(), indent=2, sort_keys=True, default=str))

@@ -16,10 +16,14 @@ class Command(BaseCommand):
         except ImportInvalid as invalid:
             for error in invalid.errors:
                 self.stderr.write(f"{error['path']}: {error['message']}")
-            raise CommandError(f"an example document could not be imported ({len(invalid.errors)} problem(s)); nothing was written") from None
+            raise CommandError(
+                f"an example document could not be imported ({len(invalid.errors)} problem(s)); nothing was written"
+            ) from None
         for name, document in report.documents.items():
             created = sum(len(ids) for ids in document.created.values())
             updated = len([i for ids in document.updated.values() for i in ids])
             kept = len([i for ids in document.kept.values() for i in ids])
-            self.stdout.write(f"{name}: {created} created, {updated} updated, {kept} kept as curated here, {sum(document.unchanged.values())} unchanged")
+            self.stdout.write(
+                f"{name}: {created} created, {updated} updated, {kept} kept as curated here, {sum(document.unchanged.values())} unchanged"
+            )
         self.stdout.write(f"{len(example_paths())} documents; {report.transitions} review transitions")

@@ -30,4 +30,6 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from None
         except ReleaseError as exc:
             raise CommandError(f"{user}: {exc.message}") from None
-        self.stdout.write(f"release #{release.pk} cut by {user} for {release.release_date.isoformat()}; a worker on the releases queue builds it")
+        self.stdout.write(
+            f"release #{release.pk} cut by {user} for {release.release_date.isoformat()}; a worker on the releases queue builds it"
+        )

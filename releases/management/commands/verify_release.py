@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from releases.models import Release
 from releases.fixity import release_fixity_check
+from releases.models import Release
 
 
 class Command(BaseCommand):
@@ -30,7 +30,9 @@ class Command(BaseCommand):
         problems = 0
         for release in releases:
             if release.is_external:
-                self.stdout.write(f"{release.release_id}: external release; this portal holds none of its files, nothing to verify")
+                self.stdout.write(
+                    f"{release.release_id}: external release; this portal holds none of its files, nothing to verify"
+                )
                 continue
             if not release.is_published:
                 self.stderr.write(f"{release.release_id}: {release.status}, not published")

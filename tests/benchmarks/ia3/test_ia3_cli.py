@@ -27,8 +27,22 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_a_successful_tiny_run_writes_the_json_report(tmp_path):
     out = tmp_path / "report.json"
-    result = _cli("--preset", "tiny", "--task", "promoter_all", "--steps", "6", "--warmup-steps", "1",
-                  "--batch-size", "4", "--device", "cpu", "--json", str(out))
+    result = _cli(
+        "--preset",
+        "tiny",
+        "--task",
+        "promoter_all",
+        "--steps",
+        "6",
+        "--warmup-steps",
+        "1",
+        "--batch-size",
+        "4",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert (report["preset"], report["steps"], report["batch_size"]) == ("tiny", 6, 4)

@@ -13,24 +13,65 @@ import torch
 from transformers import EsmForMaskedLM
 
 from benchmarks.ia3 import PRESETS, ConfigError, RunConfig, apply_ia3, build_model, format_summary, run
-from benchmarks.ia3.runner import _cast_for_precision, flops_per_step, matthews
+from benchmarks.ia3.measures import flops_per_step, matthews
+from benchmarks.ia3.runner import _cast_for_precision
 
 REPORT_TYPES = {
-    "preset": str, "weights": type(None), "task": str, "num_labels": int, "data_origin": str,
-    "synthetic_variant": str, "train_examples": int, "test_examples": int, "steps": int,
-    "warmup_steps": int, "timed_steps": int, "batch_size": int, "learning_rate": float,
-    "optimizer": str, "precision": str, "compile": bool, "seed": int, "eval_interval": int,
-    "max_length": type(None), "sequence_length_tokens": int, "tokens_per_step": int,
-    "trainable_parameters": int, "total_parameters": int, "flops_per_step": int, "device": str,
-    "device_name": str, "versions": dict, "total_wall_time_s": float, "setup_time_s": float,
-    "warmup_time_s": float, "training_loop_time_s": float, "eval_time_s": float,
-    "steps_per_s": float, "tokens_per_s": float, "achieved_tflops": float, "peak_tflops": float,
-    "peak_fraction": float, "peak_memory_bytes": int, "peak_memory_source": str,
-    "loss_start": float, "loss_end": float, "loss_window": int, "evaluations": list,
+    "preset": str,
+    "weights": type(None),
+    "task": str,
+    "num_labels": int,
+    "data_origin": str,
+    "synthetic_variant": str,
+    "train_examples": int,
+    "test_examples": int,
+    "steps": int,
+    "warmup_steps": int,
+    "timed_steps": int,
+    "batch_size": int,
+    "learning_rate": float,
+    "optimizer": str,
+    "precision": str,
+    "compile": bool,
+    "seed": int,
+    "eval_interval": int,
+    "max_length": type(None),
+    "sequence_length_tokens": int,
+    "tokens_per_step": int,
+    "trainable_parameters": int,
+    "total_parameters": int,
+    "flops_per_step": int,
+    "device": str,
+    "device_name": str,
+    "versions": dict,
+    "total_wall_time_s": float,
+    "setup_time_s": float,
+    "warmup_time_s": float,
+    "training_loop_time_s": float,
+    "eval_time_s": float,
+    "steps_per_s": float,
+    "tokens_per_s": float,
+    "achieved_tflops": float,
+    "peak_tflops": float,
+    "peak_fraction": float,
+    "peak_memory_bytes": int,
+    "peak_memory_source": str,
+    "loss_start": float,
+    "loss_end": float,
+    "loss_window": int,
+    "evaluations": list,
 }
 MEASURED = {
-    "total_wall_time_s", "setup_time_s", "warmup_time_s", "training_loop_time_s", "eval_time_s",
-    "steps_per_s", "tokens_per_s", "achieved_tflops", "peak_fraction", "peak_memory_bytes",
+    "total_wall_time_s",
+    "setup_time_s",
+    "warmup_time_s",
+    "training_loop_time_s",
+    "eval_time_s",
+    "steps_per_s",
+    "tokens_per_s",
+    "achieved_tflops",
+    "peak_fraction",
+    "peak_memory_bytes",
 }
 
 
@@ -87,9 +128,7 @@ def test_progress_is_reported_every_interval_and_at_the_end():
 
 def _write_csv(path: Path, rows: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    lines = ["sequence,label"] + [
-        f"{''.join(rng.choice(list('ACGT'), 60))},{i % 2}" for i in range(rows)
-    ]
+    lines = ["sequence,label"] + [f"{''.join(rng.choice(list('ACGT'), 60))},{i % 2}" for i in range(rows)]
     path.write_text("\n".join(lines) + "\n")
 
 

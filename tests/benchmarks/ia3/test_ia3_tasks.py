@@ -18,7 +18,10 @@ def test_it_reads_the_18_tasks_from_the_shared_table():
     assert len(TASKS) == 18
     promoter = TASKS["promoter_all"]
     assert (promoter.train_size, promoter.test_size, promoter.num_classes, promoter.sequence_length_bp) == (
-        30000, 1584, 2, 300,
+        30000,
+        1584,
+        2,
+        300,
     )
     assert TASKS["H3K9ac"].train_size == 23274
     assert TASKS["splice_sites_all"].num_classes == 3

@@ -15,7 +15,17 @@ DOCUMENTED = "ACGTGTACNTGCACGGANCGACTAGTCTGA"
 
 def test_it_tokenises_the_documented_example():
     assert split_tokens(DOCUMENTED) == [
-        "<cls>", "ACGTGT", "A", "C", "N", "TGCACG", "G", "A", "N", "CGACTA", "GTCTGA",
+        "<cls>",
+        "ACGTGT",
+        "A",
+        "C",
+        "N",
+        "TGCACG",
+        "G",
+        "A",
+        "N",
+        "CGACTA",
+        "GTCTGA",
     ]
 
 
