@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, cast
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
+from common.history import history_note
 from common.types import Actor
+from common.versions import version_bump
 from records.values import same_exact
 from reviews.models import REVIEW_STATE_FIELDS, Reviewable
 from reviews.services import review_reopen_if_reviewed
@@ -132,9 +134,9 @@ def record_save(
         previous_owner_id = model._default_manager.filter(pk=record.pk).values_list("evaluation_id", flat=True).first()
     if isinstance(record, Reviewable) and actor is not None:
         record.last_edited_by = actor  # type: ignore[assignment]  # a signed-in user: only they edit records
-    _history_by(
+    history_note(
         record,
-        actor=actor,
+        user=actor,
         reason=reason or ("created" if created else f"edited: {', '.join(sorted(changed_fields or []))}"),
     )
     try:
@@ -142,6 +144,7 @@ def record_save(
             record.save()
     except IntegrityError as exc:
         raise _constraint_error(type(record), exc) from None
+    version_bump()
     owner = reviewed_owner(record)
     if created:
         if owner is not record:  # a new result changes what its evaluation's review saw
@@ -166,12 +169,6 @@ def record_save(
             reason=reason or None,
         )
     return True
-
-
-def _history_by(record: models.Model, *, actor: Actor, reason: str) -> None:
-    """Who makes the record's next history row, and why (django-simple-history reads these two attributes)."""
-    record._history_user = actor  # type: ignore[attr-defined]
-    record._change_reason = reason  # type: ignore[attr-defined]
 
 
 def _validate_unique_constraints(record: models.Model) -> None:
@@ -204,8 +201,9 @@ def record_delete(*, record: models.Model, actor: Actor, reason: str = "") -> No
     """Delete one curated record (an inline row in practice) with history under `actor`; removing a
     result reopens its reviewed evaluation as an edit would."""
     owner = reviewed_owner(record)
-    _history_by(record, actor=actor, reason=reason or "deleted")
+    history_note(record, user=actor, reason=reason or "deleted")
     record.delete()
+    version_bump()
     if owner is not None and owner is not record:
         _owner_changed(record=record, owner=owner, what=["deleted"], actor=actor, why=reason)
 

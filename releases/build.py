@@ -33,6 +33,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from common.versions import version_bump
 from releases import conf, exporter, selectors, store
 from releases.bundle import BundleResult, verify_bundle
 from releases.lifecycle import (
@@ -368,3 +369,4 @@ def _publish(
             )
         except IntegrityError as exc:
             raise BuildFailed(f"could not publish {result.release_id}: {exc}") from exc
+        version_bump()  # record pages name the newest release: a new one is a change of what they show

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from common.lifecycle import NEW
 from common.types import Actor, acting_user
+from common.versions import version_bump
 from releases import exporter, lifecycle, selectors, tasks
 from releases.lifecycle import RELEASES, REQUESTED, BuildInProgress, NothingChanged, ReleaseError, ReleaseForbidden
 from releases.models import UNFINISHED, Release, ReleaseRecord, ReleaseStatus
@@ -115,6 +116,7 @@ def release_builds_sweep() -> lifecycle.SweepReport:
 
 
 @transaction.atomic
+@transaction.atomic
 def release_record_external(
     *, release_id: str, release_date: datetime.date, note: str, records: list[tuple[str, str]]
 ) -> tuple[Release, bool]:
@@ -149,4 +151,5 @@ def release_record_external(
     release.refresh_from_db()
     # Not a move of the table (the row was never requested in earnest): its one event, as if created published.
     RELEASES.record_event(row=release, from_status=NEW, reason="recorded from a published page")
+    version_bump()
     return release, True

@@ -13,6 +13,7 @@ from django.utils import timezone
 from common.errors import DomainError
 from common.history import history_note
 from common.types import Actor, acting_user
+from common.versions import version_bump
 from reviews.models import (
     EXCLUDED_STATES,
     REVIEW_STATE_FIELDS,
@@ -122,6 +123,7 @@ def review_transition_apply(
         if hasattr(locked, "updated_at"):
             fields.append("updated_at")  # a new state is a change of the record: ETags and Last-Modified move on
         locked.save(update_fields=fields)
+        version_bump()  # the review state is on every page and API answer that shows the record
         event = ReviewEvent.objects.create(
             content_type=ContentType.objects.get_for_model(model),
             object_id=locked.pk,

@@ -1,0 +1,46 @@
+"""Version counters: bumped inside the writer's transaction, read by caches and conditional GETs.
+
+Bumping is one UPDATE of one row, so it holds that row's lock until the writer commits: writers of
+the catalogue take turns at their very end (SQLite serialises every writer anyway), and a reader
+sees a number only once the data it stands for is committed. A cache key that includes the
+number is then never stale: new data means a new number, hence a new key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from common.models import Version
+
+CATALOGUE = "catalogue"
+
+
+@dataclass(frozen=True)
+class Current:
+    number: int
+    changed_at: datetime
+
+    @property
+    def key(self) -> str:
+        return f"v{self.number}"
+
+
+def version_bump(*, name: str = CATALOGUE) -> None:
+    """Count one more change of `name`; call it inside the transaction that makes the change."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("version_bump must run inside the transaction of the change it versions")
+    now = timezone.now()
+    if not Version.objects.filter(name=name).update(number=F("number") + 1, changed_at=now):
+        Version.objects.create(name=name, number=1, changed_at=now)
+
+
+def version_current(*, name: str = CATALOGUE) -> Current:
+    """The committed number and time of the last change (0 and the epoch before any)."""
+    row = Version.objects.filter(name=name).values_list("number", "changed_at").first()
+    if row is None:
+        return Current(0, datetime(1970, 1, 1, tzinfo=UTC))
+    return Current(*row)
