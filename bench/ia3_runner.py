@@ -2,17 +2,23 @@
 
 Both train the same PEFT model (same preset, seed, synthetic data, batch size and step count)
 with Adam at the same constant learning rate and no evaluation, saving, logging or gradient
-clipping, so the difference is the harness. Both exclude their first ``--warmup`` steps from
-the timing. Each side is measured ``--repeats`` times and its best kept, because on a shared
-machine the slowest runs measure the neighbours rather than the code.
+clipping. The Trainer runs the stock PEFT and ESM forwards; the runner is measured twice, on
+its fast path (the same model with cheaper forwards, ``benchmarks/ia3/fast.py``) and with
+``--plain`` forwards, so the harness and the fast path each show. All exclude their first
+``--warmup`` steps from the timing. Each is measured ``--repeats`` times, interleaved, and its
+best kept (the median beside it), because on a shared machine the slowest runs measure the
+neighbours rather than the code. ``--compile`` adds the compiled runner, with its compile time
+and the run length from which that time is paid back; it is not in the ratio.
 
-    .venv/bin/python bench/ia3_runner.py [--preset tiny] [--steps 200] [--batch-size 8]
+    .venv/bin/python bench/ia3_runner.py [--preset tiny] [--steps 200] [--batch-size 8] [--compile]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -59,6 +65,11 @@ def ours(config: RunConfig) -> float:
     return run(config)["steps_per_s"]
 
 
+def line(name: str, values: list[float]) -> str:
+    every = ", ".join(f"{v:.2f}" for v in values)
+    return f"  {name:<19}: {max(values):7.2f} steps/s best, {statistics.median(values):7.2f} median   (all: {every})"
+
+
 def trainers(config: RunConfig) -> float:
     task = get_task(config.task)
     data = synthetic(task, min(task.train_size, config.steps * config.batch_size), 0, config.seed)
@@ -100,6 +111,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--compile", action="store_true", help="also measure the compiled runner")
     parser.add_argument(
         "--threads",
         type=int,
@@ -117,18 +129,41 @@ def main() -> None:
         device="cpu",
         precision="fp32",
     )
-    ours(config), trainers(config)  # untimed: a fresh process pays one-off costs on its first steps
-    runner, trainer = [], []
-    for _ in range(args.repeats):  # interleaved, so drifting background load hits both sides
+    plain = dataclasses.replace(config, fast=False)
+    ours(config), ours(plain), trainers(config)  # untimed: a fresh process pays one-off costs on its first steps
+    runner, runner_plain, trainer = [], [], []
+    for _ in range(args.repeats):  # interleaved, so drifting background load hits every side alike
         runner.append(ours(config))
+        runner_plain.append(ours(plain))
         trainer.append(trainers(config))
     print(
         f"{args.preset} on {args.task} (synthetic), {args.steps} steps x batch {args.batch_size}, "
-        f"cpu, {torch.get_num_threads()} threads, best of {args.repeats}"
+        f"cpu, {torch.get_num_threads()} threads, best and median of {args.repeats}"
     )
-    print(f"  IA3 runner : {max(runner):7.2f} steps/s   (all: {', '.join(f'{v:.2f}' for v in runner)})")
-    print(f"  HF Trainer : {max(trainer):7.2f} steps/s   (all: {', '.join(f'{v:.2f}' for v in trainer)})")
-    print(f"  ratio      : {max(runner) / max(trainer):7.2f}x")
+    if args.compile:
+        compiled(dataclasses.replace(config, compile=True), max(runner))
+    print(line("IA3 runner (plain)", runner_plain))
+    print(line("IA3 runner", runner))
+    print(line("HF Trainer", trainer))
+    print(
+        f"  plain ratio        : {max(runner_plain) / max(trainer):7.2f}x best, "
+        f"{statistics.median(runner_plain) / statistics.median(trainer):.2f}x median"
+    )
+    print(
+        f"  ratio              : {max(runner) / max(trainer):7.2f}x best, "
+        f"{statistics.median(runner) / statistics.median(trainer):.2f}x median"
+    )
+
+
+def compiled(config: RunConfig, eager: float) -> None:
+    """The compiled runner: its steady rate, and its compile time (the untimed warm-up steps
+    less what they would have taken eagerly) with the steps after which it has paid for itself."""
+    reports = [run(config) for _ in range(2)]  # the first compiles cold, the second finds Inductor's cache
+    for report, cache in zip(reports, ("cold", "warm"), strict=True):
+        compile_s = report["warmup_time_s"] - config.warmup_steps / eager
+        gain = 1 / eager - 1 / report["steps_per_s"]
+        pays = f"pays after {compile_s / gain:,.0f} steps" if gain > 0 else "never pays"
+        print(f"  compiled ({cache} cache): {report['steps_per_s']:7.2f} steps/s, compile {compile_s:.1f} s, {pays}")
 
 
 if __name__ == "__main__":

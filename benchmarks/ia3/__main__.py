@@ -75,7 +75,13 @@ def parser() -> argparse.ArgumentParser:
         default=defaults.warmup_steps,
         help="leading steps left out of the loop timing",
     )
-    p.add_argument("--compile", action="store_true", help="run the model through torch.compile")
+    p.add_argument("--compile", action="store_true", help="compile forward, loss and backward (pays only on long runs)")
+    p.add_argument(
+        "--plain",
+        dest="fast",
+        action="store_false",
+        help="PEFT's and ESM's stock forwards instead of the fast path (same model; for comparison)",
+    )
     p.add_argument("--device", choices=DEVICES, default=defaults.device)
     p.add_argument("--weights", metavar="DIR", help="local Hugging Face checkpoint instead of the preset")
     p.add_argument("--data", metavar="PATH", help="local task: a CSV/parquet/FASTA file or a directory with train.*")

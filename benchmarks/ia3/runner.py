@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .fast import Loss, loss_function, speed_up
 from .measures import device_for, device_name, flops_per_step, matthews, peak_memory, sync, versions
 from .models import PRESETS, apply_ia3, build_model, load_local_weights, matmul_parameters
 from .tasks import SYNTHETIC_VARIANTS, Split, Task, TaskData, get_task, load_local, synthetic
@@ -52,6 +53,7 @@ class RunConfig:
     seed: int = 0
     warmup_steps: int = 5
     compile: bool = False
+    fast: bool = True
     device: str = "auto"
     weights: str | None = None
     data: str | None = None
@@ -200,13 +202,12 @@ class Setup:
     test: Batches | None
     order: torch.Tensor
     forward: nn.Module
+    loss: Loss
     optimizer: torch.optim.Optimizer
     trainable_parameters: int
     total_parameters: int
     flops_per_step: int
-
-    def autocast(self) -> torch.autocast:
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+    autocast: Callable[[], torch.autocast]
 
 
 @dataclass
@@ -260,8 +261,11 @@ def _set_up(config: RunConfig) -> Setup:
     )
 
     ia3 = apply_ia3(model)
+    if config.fast:
+        speed_up(ia3)
     _cast_for_precision(ia3, precision)
     trainable, total = ia3.get_nb_trainable_parameters()
+    autocast = functools.partial(torch.autocast, device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
     return Setup(
         device=device,
         precision=precision,
@@ -270,11 +274,13 @@ def _set_up(config: RunConfig) -> Setup:
         train=train,
         test=test,
         order=_batch_order(len(train.labels), config.steps, config.batch_size, config.seed, device),
-        forward=torch.compile(ia3) if config.compile else ia3,
+        forward=ia3,
+        loss=loss_function(ia3, autocast, compile=config.compile),
         optimizer=make_optimizer(ia3, config.learning_rate),
         trainable_parameters=trainable,
         total_parameters=total,
         flops_per_step=step_flops,
+        autocast=autocast,
     )
 
 
@@ -295,10 +301,7 @@ def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
         if step == config.warmup_steps:
             sync(device)
             loop_start = time.perf_counter()
-        ids, mask, labels = train.take(setup.order[step])
-        with setup.autocast():
-            logits = forward(input_ids=ids, attention_mask=mask).logits
-        loss = nn.functional.cross_entropy(logits.float(), labels)
+        loss = setup.loss(*train.take(setup.order[step]))
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -363,6 +366,7 @@ def _report(config: RunConfig, setup: Setup, loop: Loop, setup_time: float) -> d
         "optimizer": OPTIMIZER,
         "precision": setup.precision,
         "compile": config.compile,
+        "fast_path": config.fast,
         "seed": config.seed,
         "eval_interval": config.eval_interval,
         "max_length": config.max_length,

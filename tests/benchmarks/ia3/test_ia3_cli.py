@@ -61,6 +61,11 @@ def test_json_dash_prints_only_the_json(capsys):
     assert json.loads(capsys.readouterr().out)["steps"] == 3
 
 
+def test_plain_runs_the_stock_forwards(capsys):
+    assert main(["--steps", "2", "--warmup-steps", "0", "--device", "cpu", "--plain", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["fast_path"] is False
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

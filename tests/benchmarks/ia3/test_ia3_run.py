@@ -33,6 +33,7 @@ REPORT_TYPES = {
     "optimizer": str,
     "precision": str,
     "compile": bool,
+    "fast_path": bool,
     "seed": int,
     "eval_interval": int,
     "max_length": type(None),
