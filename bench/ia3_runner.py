@@ -7,8 +7,10 @@ its fast path (the same model with cheaper forwards, ``benchmarks/ia3/fast.py``)
 ``--plain`` forwards, so the harness and the fast path each show. All exclude their first
 ``--warmup`` steps from the timing. Each is measured ``--repeats`` times, interleaved, and its
 best kept (the median beside it), because on a shared machine the slowest runs measure the
-neighbours rather than the code. ``--compile`` adds the compiled runner, with its compile time
-and the run length from which that time is paid back; it is not in the ratio.
+neighbours rather than the code; steps per CPU second are printed beside, as a machine busy with
+other work slows the wall clock more than the process. ``--compile`` adds the compiled runner,
+with its compile time (set ``TORCHINDUCTOR_CACHE_DIR`` to an empty folder for a cold start) and
+the run length from which that time is paid back; it is not in the ratio.
 
     .venv/bin/python bench/ia3_runner.py [--preset tiny] [--steps 200] [--batch-size 8] [--compile]
 """
@@ -50,27 +52,58 @@ class TokenisedTask(torch.utils.data.Dataset):
 
 
 class LoopClock(TrainerCallback):
-    """Starts the clock after the warm-up steps, as the runner does."""
+    """Starts the clocks after the warm-up steps, as the runner does: the wall clock, and the
+    process's CPU time, which a busy machine's other work does not inflate (one torch thread)."""
 
     def __init__(self, warmup: int) -> None:
-        self.warmup, self.start, self.end = warmup, 0.0, 0.0
+        self.warmup = warmup
+        self.start = self.end = (0.0, 0.0)
+
+    def step_done(self, step: int) -> None:
+        now = (time.perf_counter(), time.process_time())
+        if step == self.warmup:
+            self.start = now
+        self.end = now
 
     def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
-        if state.global_step == self.warmup:
-            self.start = time.perf_counter()
-        self.end = time.perf_counter()
+        self.step_done(state.global_step)
+
+    def rates(self, steps: int) -> tuple[float, float]:
+        """Steps per wall second and per CPU second over the timed steps."""
+        wall, cpu = (end - start for end, start in zip(self.end, self.start, strict=True))
+        return steps / wall, steps / cpu
 
 
-def ours(config: RunConfig) -> float:
-    return run(config)["steps_per_s"]
+def ours(config: RunConfig) -> tuple[float, float]:
+    """The runner's steps/s (its own wall figure) and steps per CPU second."""
+    clock = LoopClock(config.warmup_steps)
+    report = run(dataclasses.replace(config, progress_interval=1), progress=lambda step, _: clock.step_done(step))
+    return report["steps_per_s"], clock.rates(report["timed_steps"])[1]
 
 
-def line(name: str, values: list[float]) -> str:
-    every = ", ".join(f"{v:.2f}" for v in values)
-    return f"  {name:<19}: {max(values):7.2f} steps/s best, {statistics.median(values):7.2f} median   (all: {every})"
+def line(name: str, values: list[tuple[float, float]]) -> str:
+    wall, cpu = [v[0] for v in values], [v[1] for v in values]
+    every = ", ".join(f"{v:.2f}" for v in wall)
+    return (
+        f"  {name:<19}: {max(wall):7.2f} steps/s best, {statistics.median(wall):7.2f} median   (all: {every}); "
+        f"per CPU s {max(cpu):.2f} best, {statistics.median(cpu):.2f} median"
+    )
 
 
-def trainers(config: RunConfig) -> float:
+def ratios(name: str, ours: list[tuple[float, float]], theirs: list[tuple[float, float]]) -> str:
+    def best(values: list[tuple[float, float]], i: int) -> float:
+        return max(v[i] for v in values)
+
+    def median(values: list[tuple[float, float]], i: int) -> float:
+        return statistics.median(v[i] for v in values)
+
+    return (
+        f"  {name:<19}: {best(ours, 0) / best(theirs, 0):7.2f}x best, {median(ours, 0) / median(theirs, 0):.2f}x median"
+        f" (CPU time: {best(ours, 1) / best(theirs, 1):.2f}x best, {median(ours, 1) / median(theirs, 1):.2f}x median)"
+    )
+
+
+def trainers(config: RunConfig) -> tuple[float, float]:
     task = get_task(config.task)
     data = synthetic(task, min(task.train_size, config.steps * config.batch_size), 0, config.seed)
     ids, _ = encode_batch(data.train.sequences, PRESETS[config.preset].layout, max_tokens=1000)
@@ -100,7 +133,7 @@ def trainers(config: RunConfig) -> float:
         )
         trainer.remove_callback(PrinterCallback)  # its end-of-training metrics line would garble the table
         trainer.train()
-    return (config.steps - config.warmup_steps) / (clock.end - clock.start)
+    return clock.rates(config.steps - config.warmup_steps)
 
 
 def main() -> None:
@@ -129,41 +162,37 @@ def main() -> None:
         device="cpu",
         precision="fp32",
     )
-    plain = dataclasses.replace(config, fast=False)
+    plain, fast_compiled = dataclasses.replace(config, fast=False), dataclasses.replace(config, compile=True)
     ours(config), ours(plain), trainers(config)  # untimed: a fresh process pays one-off costs on its first steps
-    runner, runner_plain, trainer = [], [], []
+    first_compiled = run(fast_compiled) if args.compile else {}  # compiles; later runs reuse its code
+    runner, runner_plain, trainer, runner_compiled = [], [], [], []
     for _ in range(args.repeats):  # interleaved, so drifting background load hits every side alike
         runner.append(ours(config))
         runner_plain.append(ours(plain))
         trainer.append(trainers(config))
+        if args.compile:
+            runner_compiled.append(ours(fast_compiled))
     print(
         f"{args.preset} on {args.task} (synthetic), {args.steps} steps x batch {args.batch_size}, "
         f"cpu, {torch.get_num_threads()} threads, best and median of {args.repeats}"
     )
-    if args.compile:
-        compiled(dataclasses.replace(config, compile=True), max(runner))
     print(line("IA3 runner (plain)", runner_plain))
     print(line("IA3 runner", runner))
+    if args.compile:
+        print(compiled_line(first_compiled, runner_compiled, runner))
     print(line("HF Trainer", trainer))
-    print(
-        f"  plain ratio        : {max(runner_plain) / max(trainer):7.2f}x best, "
-        f"{statistics.median(runner_plain) / statistics.median(trainer):.2f}x median"
-    )
-    print(
-        f"  ratio              : {max(runner) / max(trainer):7.2f}x best, "
-        f"{statistics.median(runner) / statistics.median(trainer):.2f}x median"
-    )
+    print(ratios("plain ratio", runner_plain, trainer))
+    print(ratios("ratio", runner, trainer))
 
 
-def compiled(config: RunConfig, eager: float) -> None:
-    """The compiled runner: its steady rate, and its compile time (the untimed warm-up steps
-    less what they would have taken eagerly) with the steps after which it has paid for itself."""
-    reports = [run(config) for _ in range(2)]  # the first compiles cold, the second finds Inductor's cache
-    for report, cache in zip(reports, ("cold", "warm"), strict=True):
-        compile_s = report["warmup_time_s"] - config.warmup_steps / eager
-        gain = 1 / eager - 1 / report["steps_per_s"]
-        pays = f"pays after {compile_s / gain:,.0f} steps" if gain > 0 else "never pays"
-        print(f"  compiled ({cache} cache): {report['steps_per_s']:7.2f} steps/s, compile {compile_s:.1f} s, {pays}")
+def compiled_line(first: dict, runs: list[tuple[float, float]], eager: list[tuple[float, float]]) -> str:
+    """The compiled runner beside the others, with its compile time (the first run's untimed
+    warm-up less what those steps take eagerly) and the run length from which it pays for itself."""
+    rate, eager_rate = max(wall for wall, _ in runs), max(wall for wall, _ in eager)
+    compile_s = first["warmup_time_s"] - first["warmup_steps"] / eager_rate
+    gain = 1 / eager_rate - 1 / rate
+    pays = f"pays for itself after {compile_s / gain:,.0f} steps" if gain > 0 else "never pays for itself"
+    return f"{line('IA3 runner compiled', runs)}\n  {'':19}  compile {compile_s:.1f} s, {pays}"
 
 
 if __name__ == "__main__":
