@@ -12,7 +12,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from transformers.models.esm.modeling_esm import EsmIntermediate
 
 from benchmarks.ia3 import RunConfig, apply_ia3, build_model, run
-from benchmarks.ia3.fast import FastEsmIntermediate, FastIA3Linear, speed_up
+from benchmarks.ia3.fast import FastEsmIntermediate, FastIA3Linear, loss_function, speed_up
 from benchmarks.ia3.runner import _cast_for_precision, _set_up, _train
 
 #: fp32 losses of the two paths over 50 steps differ by float rounding only (about 1e-7 seen):
@@ -107,3 +107,15 @@ def test_the_report_says_which_path_ran():
     plain = run(RunConfig(preset="tiny", steps=2, warmup_steps=0, device="cpu", fast=False))
     assert (fast["fast_path"], plain["fast_path"]) == (True, False)
     assert fast["trainable_parameters"] == plain["trainable_parameters"]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_the_step_compiles_to_one_graph_without_breaks(fast):
+    # Dynamo's trace only (``explain``): what --compile hands to Inductor, without the 25 s or so
+    # that Inductor's code generation takes on a 2-core machine.
+    config = RunConfig(preset="tiny", steps=2, warmup_steps=0, device="cpu", fast=fast)
+    config.validate()
+    setup = _set_up(config)
+    loss = loss_function(setup.forward, setup.autocast, compile=False)
+    explanation = torch._dynamo.explain(loss)(*setup.train.take(setup.order[0]))
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0)
