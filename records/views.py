@@ -109,12 +109,14 @@ def _protocol_page(request, stable_id: str) -> queries.ProtocolPage:
 def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Protocol, dict[str, object]]:
         page = _protocol_page(request, stable_id)
+        evaluations = queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET)
         return page.protocol, {
             **parts.release(request, downloads=True),
             **parts.recipes(request, page.protocol),
             "page": page,
             "protocol": page.protocol,
-            "evaluations": queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET),
+            "evaluations": evaluations,
+            "evaluation_page": queries.evaluation_page(evaluations, request.GET),
             "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
             "charts": charts.protocol_charts(
                 protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded

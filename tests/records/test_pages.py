@@ -234,3 +234,24 @@ def test_it_names_the_reviewers_role_not_their_name(client, curator, settings):
     assert "Source checked" in text and "by a curator)" in text and curator.username not in text
     settings.PUBLIC_REVIEWER_NAMES = True  # a setting pages read: part of the page cache's key
     assert f"by {curator.username}, curator)" in page_text(client.get(url))
+
+
+def test_it_pages_the_all_evaluations_table_beyond_a_hundred_rows(client):
+    protocol = ProtocolFactory()
+    for _ in range(230):
+        ResultFactory(evaluation__protocol=protocol)
+    url = f"/protocols/{protocol.stable_id}/"
+    first = client.get(url).content.decode()
+    assert first.count('<tr id="evaluation-') == 100
+    assert "results: evaluations 1 to 100 of 230</caption>" in first
+    assert '<a href="?page=2#all-rows">2</a> <a href="?page=3#all-rows">3</a>' in first
+    assert first.count('class="evaluation-link"') == 230  # the comparison keeps every row
+    last = client.get(f"{url}?page=3&measured_by=authors").content.decode()
+    assert last.count('<tr id="evaluation-') == 30 and "evaluations 201 to 230 of 230" in last
+    assert "230 evaluations match these filters, 100 a page." in last
+    assert (
+        'href="?measured_by=authors&amp;page=' not in last and 'href="?#all-rows"' in last
+    )  # a new selection starts at page 1
+    assert (
+        client.get(f"{url}?page=99").content.decode().count('<tr id="evaluation-') == 30
+    )  # past the end: the last page
