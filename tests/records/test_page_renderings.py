@@ -60,7 +60,8 @@ PAGES = {
 
 
 def mixed_protocol() -> None:
-    """A protocol over two datasets with 30 evaluations: uncertainty, bounds, third parties, a repeat, an exclusion."""
+    """A protocol over two datasets with 32 evaluations: uncertainty, bounds, third parties, the
+    portal's own run, repeats counted once and of an excluded one, an exclusion edited since."""
     source = m.Source(
         stable_id="renderings-source", title="Renderings source", venue="Venue", authors_short="Doe et al."
     )
@@ -94,19 +95,20 @@ def mixed_protocol() -> None:
         else:
             record_save(record=configuration, actor=None)
         third = index % 3 == 0 or index == 29
+        portal = index == 11
         evaluation = m.Evaluation(
             stable_id=f"renderings-evaluation-{index:02d}",
             title=f"Evaluation & {index}",
             protocol=protocol,
             configuration=configuration,
             dataset=datasets[0 if index == 29 else index % 2],
-            measured_by="third_party" if third else "authors",
+            measured_by="third_party" if third else "portal" if portal else "authors",
             measured_by_name="A lab" if third else "",
-            reading_method="table" if index % 4 else "figure_label",
+            reading_method="job_report" if portal else "table" if index % 4 else "figure_label",
             setup="Five-fold" if index % 5 == 0 else "",
             aggregation="mean of folds" if index % 7 == 0 else "",
             uncertainty="standard deviation over folds" if index % 6 == 0 else "",
-            source=other_source if index == 29 else source,
+            source=None if portal else other_source if index == 29 else source,
             source_locator=f"Table {index % 3 + 1}",
             quote=f"Model {index} reaches {50 + index}.",
             repeats=evaluations[0] if index == 29 else None,
@@ -130,14 +132,42 @@ def mixed_protocol() -> None:
             result.upper_bound = Decimal(51 + index)
             result.uncertainty_level = Decimal("95")
         record_save(record=result, actor=None)
+    # The same measurement as the (excluded) evaluation 4, reported again by the review.
+    repeat = m.Evaluation(
+        stable_id="renderings-evaluation-30",
+        title="Evaluation 4, reported again",
+        protocol=protocol,
+        configuration=evaluations[4].configuration,
+        dataset=evaluations[4].dataset,
+        measured_by="authors",
+        reading_method="table",
+        source=other_source,
+        source_locator="Table 9",
+        repeats=evaluations[4],
+    )
+    record_save(record=repeat, actor=None)
+    record_save(
+        record=m.Result(
+            stable_id="renderings-result-30",
+            evaluation=repeat,
+            value=Decimal("54.1"),
+            unit="percent",
+            printed_value="54.1",
+        ),
+        actor=None,
+    )
+    evaluations.append(repeat)
     for index, evaluation in enumerate(evaluations):
-        if index % 2 == 0:
+        if index % 2 == 0 or index == 29:
             review_transition_apply(
                 record=evaluation, transition="check_source", actor=None, reason="Checked.", automatic=True
             )
     review_transition_apply(
         record=evaluations[4], transition="exclude", actor=None, reason="A conflicting figure.", automatic=True
     )
+    edited = m.Evaluation.objects.get(pk=evaluations[4].pk)
+    edited.quote = "Model 4 reaches 54, as corrected."
+    record_save(record=edited, actor=None)  # an excluded record edited: excluded, re-check pending
 
 
 @pytest.fixture
