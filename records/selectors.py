@@ -244,7 +244,10 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
         counts: dict[str, list[Any]] = {}
         for item in items:
             if matches(item, skip=spec.param):
-                entry = counts.setdefault(spec.value_of(item), [spec.label_of(item), 0])
+                value = spec.value_of(item)
+                entry = counts.get(value)
+                if entry is None:  # the label of the option's first item, as before, computed once
+                    entry = counts[value] = [spec.label_of(item), 0]
                 entry[1] += 1
         options = [
             FacetOption(
