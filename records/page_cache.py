@@ -55,8 +55,16 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def page_version(request: HttpRequest) -> str:
+    """The catalogue version's key, read once a request (the page and its parts share it)."""
+    version = getattr(request, "_catalogue_version", None)
+    if version is None:
+        version = request._catalogue_version = version_current().key  # type: ignore[attr-defined]
+    return version
+
+
 def page_key(request: HttpRequest) -> str:
-    version = version_current().key
+    version = page_version(request)
     where = (
         f"{request.scheme}://{request.get_host()}{request.path}?{request.META.get('QUERY_STRING', '')}"
         f" {settings.PORTAL_SITE_NAME!r} {settings.PUBLIC_REVIEWER_NAMES!r} {code_fingerprint()}"
