@@ -67,7 +67,7 @@ def page_key(request: HttpRequest) -> str:
     version = page_version(request)
     where = (
         f"{request.scheme}://{request.get_host()}{request.path}?{request.META.get('QUERY_STRING', '')}"
-        f" {settings.PORTAL_SITE_NAME!r} {settings.PUBLIC_REVIEWER_NAMES!r} {code_fingerprint()}"
+        f" {settings.PORTAL_SITE_NAME!r} {settings.PUBLIC_REVIEWER_NAMES!r} {settings.TIME_ZONE!r} {code_fingerprint()}"
     )
     return f"page:{version}:{hashlib.sha256(where.encode()).hexdigest()}"
 
