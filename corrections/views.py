@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.http import Http404, HttpRequest
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.context_processors import csrf
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from common.ratelimit import RateLimited, client_ip
 from corrections import selectors
-from corrections.forms import CorrectionForm, parse_target
+from corrections.forms import CorrectionForm, parse_target, timing_stamp
 from corrections.models import Correction
 from corrections.services import correction_submit
+from records import page_cache
+from records.page_cache import page_version
+
+# Where a cached correction form takes the reader's CSRF token and the form's signed time stamp:
+# NUL characters survive escaping and occur in no record text (forms and PostgreSQL refuse them).
+CSRF_MARKER = "\x00csrf-token\x00"
+STARTED_MARKER = "\x00started\x00"
 
 
 def _page_record(reference: str):
@@ -77,8 +86,20 @@ def correction_status(request, token: str):
 
 def correction_part(request: HttpRequest, record: selectors.Target) -> dict[str, object]:
     """A record page's `correction_form`: its "Suggest a correction" form (one query for a protocol's
-    results); a part of records' pages (records.views.PageParts; wired in portal/urls.py)."""
+    results); a part of records' pages (records.views.PageParts; wired in portal/urls.py).
+
+    The form is rendered once a catalogue version (its choices name the record's results) and
+    cached with markers where the reader's CSRF token and the form's time stamp go: both are
+    filled in on every request, so neither is ever cached or shared."""
     reference = f"{selectors.target_type_of(record)}:{record.stable_id}"
-    form = CorrectionForm(choices=selectors.page_choices(record), initial={"record": reference})
-    html = render_to_string("corrections/_correction_form.html", {"form": form, "record": record, **csrf(request)})
-    return {"correction_form": html}
+    key = f"correction-form:{page_version(request)}:{reference}"
+    html = cache.get(key)
+    if html is None:
+        form = CorrectionForm(
+            choices=selectors.page_choices(record), initial={"record": reference, "started": STARTED_MARKER}
+        )
+        context = {"form": form, "record": record, "csrf_token": CSRF_MARKER}
+        html = render_to_string("corrections/_correction_form.html", context)
+        cache.set(key, html, page_cache.TIMEOUT)
+    html = html.replace(CSRF_MARKER, get_token(request)).replace(STARTED_MARKER, timing_stamp())
+    return {"correction_form": mark_safe(html)}

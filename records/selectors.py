@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from django.core.paginator import Paginator
 from django.db.models import Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
@@ -59,9 +60,12 @@ class ProtocolPage:
         return sum(1 for line in self.baselines if line.role.is_active and line.measured)
 
 
-def evaluations_queryset() -> QuerySet[m.Evaluation]:
+def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation]:
+    """Evaluations with what their rows show; `with_protocol=False` when they are prefetched from
+    their protocol, which Django then sets on each (one instance, not one a row)."""
+    related = ("protocol",) if with_protocol else ()
     return m.Evaluation.objects.select_related(
-        "protocol",
+        *related,
         "configuration",
         "dataset",
         "source",
@@ -86,7 +90,10 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
                 "baseline_roles",
                 queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
             ),
-            Prefetch("evaluations", queryset=evaluations_queryset().order_by("configuration__name", "stable_id")),
+            Prefetch(
+                "evaluations",
+                queryset=evaluations_queryset(with_protocol=False).order_by("configuration__name", "stable_id"),
+            ),
             Prefetch(
                 "evidence_rows",
                 queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
@@ -182,6 +189,9 @@ class Faceted:
 
 
 NOT_STATED = "(not stated)"
+# The "all evaluations" table shows this many rows a page (`?page=`); a protocol with fewer shows no pager.
+EVALUATIONS_PER_PAGE = 100
+PAGE_PARAM = "page"
 EVALUATION_FACETS = (
     FacetSpec(
         "configuration", "Tested model or method", lambda e: e.configuration.stable_id, lambda e: e.configuration.name
@@ -221,6 +231,7 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
 
     def query_with(**changes: str | None) -> str:
         query = params.copy()
+        query.pop(PAGE_PARAM, None)  # another selection starts at its first page
         for key, value in changes.items():
             query.pop(key, None)
             if value is not None:
@@ -233,7 +244,10 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
         counts: dict[str, list[Any]] = {}
         for item in items:
             if matches(item, skip=spec.param):
-                entry = counts.setdefault(spec.value_of(item), [spec.label_of(item), 0])
+                value = spec.value_of(item)
+                entry = counts.get(value)
+                if entry is None:  # the label of the option's first item, as before, computed once
+                    entry = counts[value] = [spec.label_of(item), 0]
                 entry[1] += 1
         options = [
             FacetOption(
@@ -255,4 +269,42 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
         facets=facets,
         applied=applied,
         clear_query=query_with(**{spec.param: None for spec in specs}),
+    )
+
+
+@dataclass
+class EvaluationPage:
+    """One page of the "all evaluations" table: its rows, and the pager when there is more than one page."""
+
+    items: list[Any]
+    first: int  # the 1-based position of the first row shown
+    last: int
+    total: int
+    links: list[tuple[str, str, bool]]  # (label, query string, current); "…" with "" for a gap
+    per_page: int = EVALUATIONS_PER_PAGE
+
+    @property
+    def is_paged(self) -> bool:
+        return bool(self.links)
+
+
+def evaluation_page(faceted: Faceted, params: QueryDict) -> EvaluationPage:
+    """The page of the faceted evaluations that `params` selects (the first page for a missing or invalid number)."""
+    paginator = Paginator(faceted.items, EVALUATIONS_PER_PAGE)
+    page = paginator.get_page(params.get(PAGE_PARAM))
+    links: list[tuple[str, str, bool]] = []
+    if paginator.num_pages > 1:
+        query = params.copy()
+        for number in paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1):
+            if not isinstance(number, int):  # Paginator.ELLIPSIS, a gap in the range
+                links.append((str(number), "", False))
+                continue
+            query[PAGE_PARAM] = str(number)
+            links.append((str(number), query.urlencode(), number == page.number))
+    return EvaluationPage(
+        items=list(page.object_list),
+        first=page.start_index(),
+        last=page.end_index(),
+        total=paginator.count,
+        links=links,
     )

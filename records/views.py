@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from records import charts, exports, search
+from records import charts, exports, page_cache, search
 from records import coverage as coverage_report
 from records import models as m
 from records import selectors as queries
@@ -62,9 +62,31 @@ class PageParts:
 NO_PARTS = PageParts()
 
 
-def _record_parts(request: HttpRequest, record: m.CuratedModel, parts: PageParts) -> dict[str, object]:
-    """The parts every record page has: the releases that contain it and its correction form."""
-    return {**parts.membership(request, record), **parts.correction(request, record)}
+def _record_page(
+    request: HttpRequest,
+    *,
+    template: str,
+    context: Callable[[], tuple[m.CuratedModel, Mapping[str, object]]],
+    find: Callable[[], m.CuratedModel],
+    parts: PageParts,
+    live: Callable[[HttpRequest, m.CuratedModel], Mapping[str, object]] = _no_part,
+) -> HttpResponse:
+    """A record page from the page cache (records.page_cache), or rendered by `context()`, which
+    returns the record and the page's context; every record page names the releases that contain
+    it. The correction form and `live`'s parts are made per request, for the record `context()`
+    loaded or, on a cached page, the one `find()` loads."""
+    loaded: list[m.CuratedModel] = []
+
+    def full_context() -> dict[str, object]:
+        record, values = context()
+        loaded.append(record)
+        return {**parts.membership(request, record), **values}
+
+    def live_parts() -> dict[str, object]:
+        record = loaded[0] if loaded else find()
+        return {**live(request, record), **parts.correction(request, record)}
+
+    return page_cache.cached_page(request, template=template, context=full_context, live=live_parts)
 
 
 @require_GET
@@ -85,21 +107,30 @@ def _protocol_page(request, stable_id: str) -> queries.ProtocolPage:
 
 @require_GET
 def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
-    page = _protocol_page(request, stable_id)
-    context = {
-        **parts.release(request, downloads=True),
-        **parts.recipes(request, page.protocol),
-        **_record_parts(request, page.protocol, parts),
-        "page": page,
-        "protocol": page.protocol,
-        "evaluations": queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET),
-        "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
-        "charts": charts.protocol_charts(
-            protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
-        ),
-        "chart_query": _chart_query(request),
-    }
-    return render(request, "records/protocol_detail.html", context)
+    def context() -> tuple[m.Protocol, dict[str, object]]:
+        page = _protocol_page(request, stable_id)
+        evaluations = queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET)
+        return page.protocol, {
+            **parts.release(request, downloads=True),
+            **parts.recipes(request, page.protocol),
+            "page": page,
+            "protocol": page.protocol,
+            "evaluations": evaluations,
+            "evaluation_page": queries.evaluation_page(evaluations, request.GET),
+            "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
+            "charts": charts.protocol_charts(
+                protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
+            ),
+            "chart_query": _chart_query(request),
+        }
+
+    return _record_page(
+        request,
+        template="records/protocol_detail.html",
+        context=context,
+        find=lambda: queries.record_or_404(m.Protocol.objects.all(), stable_id),
+        parts=parts,
+    )
 
 
 def _chart_query(request) -> str:
@@ -152,71 +183,101 @@ def search_page(request):
 
 @require_GET
 def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
-    evaluation = queries.record_or_404(queries.evaluations_queryset().prefetch_related("repeated_by"), stable_id)
-    context = {
-        **parts.release(request),
-        **parts.job(request, evaluation),
-        **_record_parts(request, evaluation, parts),
-        "evaluation": evaluation,
-        "protocol": evaluation.protocol,
-    }
-    return render(request, "records/evaluation_detail.html", context)
+    def context() -> tuple[m.Evaluation, dict[str, object]]:
+        evaluation = queries.record_or_404(queries.evaluations_queryset().prefetch_related("repeated_by"), stable_id)
+        return evaluation, {**parts.release(request), "evaluation": evaluation, "protocol": evaluation.protocol}
+
+    return _record_page(
+        request,
+        template="records/evaluation_detail.html",
+        context=context,
+        find=lambda: queries.record_or_404(m.Evaluation.objects.all(), stable_id),
+        parts=parts,
+        live=parts.job,  # a job's status is not a catalogue change
+    )
 
 
 @require_GET
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
-    configuration = queries.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
-    evaluations = (
-        queries.evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
+    def context() -> tuple[m.Configuration, dict[str, object]]:
+        configuration = queries.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
+        evaluations = (
+            queries.evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
+        )
+        return configuration, {"configuration": configuration, "evaluations": evaluations}
+
+    return _record_page(
+        request,
+        template="records/configuration_detail.html",
+        context=context,
+        find=lambda: queries.record_or_404(m.Configuration.objects.all(), stable_id),
+        parts=parts,
     )
-    context = {
-        **_record_parts(request, configuration, parts),
-        "configuration": configuration,
-        "evaluations": evaluations,
-    }
-    return render(request, "records/configuration_detail.html", context)
 
 
 @require_GET
 def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
-    dataset = queries.record_or_404(
-        m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
-    )
-    return render(
-        request, "records/dataset_detail.html", {**_record_parts(request, dataset, parts), "dataset": dataset}
+    def context() -> tuple[m.Dataset, dict[str, object]]:
+        dataset = queries.record_or_404(
+            m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
+        )
+        return dataset, {"dataset": dataset}
+
+    return _record_page(
+        request,
+        template="records/dataset_detail.html",
+        context=context,
+        find=lambda: queries.record_or_404(m.Dataset.objects.all(), stable_id),
+        parts=parts,
     )
 
 
 @require_GET
 def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
-    source = queries.record_or_404(m.Source.objects.all(), stable_id)
-    context = {
-        **_record_parts(request, source, parts),
-        "source": source,
-        "protocols": m.Protocol.objects.filter(source=source).order_by("title"),
-        "evaluations": m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
-        .select_related("protocol")
-        .order_by("title"),
-        "datasets": m.Dataset.objects.filter(source=source, suite__isnull=True).order_by("name"),
-    }
-    return render(request, "records/source_detail.html", context)
+    def context() -> tuple[m.Source, dict[str, object]]:
+        source = queries.record_or_404(m.Source.objects.all(), stable_id)
+        return source, {
+            "source": source,
+            "protocols": m.Protocol.objects.filter(source=source).order_by("title"),
+            "evaluations": m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
+            .select_related("protocol")
+            .order_by("title"),
+            "datasets": m.Dataset.objects.filter(source=source, suite__isnull=True).order_by("name"),
+        }
+
+    return _record_page(
+        request,
+        template="records/source_detail.html",
+        context=context,
+        find=lambda: queries.record_or_404(m.Source.objects.all(), stable_id),
+        parts=parts,
+    )
 
 
 @require_GET
 def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
-    decision = queries.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
-    return render(
-        request, "records/decision_detail.html", {**_record_parts(request, decision, parts), "decision": decision}
+    def context() -> tuple[m.Decision, dict[str, object]]:
+        decision = queries.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
+        return decision, {"decision": decision}
+
+    return _record_page(
+        request,
+        template="records/decision_detail.html",
+        context=context,
+        find=lambda: queries.record_or_404(m.Decision.objects.all(), stable_id),
+        parts=parts,
     )
 
 
 @require_GET
 def coverage(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
-    report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
-    return render(
-        request, "records/coverage.html", {**parts.release(request), "report": report, "area": area, "context": context}
-    )
+
+    def page_context() -> dict[str, object]:
+        report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
+        return {**parts.release(request), "report": report, "area": area, "context": context}
+
+    return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
 
 
 @require_GET

@@ -1,6 +1,8 @@
+import html
 from decimal import Decimal
 
 from django import template
+from django.utils.safestring import SafeData, SafeString, mark_safe
 
 from records.values import display, exact_text
 
@@ -22,3 +24,98 @@ def shown(value: Decimal | None) -> str:
 @register.filter
 def or_not_reported(value, text: str = "Not reported") -> str:
     return text if value in (None, "") else value
+
+
+# -- rows of a protocol's comparison, rendered in Python: a page holds one per result (1,000 and more),
+# and a template included per row cost most of the page's rendering time. Same bytes as the
+# templates they replaced (tests/records/test_page_renderings.py): values escaped as templates
+# escape them (django.utils.html.escape is html.escape of the text), literal text as written.
+
+
+def _e(value: object) -> str:
+    return value if isinstance(value, SafeData) else html.escape(str(value))
+
+
+@register.simple_tag
+def provenance(evaluation, part: str = "details") -> SafeString:
+    """Who measured an evaluation (part "headline"), or who reports it, how it was read and what it
+    repeats ("details"); a line of its own, as the template it replaced gave."""
+    return mark_safe(f"{_provenance(evaluation, part)}\n")
+
+
+def _provenance(evaluation, part: str) -> str:
+    measured_by = evaluation.measured_by
+    if part == "headline":
+        if measured_by == "authors":
+            return "Author-reported evaluation"
+        if measured_by == "third_party":
+            return f"Third-party measurement ({_e(evaluation.measured_by_name)})"
+        return "Measured by this portal"
+    if measured_by == "portal":
+        who = "Measured by this portal's benchmark job"
+    else:
+        who = "Measured by " + ("the model's authors" if measured_by == "authors" else _e(evaluation.measured_by_name))
+        source = evaluation.source
+        if source:
+            who += f", reported by {_e(source.authors_short or source.title)}"
+    repeats = evaluation.repeats
+    repeat = (
+        f'; same measurement as <a href="{_e(repeats.get_absolute_url())}">{_e(repeats.title)}</a>'
+        " (a copy, not a replication)"
+        if repeats
+        else ""
+    )
+    reading = _e(str(evaluation.get_reading_method_display()).lower())
+    return f'<span class="provenance">{who}; {reading}{repeat}</span>'
+
+
+@register.simple_tag
+def result_cell(row, page) -> SafeString:
+    """One result in a comparison (results table or matrix cell): its value with the source's digits
+    and the unit (a matrix names it in its column header), its marks and why it is or is not compared."""
+    result, evaluation, matrix = row.result, row.evaluation, page.is_matrix
+    unit = "" if matrix else f' <span class="unit">{_e(result.unit)}</span>'
+    uncertainty = ""
+    if result.uncertainty_kind:
+        runs = f", n = {_e(result.num_runs)}" if result.num_runs else ""
+        uncertainty = (
+            f' <span class="uncertainty">({_e(result.printed_value)};'
+            f" {_e(result.get_uncertainty_kind_display())}{runs})</span>"
+        )
+    best = ""
+    if row.is_best:
+        included = ", excluded rows included" if page.include_excluded else ""
+        best = f' <strong class="best-mark">(best in column{included})</strong>'
+    if evaluation.is_excluded:
+        recheck = " (edited since; re-check pending)" if evaluation.needs_recheck else ""
+        if matrix:
+            note = (
+                f'<details class="row-note excluded-note"><summary>Excluded from comparison{recheck}</summary>'
+                f"{_e(evaluation.concern)}</details>\n"
+            )
+        else:
+            note = f'<span class="row-note excluded-note">Excluded from comparison{recheck}: {_e(evaluation.concern)}</span>\n'
+    elif row.excluded_through_original:
+        original = evaluation.repeats
+        note = (
+            f'<span class="row-note excluded-note">Same measurement as <a href="{_e(original.get_absolute_url())}">'
+            f"{_e(original.title)}</a>, which is excluded from comparison: {_e(original.concern)}</span>\n"
+        )
+    elif row.counted_through_original:
+        original = evaluation.repeats
+        note = (
+            f'<span class="row-note">Same measurement as <a href="{_e(original.get_absolute_url())}">'
+            f"{_e(original.title)}</a>, reported again by this source: counted once</span>\n"
+        )
+    elif not evaluation.source_was_checked:
+        note = '<span class="row-note">Proposed: source not yet checked; not compared</span>'
+    else:
+        note = ""
+    marks = f"{' best' if row.is_best else ''}{'' if row.in_comparison else ' not-compared'}"
+    details = "" if matrix else provenance(evaluation, "details")
+    return mark_safe(
+        f'\n<span class="result{marks}">\n'
+        f'<a class="value" href="{_e(evaluation.get_absolute_url())}#result-{_e(result.stable_id)}"'
+        f' title="Printed value: {_e(result.printed_value)}">{_e(result.display_value)}</a>{unit}{uncertainty}\n'
+        f"{best}\n{note}\n{details}\n</span>\n"
+    )

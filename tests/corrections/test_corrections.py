@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from unittest import mock
 
@@ -406,3 +407,23 @@ def test_a_printed_value_that_does_not_show_the_corrected_value_changes_nothing(
             printed_value="15 min",
         )
     assert m.Result.objects.get(stable_id=RESULT_500M).printed_value == "20 min"
+
+
+def test_a_cached_record_page_gives_each_reader_their_own_csrf_token_and_a_fresh_time_stamp(seeded):
+    from django.test import Client
+
+    def form_of(client) -> tuple[str, str]:
+        body = client.get(f"/protocols/{PROTOCOL_ID}/").content.decode()
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', body).group(1)
+        started = re.search(r'name="started" value="([^"]+)"', body).group(1)
+        return token, started
+
+    first, second = Client(enforce_csrf_checks=True), Client(enforce_csrf_checks=True)
+    first_token, first_started = form_of(first)
+    with mock.patch("time.time", return_value=time.time() + 5):
+        second_token, second_started = form_of(second)  # from the page cache
+    assert first.cookies["csrftoken"].value != second.cookies["csrftoken"].value
+    assert first_started != second_started and "\x00" not in first_token + second_token
+    data = form_data(started=stamp(), csrfmiddlewaretoken=second_token)
+    assert first.post("/corrections/new/", data).status_code == 403  # another reader's token
+    assert second.post("/corrections/new/", data).status_code == 302

@@ -7,6 +7,7 @@ import re
 from decimal import Decimal
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -131,7 +132,9 @@ def test_it_marks_the_best_only_among_source_checked_rows(client):
     assert proposed.evaluation.configuration.name not in best_rows[0]
 
 
-def protocol_page_queries(client, protocol) -> int:
+def protocol_page_queries(client, protocol, *, cached: bool = False) -> int:
+    if not cached:
+        cache.clear()  # the factories write around the services, so no version bump: render afresh
     with CaptureQueriesContext(connection) as queries:
         assert client.get(f"/protocols/{protocol.stable_id}/").status_code == 200
     return len(queries)
@@ -151,6 +154,8 @@ def test_it_renders_the_protocol_page_in_constant_queries(client):
         )
     assert m.Evaluation.objects.filter(protocol=protocol).count() == 500
     assert protocol_page_queries(client, protocol) == with_two
+    # From the page cache: the catalogue version and the record (its correction form is cached too).
+    assert protocol_page_queries(client, protocol, cached=True) == 2
 
 
 @pytest.mark.parametrize("kind", ["protocols", "evaluations", "configurations", "datasets", "sources", "decisions"])
@@ -227,5 +232,26 @@ def test_it_names_the_reviewers_role_not_their_name(client, curator, settings):
     url = f"/evaluations/{evaluation.stable_id}/"
     text = page_text(client.get(url))
     assert "Source checked" in text and "by a curator)" in text and curator.username not in text
-    settings.PUBLIC_REVIEWER_NAMES = True
+    settings.PUBLIC_REVIEWER_NAMES = True  # a setting pages read: part of the page cache's key
     assert f"by {curator.username}, curator)" in page_text(client.get(url))
+
+
+def test_it_pages_the_all_evaluations_table_beyond_a_hundred_rows(client):
+    protocol = ProtocolFactory()
+    for _ in range(230):
+        ResultFactory(evaluation__protocol=protocol)
+    url = f"/protocols/{protocol.stable_id}/"
+    first = client.get(url).content.decode()
+    assert first.count('<tr id="evaluation-') == 100
+    assert "results: evaluations 1 to 100 of 230</caption>" in first
+    assert '<a href="?page=2#all-rows">2</a> <a href="?page=3#all-rows">3</a>' in first
+    assert first.count('class="evaluation-link"') == 230  # the comparison keeps every row
+    last = client.get(f"{url}?page=3&measured_by=authors").content.decode()
+    assert last.count('<tr id="evaluation-') == 30 and "evaluations 201 to 230 of 230" in last
+    assert "230 evaluations match these filters, 100 a page." in last
+    assert (
+        'href="?measured_by=authors&amp;page=' not in last and 'href="?#all-rows"' in last
+    )  # a new selection starts at page 1
+    assert (
+        client.get(f"{url}?page=99").content.decode().count('<tr id="evaluation-') == 30
+    )  # past the end: the last page
