@@ -230,8 +230,9 @@ def heap_in_this_process(output: str) -> None:
 
 def in_fresh_process(*args: str, tree: Path = ROOT) -> dict:
     script = tree / "bench" / "release_build.py"
+    # Run in the tree: Celery's app loading puts the working directory first on sys.path.
     completed = subprocess.run(
-        [sys.executable, str(script), *args], capture_output=True, text=True, env=os.environ.copy()
+        [sys.executable, str(script), *args], capture_output=True, text=True, env=os.environ.copy(), cwd=tree
     )
     if completed.returncode != 0:
         raise SystemExit(completed.stderr[-3000:])

@@ -19,6 +19,7 @@ Imports point down only: never `releases.services` nor `releases.tasks`.
 from __future__ import annotations
 
 import datetime
+import itertools
 import logging
 import os
 import socket
@@ -50,6 +51,7 @@ from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseRecord
 
 logger = logging.getLogger(__name__)
 
+MEMBERSHIP_BATCH = 5_000  # membership rows per executemany (memory stays flat in N)
 EXPORT_PASSES = 3  # the catalogue changed during each of this many exports: give up
 HEARTBEAT_EVERY_SECONDS = 1.0
 
@@ -196,8 +198,9 @@ class MembershipFile:
 
 
 def _insert_memberships(release_pk: int, memberships: MembershipFile) -> None:
-    """Every membership by one prepared INSERT run over the spilled file (`executemany`), not as model
-    instances: the rows are plain tuples already, and nothing of a model's save applies to them.
+    """Every membership by one prepared INSERT run over the spilled file (`executemany` a batch at a
+    time), not as model instances: the rows are plain tuples already, and nothing of a model's save
+    applies to them.
 
     Called in the publishing transaction, with the release locked and still building: on SQLite the
     per-row guard against inserting into a published release is lifted for this transaction only
@@ -208,10 +211,12 @@ def _insert_memberships(release_pk: int, memberships: MembershipFile) -> None:
     column = {field.name: field.column for field in meta.concrete_fields}
     names = ", ".join(quote(column[name]) for name in ("release", "record_type", "stable_id", "content_sha256"))
     sql = f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES (%s, %s, %s, %s)"
+    rows = memberships.rows(release_pk)
     with db_triggers.inserts_unguarded_in_this_transaction(connection, meta.db_table), connection.cursor() as cursor:
-        # A generator, streamed by the driver (never the file's worth of tuples in memory); the
-        # stubs ask for a Sequence, which Django itself does not.
-        cursor.executemany(sql, memberships.rows(release_pk))  # type: ignore[arg-type]
+        # In batches: Django's SQLite cursor tees the parameters to peek at the first, which would
+        # keep every row of one long generator in memory. The driver keeps the statement prepared.
+        while batch := list(itertools.islice(rows, MEMBERSHIP_BATCH)):
+            cursor.executemany(sql, batch)
 
 
 def release_build(*, release_pk: int) -> Release | None:

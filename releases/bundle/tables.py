@@ -29,6 +29,7 @@ _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _UNWRITABLE_TEXT = re.compile(r"[\x00\ud800-\udfff]")
 
 Cells = Sequence[str]
+CODEC_BATCH_ROWS = 1_000  # rows serialised column-wise at a time (their dicts and cells held at once)
 Key = tuple[object, ...]
 Progress = Callable[[str, int], None]
 
@@ -367,7 +368,7 @@ def batches(rows: Iterable[Mapping[str, object]], size: int) -> Iterator[list[Ma
 def ordered_unique(codec: RowCodec, rows: KeyOrdered, chunk_rows: int) -> Iterator[Cells]:
     """Key-ordered rows checked and serialised a chunk at a time, refusing a key out of order or seen twice."""
     previous: Key | None = None
-    for batch in batches(rows, chunk_rows):
+    for batch in batches(rows, min(chunk_rows, CODEC_BATCH_ROWS)):
         for cells in codec.cells_many(batch):
             key = codec.key(cells)
             if previous is not None and key <= previous:
@@ -394,13 +395,13 @@ def sorted_runs(
     runs: list[Iterable[tuple[Key, Cells]]] = []
     chunk: list[tuple[Key, Cells]] = []
     seen = 0
-    for batch in batches(rows, chunk_rows):
-        chunk = [(codec.key(cells), cells) for cells in codec.cells_many(batch)]
+    for batch in batches(rows, min(chunk_rows, CODEC_BATCH_ROWS)):
+        chunk += [(codec.key(cells), cells) for cells in codec.cells_many(batch)]
         seen += len(batch)
-        if len(chunk) == chunk_rows:
-            runs.append(_spill(chunk, codec, spill_dir, stack))
-            chunk = []
-            report(progress, f"sort {codec.spec.name}", seen)
+        while len(chunk) >= chunk_rows:
+            runs.append(_spill(chunk[:chunk_rows], codec, spill_dir, stack))
+            chunk = chunk[chunk_rows:]
+            report(progress, f"sort {codec.spec.name}", seen - len(chunk))
     chunk.sort(key=itemgetter(0))
     report(progress, f"sort {codec.spec.name}", seen)
     runs.append(chunk)
