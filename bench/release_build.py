@@ -1,24 +1,34 @@
 """Release build cost with 1,000, 10,000 and 100,000 results: time, the builder's peak memory, and
 the time `gzip -n` plus `sha256sum` take on the same CSV bytes (the floor any builder pays).
 
-Run: .venv/bin/python bench/release_build.py [SIZES...]   (default 1000 10000 100000)
+Run: .venv/bin/python bench/release_build.py [--repeats N] [--compare-with TREE] [SIZES...]
+     (default: 3 repeats of 1000 10000 100000)
 
 It uses a throw-away SQLite database and release folder under a temp folder, or the database
 named by DATABASE_URL if set: then it must be a scratch database. The catalogue grows to each
-size in turn (bulk inserts: a bench, not a curation), and each size is built by the real service
-(`releases.build.release_build`: export, write, validate, install, publish with memberships)
-in a fresh process, so that its peak RSS is the builder's own. A second fresh process writes the
-same bundle under tracemalloc to report the Python heap's peak. Builds use the default chunk size
-(RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
+size in turn (bulk inserts: a bench, not a curation), and each size is built `--repeats` times by
+the real service (`releases.build.release_build`: export, write, validate, install, publish with
+memberships), each in a fresh process so that its peak RSS is the builder's own; one source more
+before each build gives each release new content (a build of unchanged content publishes nothing).
+Each build's bag is then compressed again by `gzip -n -9` and hashed by `sha256sum`, right after it:
+its ratio is build seconds / those seconds, printed as min / median over the repeats. A second
+fresh process writes the same bundle under tracemalloc to report the Python heap's peak. Builds use
+the default chunk size (RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
+
+`--compare-with TREE` (another checkout of this repository, e.g. `git worktree add /tmp/before
+<commit>`) builds each repeat twice, side by side on the same database: first with TREE's code
+("before"), then with this one's ("after"). The last line is the ratio at the largest size.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -218,11 +228,21 @@ def heap_in_this_process(output: str) -> None:
     json.dump({"heap_peak_bytes": peak}, sys.stdout)
 
 
-def in_fresh_process(*args: str) -> dict:
-    completed = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=os.environ.copy())
+def in_fresh_process(*args: str, tree: Path = ROOT) -> dict:
+    script = tree / "bench" / "release_build.py"
+    # Run in the tree: Celery's app loading puts the working directory first on sys.path.
+    completed = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, env=os.environ.copy(), cwd=tree
+    )
     if completed.returncode != 0:
         raise SystemExit(completed.stderr[-3000:])
     return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def one_source_more() -> None:
+    """New content for the next build: a build of unchanged content publishes nothing."""
+    n = m.Source.objects.filter(stable_id__startswith="bench-repeat-").count()
+    m.Source.objects.create(stable_id=f"bench-repeat-{n}", title=f"Repeat {n}", venue="Bench", kind="paper")
 
 
 # ------------------------------------------------------------ the floor
@@ -248,33 +268,55 @@ def tools_seconds(bag: Path, scratch: Path) -> tuple[float, int]:
     return seconds, size
 
 
-def main(sizes: list[int]) -> None:
+def min_median(values: list[float]) -> tuple[float, float]:
+    return min(values), statistics.median(values)
+
+
+def main(sizes: list[int], repeats: int, before: Path | None) -> None:
     call_command("migrate", verbosity=0)
     from releases import conf
     from releases.store import release_directory
 
     print(f"database: {connection.vendor}; chunk rows: {conf.chunk_rows()}; releases under {conf.releases_dir()}")
+    print(f"{repeats} builds per size and code; each figure min / median")
     header = (
-        f"{'results':>8} {'seed s':>7} {'build s':>8} {'rows/s':>8} {'peak RSS MiB':>13} {'RSS growth MiB':>15} "
-        f"{'heap peak MiB':>14} {'CSV MiB':>8} {'gzip+sha256sum s':>17} {'build/tools':>12}"
+        f"{'results':>8} {'code':>6} {'build s':>13} {'rows/s':>8} {'peak RSS MiB':>13} {'RSS growth MiB':>15} "
+        f"{'heap peak MiB':>14} {'CSV MiB':>8} {'gzip+sha256sum s':>17} {'build/tools':>13}"
     )
     print(header)
+    trees = [("before", before), ("after", ROOT)] if before else [("after", ROOT)]
+    last: dict[str, tuple[float, float]] = {}
     for size in sizes:
-        started = time.perf_counter()
         grow_catalogue(size)
-        seeded = time.perf_counter() - started
-        connection.close()  # the builder's process opens its own
-        built = in_fresh_process("--build")
-        heap = in_fresh_process("--heap", tempfile.mkdtemp(prefix="bench-heap-"))
-        bag = release_directory(built["release_id"]) / built["release_id"]
-        tools, csv_bytes = tools_seconds(bag, Path(tempfile.mkdtemp(prefix="bench-csv-")))
-        rows = sum(built["rows"].values())
-        print(
-            f"{size:>8,} {seeded:>7.1f} {built['seconds']:>8.2f} {rows / built['seconds']:>8,.0f} "
-            f"{built['peak_rss_kib'] / 1024:>13.1f} {(built['peak_rss_kib'] - built['rss_before_kib']) / 1024:>15.1f} "
-            f"{heap['heap_peak_bytes'] / 2**20:>14.1f} {csv_bytes / 2**20:>8.1f} {tools:>17.2f} {built['seconds'] / tools:>12.1f}",
-            flush=True,
-        )
+        runs: dict[str, list[tuple[dict, float, int]]] = {label: [] for label, _ in trees}
+        for _ in range(repeats):
+            for label, tree in trees:
+                one_source_more()
+                connection.close()  # the builder's process opens its own
+                built = in_fresh_process("--build", tree=tree)
+                bag = release_directory(built["release_id"]) / built["release_id"]
+                tools, csv_bytes = tools_seconds(bag, Path(tempfile.mkdtemp(prefix="bench-csv-")))
+                runs[label].append((built, tools, csv_bytes))
+        for label, tree in trees:
+            heap = in_fresh_process("--heap", tempfile.mkdtemp(prefix="bench-heap-"), tree=tree)
+            builds = runs[label]
+            seconds = min_median([b["seconds"] for b, _, _ in builds])
+            tools = min_median([t for _, t, _ in builds])
+            ratio = min_median([b["seconds"] / t for b, t, _ in builds])
+            rows = sum(builds[0][0]["rows"].values())
+            peak = max(b["peak_rss_kib"] for b, _, _ in builds)
+            growth = max(b["peak_rss_kib"] - b["rss_before_kib"] for b, _, _ in builds)
+            print(
+                f"{size:>8,} {label:>6} {seconds[0]:>6.2f}/{seconds[1]:<6.2f} {rows / seconds[1]:>8,.0f} "
+                f"{peak / 1024:>13.1f} {growth / 1024:>15.1f} {heap['heap_peak_bytes'] / 2**20:>14.1f} "
+                f"{builds[0][2] / 2**20:>8.1f} {tools[0]:>8.2f}/{tools[1]:<8.2f} {ratio[0]:>6.1f}/{ratio[1]:<6.1f}",
+                flush=True,
+            )
+            last[label] = ratio
+    print(
+        f"release build / (gzip -n + sha256sum) at {sizes[-1]:,} results, min/median of {repeats}: "
+        + "; ".join(f"{label} {ratio[0]:.1f} / {ratio[1]:.1f}" for label, ratio in last.items())
+    )
 
 
 if __name__ == "__main__":
@@ -283,4 +325,9 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["--heap"]:
         heap_in_this_process(sys.argv[2])
     else:
-        main([int(a) for a in sys.argv[1:]] or list(SIZES))
+        parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+        parser.add_argument("sizes", nargs="*", type=int, default=list(SIZES))
+        parser.add_argument("--repeats", type=int, default=3)
+        parser.add_argument("--compare-with", type=Path, default=None, help="another checkout: its code is 'before'")
+        options = parser.parse_args()
+        main(options.sizes, options.repeats, options.compare_with)

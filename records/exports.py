@@ -62,40 +62,44 @@ _STATE_AT = list(MATRIX_COLUMNS).index("review_state") + 1
 MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:_STATE_AT], "comparable", *list(MATRIX_COLUMNS)[_STATE_AT:]]
 
 
-def chunks_by_pk(queryset: QuerySet, *, chunk_size: int) -> Iterator[list]:
-    """Keyset pagination on pk over a `values()` (with "pk") or `values_list()` (pk first) queryset.
+def chunks_by_key(queryset: QuerySet, *, key: str, chunk_size: int) -> Iterator[list]:
+    """Keyset pagination on a unique column `key` over a `values()` (with `key`) or `values_list()`
+    (`key` first) queryset, in the database's order of `key`.
 
     Each chunk is one finished query, so no cursor stays open while the caller works. On SQLite an
     open cursor (`.iterator()`) holds a read snapshot: once another connection commits, a write on
     this connection fails at once with "database is locked", whatever the busy timeout.
     """
-    queryset = queryset.order_by("pk")
+    queryset = queryset.order_by(key)
     last = None
     while True:
-        chunk = list((queryset if last is None else queryset.filter(pk__gt=last))[:chunk_size])
+        chunk = list((queryset if last is None else queryset.filter(**{f"{key}__gt": last}))[:chunk_size])
         if not chunk:
             return
         yield chunk
-        last = chunk[-1]["pk"] if isinstance(chunk[-1], dict) else chunk[-1][0]
+        last = chunk[-1][key] if isinstance(chunk[-1], dict) else chunk[-1][0]
 
 
-def values_by_pk(queryset: QuerySet, fields: Iterable[str], *, chunk_size: int) -> Iterator[tuple]:
-    """`queryset.values_list(*fields)`, read in chunks by `chunks_by_pk`."""
-    for chunk in chunks_by_pk(queryset.values_list("pk", *fields), chunk_size=chunk_size):
+def chunks_by_pk(queryset: QuerySet, *, chunk_size: int) -> Iterator[list]:
+    """`chunks_by_key` on the primary key (a `values()` with "pk", or a `values_list()` with pk first)."""
+    return chunks_by_key(queryset, key="pk", chunk_size=chunk_size)
+
+
+def values_by_pk(queryset: QuerySet, fields: Iterable[str], *, chunk_size: int, key: str = "pk") -> Iterator[tuple]:
+    """`queryset.values_list(*fields)`, read in chunks by `chunks_by_key` on `key` (the pk unless said)."""
+    for chunk in chunks_by_key(queryset.values_list(key, *fields), key=key, chunk_size=chunk_size):
         for values in chunk:
             yield values[1:]
 
 
-def matrix_rows(results: QuerySet, *, chunk_size: int = 2000) -> Iterator[dict[str, object]]:
-    """The matrix rows of a Result queryset, read in chunks (never the whole table in memory)."""
-    columns = {**MATRIX_COLUMNS, **_DERIVING}
-    names = list(columns)
-    for values in values_by_pk(results, columns.values(), chunk_size=chunk_size):
-        row = dict(zip(names, values, strict=True))
-        row["comparable"] = m.evaluation_comparable(
-            review_state=row["review_state"], original_state=row["repeated_review_state"]
-        )
-        yield {name: row[name] for name in MATRIX_FIELDNAMES}
+def matrix_rows(results: QuerySet, *, chunk_size: int = 2000, key: str = "pk") -> Iterator[dict[str, object]]:
+    """The matrix rows of a Result queryset, read in chunks (never the whole table in memory) in the
+    database's order of `key` (a unique column of Result)."""
+    lookups = [*MATRIX_COLUMNS.values(), *_DERIVING.values()]
+    state = list(MATRIX_COLUMNS).index("review_state")
+    for values in values_by_pk(results, lookups, chunk_size=chunk_size, key=key):
+        comparable = m.evaluation_comparable(review_state=values[state], original_state=values[-1])
+        yield dict(zip(MATRIX_FIELDNAMES, (*values[:_STATE_AT], comparable, *values[_STATE_AT:-1]), strict=True))
 
 
 def protocol_matrix_rows(protocol: m.Protocol) -> list[dict[str, object]]:

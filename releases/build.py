@@ -19,6 +19,7 @@ Imports point down only: never `releases.services` nor `releases.tasks`.
 from __future__ import annotations
 
 import datetime
+import itertools
 import logging
 import os
 import socket
@@ -30,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
-from releases import conf, exporter, selectors, store
+from releases import conf, db_triggers, exporter, selectors, store
 from releases.bundle import BundleResult, verify_bundle
 from releases.lifecycle import (
     BUILDING,
@@ -50,7 +51,7 @@ from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseRecord
 
 logger = logging.getLogger(__name__)
 
-MEMBERSHIP_BATCH = 5_000
+MEMBERSHIP_BATCH = 5_000  # membership rows per executemany (memory stays flat in N)
 EXPORT_PASSES = 3  # the catalogue changed during each of this many exports: give up
 HEARTBEAT_EVERY_SECONDS = 1.0
 
@@ -135,18 +136,20 @@ def release_build_fail(*, release_pk: int, token: str, error: str, detail: str =
 class Progress:
     """The writer's progress callback: percent done, stage, heartbeat; refuses to go on without the claim."""
 
-    def __init__(self, release_pk: int, token: str, totals: dict[str, int]) -> None:
+    def __init__(self, release_pk: int, token: str, totals: dict[str, int], *, sorted_here: bool = True) -> None:
         self.release_pk = release_pk
         self.token = token
-        # Work units: every row is read (sorted) once and written once; the derived memberships,
-        # validation, installation and publication take the last tenth.
-        self.total = max(1, 2 * sum(totals.values()))
+        # Work units: every row is read (sorted, unless the database reads it in key order) once and
+        # written once; the derived memberships, validation, installation and publication take the
+        # last tenth.
+        passes = 2 if sorted_here else 1
+        self.total = max(1, passes * sum(totals.values()))
         self.offsets: dict[str, int] = {}
         offset = 0
         for name, rows in totals.items():
             self.offsets[f"sort {name}"] = offset
-            self.offsets[f"write {name}"] = offset + rows
-            offset += 2 * rows
+            self.offsets[f"write {name}"] = offset + (passes - 1) * rows
+            offset += passes * rows
         self.last_write = 0.0
         self.delay = conf.chunk_delay()
 
@@ -186,21 +189,34 @@ class MembershipFile:
     def close(self) -> None:
         self.handle.close()
 
-    def batches(self, release_pk: int) -> Iterator[list[ReleaseRecord]]:
-        batch: list[ReleaseRecord] = []
+    def rows(self, release_pk: int) -> Iterator[tuple[int, str, str, str]]:
+        """The memberships read back as parameter tuples, streamed (never the file's worth in memory)."""
         with self.path.open(encoding="utf-8", newline="\n") as handle:
             for line in handle:
                 record_type, stable_id, digest = line.rstrip("\n").split("\t")
-                batch.append(
-                    ReleaseRecord(
-                        release_id=release_pk, record_type=record_type, stable_id=stable_id, content_sha256=digest
-                    )
-                )
-                if len(batch) == MEMBERSHIP_BATCH:
-                    yield batch
-                    batch = []
-        if batch:
-            yield batch
+                yield release_pk, record_type, stable_id, digest
+
+
+def _insert_memberships(release_pk: int, memberships: MembershipFile) -> None:
+    """Every membership by one prepared INSERT run over the spilled file (`executemany` a batch at a
+    time), not as model instances: the rows are plain tuples already, and nothing of a model's save
+    applies to them.
+
+    Called in the publishing transaction, with the release locked and still building: on SQLite the
+    per-row guard against inserting into a published release is lifted for this transaction only
+    (`db_triggers.inserts_unguarded_in_this_transaction`), as it guards nothing here.
+    """
+    meta = ReleaseRecord._meta
+    quote = connection.ops.quote_name
+    column = {field.name: field.column for field in meta.concrete_fields}
+    names = ", ".join(quote(column[name]) for name in ("release", "record_type", "stable_id", "content_sha256"))
+    sql = f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES (%s, %s, %s, %s)"
+    rows = memberships.rows(release_pk)
+    with db_triggers.inserts_unguarded_in_this_transaction(connection, meta.db_table), connection.cursor() as cursor:
+        # In batches: Django's SQLite cursor tees the parameters to peek at the first, which would
+        # keep every row of one long generator in memory. The driver keeps the statement prepared.
+        while batch := list(itertools.islice(rows, MEMBERSHIP_BATCH)):
+            cursor.executemany(sql, batch)
 
 
 def release_build(*, release_pk: int) -> Release | None:
@@ -239,7 +255,7 @@ def _build(claimed: Claim) -> None:
     conf.releases_dir().mkdir(parents=True, exist_ok=True)
     staging = store.staging_directory(release.pk, token)
     staging.mkdir()
-    progress = Progress(release.pk, token, exporter.table_row_counts())
+    progress = Progress(release.pk, token, exporter.table_row_counts(), sorted_here=not exporter.reads_in_key_order())
     result, watermark, memberships = _export(release, staging, progress)
 
     progress.report("validating the bag", 92, force=True)
@@ -339,8 +355,7 @@ def _publish(
             )
             for kind, info in files
         )
-        for batch in memberships.batches(release.pk):
-            ReleaseRecord.objects.bulk_create(batch)
+        _insert_memberships(release.pk, memberships)
         previous = selectors.latest_published()
         now = timezone.now()
         counts = {

@@ -2,14 +2,15 @@
 (their schemas are `releases.tables`).
 
 `releases.bundle` (no ORM) turns the rows into files; this module is the ORM side. Every query
-runs in keyset-paginated chunks (`records.exports.chunks_by_pk`: no cursor stays open while the
-build writes its progress), so no table is ever held in memory whole: the writer's external sort
-keeps at most one chunk of rows.
+runs in keyset-paginated chunks (`records.exports.chunks_by_key`: no cursor stays open while the
+build writes its progress), so no table is ever held in memory whole: the writer streams key-ordered
+rows a chunk at a time, and its external sort keeps at most one chunk of rows.
 
 What goes in: every protocol, dataset and task, configuration, source, result and evidence row, whatever its review state, with its state and a `comparable` column
 (true only when the source was checked and the record is not excluded) so consumers can filter;
 excluded rows carry their concern. Decimals are written as stored (`serialise_decimal`), ids are the
-records' stable ids, and rows are sorted by the writer in Python on their primary key.
+records' stable ids, and rows are in code point order of their primary key: read in that order
+where the database gives it (SQLite: `reads_in_key_order`), else sorted by the writer in Python.
 
 As the writer consumes the rows, each record's (type, stable id, sha256 of its exported values) is
 handed to a membership sink: that is what `ReleaseRecord` stores, so a release's change from the
@@ -22,17 +23,20 @@ import datetime
 import decimal
 import hashlib
 import json
+import json.encoder
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from operator import itemgetter
 from pathlib import Path
 from typing import Protocol as TypingProtocol
 
+from django.db import connection
 from django.db.models import Count, Max
 
 from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage, exports
 from records import models as m
 from releases import conf
-from releases.bundle import BundleResult, TableSpec, serialise_decimal, write_bundle
+from releases.bundle import BundleResult, KeyOrdered, TableSpec, serialise_decimal, write_bundle
 from releases.tables import (
     BASELINE_KINDS,
     CONFIGURATION_TABLE,
@@ -86,21 +90,60 @@ def _json_value(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not exportable")
 
 
+# One encoder for every digest, made once: `json.dumps` makes an encoder per call, and
+# `JSONEncoder.encode` the C encoder's closure per call. The text is the same (a test compares them).
+_DIGEST_JSON = json.JSONEncoder(default=_json_value, ensure_ascii=False, separators=(",", ":"))
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_C_DIGEST_ENCODER = (
+    None
+    if _C_MAKE_ENCODER is None
+    else _C_MAKE_ENCODER(None, _json_value, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+)
+
+
+def digest_text(values: list | tuple) -> str:
+    """The JSON text a digest hashes: `json.dumps(values, ensure_ascii=False, separators=(",", ":"))`."""
+    if _C_DIGEST_ENCODER is None:
+        return _DIGEST_JSON.encode(values)
+    return "".join(_C_DIGEST_ENCODER(values, 0))
+
+
 def content_digest(values: Iterable[object]) -> str:
-    """sha256 of a record's exported values, in column order (the membership's content hash)."""
-    text = json.dumps(list(values), default=_json_value, ensure_ascii=False, separators=(",", ":"))
+    """sha256 of a record's exported values, in column order (the membership's content hash).
+
+    The JSON text of the values as read (not of the cells: a cell cannot tell an empty string from
+    none), so a digest equals the one every earlier release of this format recorded.
+    """
+    text = digest_text(values if isinstance(values, (list, tuple)) else list(values))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _tracked(
     rows: Iterable[dict[str, object]], spec: TableSpec, record_type: str, sink: MembershipSink | None
 ) -> Iterator[dict[str, object]]:
+    if sink is None:
+        yield from rows
+        return
     key = spec.primary_key[0]
     names = [f.name for f in spec.fields]
+    exported = itemgetter(*names) if len(names) > 1 else (lambda row: [row[names[0]]])
     for row in rows:
-        if sink is not None:
-            sink.add(record_type, str(row[key]), content_digest(row[name] for name in names))
+        sink.add(record_type, str(row[key]), content_digest(exported(row)))
         yield row
+
+
+def reads_in_key_order() -> bool:
+    """Whether the database returns stable ids in the bundle's order, code point order (that is UTF-8
+    byte order): SQLite compares text with its BINARY collation, a memcmp of the UTF-8 bytes, and its
+    unique index on stable_id gives that order for free. PostgreSQL orders by the database's
+    collation (rarely "C"): there the rows are read by pk and the writer sorts them (its external sort).
+    """
+    return connection.vendor == "sqlite"
+
+
+def _key() -> str:
+    """The column the tables are read in chunks by: stable_id where that is the bundle's order."""
+    return "stable_id" if reads_in_key_order() else "pk"
 
 
 # --------------------------------------------------------------------- rows
@@ -121,7 +164,7 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
         "source__stable_id",
         "source_locator",
     )
-    for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
+    for chunk in exports.chunks_by_key(protocols, key=_key(), chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
         summaries = coverage.protocol_summaries(
             {p["pk"]: p["stable_id"] for p in chunk},
@@ -161,13 +204,13 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
 
 def matrix_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """Every result, in the columns the protocol pages' downloads use too (records.exports)."""
-    return exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size)
+    return exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size, key=_key())
 
 
 def _plain_rows(queryset, columns: Mapping[str, str], *, chunk_size: int) -> Iterator[dict[str, object]]:
     """Rows of `columns` (table column -> lookup) read in keyset chunks."""
     names = list(columns)
-    for values in exports.values_by_pk(queryset, columns.values(), chunk_size=chunk_size):
+    for values in exports.values_by_pk(queryset, columns.values(), chunk_size=chunk_size, key=_key()):
         yield dict(zip(names, values, strict=True))
 
 
@@ -245,7 +288,7 @@ def configuration_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
 def protocol_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """Protocols with their dataset ids and ordered limitations (two queries per chunk)."""
     protocols = m.Protocol.objects.values("pk", *_PROTOCOL_COLUMNS.values())
-    for chunk in exports.chunks_by_pk(protocols, chunk_size=chunk_size):
+    for chunk in exports.chunks_by_key(protocols, key=_key(), chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
         datasets: dict[int, list[str]] = {pk: [] for pk in pks}
         for protocol_id, dataset_id in m.Protocol.datasets.through.objects.filter(protocol_id__in=pks).values_list(
@@ -292,11 +335,12 @@ def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
 
 def bundle_tables(
     *, chunk_size: int, memberships: MembershipSink | None = None
-) -> list[tuple[TableSpec, Iterator[dict]]]:
+) -> list[tuple[TableSpec, Iterable[dict]]]:
     """The tables as lazy row iterators, each reporting its records to `memberships` as it is read
-    (protocol_coverage summarises protocols that protocol_table already tracks)."""
-    return [
-        (PROTOCOL_COVERAGE, iter(coverage_rows(chunk_size=chunk_size))),
+    (protocol_coverage summarises protocols that protocol_table already tracks); `KeyOrdered` where
+    the database reads them in the bundle's order (`reads_in_key_order`), so the writer need not sort."""
+    tables: list[tuple[TableSpec, Iterable[dict]]] = [
+        (PROTOCOL_COVERAGE, coverage_rows(chunk_size=chunk_size)),
         (
             MODEL_EVALUATION_MATRIX,
             _tracked(matrix_rows(chunk_size=chunk_size), MODEL_EVALUATION_MATRIX, "result", memberships),
@@ -310,6 +354,9 @@ def bundle_tables(
         (SOURCE_TABLE, _tracked(source_rows(chunk_size=chunk_size), SOURCE_TABLE, "source", memberships)),
         (EVIDENCE, _tracked(evidence_rows(chunk_size=chunk_size), EVIDENCE, "evidencerow", memberships)),
     ]
+    if reads_in_key_order():
+        return [(spec, KeyOrdered(rows)) for spec, rows in tables]
+    return tables
 
 
 def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
@@ -336,12 +383,13 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
         "source_locator",
         "quote",
     ]
-    for values in exports.values_by_pk(m.Evaluation.objects.all(), evaluation_columns, chunk_size=chunk_size):
+    evaluations = m.Evaluation.objects.all()
+    for values in exports.values_by_pk(evaluations, evaluation_columns, chunk_size=chunk_size, key=_key()):
         yield "evaluation", values[0], content_digest(values)
     roles = coverage.baseline_roles().values(
         "pk", "stable_id", "protocol__stable_id", "kind", "status", "configuration__stable_id", "measured"
     )
-    for chunk in exports.chunks_by_pk(roles, chunk_size=chunk_size):
+    for chunk in exports.chunks_by_key(roles, key=_key(), chunk_size=chunk_size):
         for role in chunk:
             digested = [
                 role["stable_id"],

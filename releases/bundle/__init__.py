@@ -8,6 +8,8 @@ gzip-compressed RFC 4180 CSV) and to recompute its identifier (see
 
 * rows are sorted in Python on the table's primary key (never by a database
   collation), with an external merge sort whose memory is bounded by ``chunk_rows``;
+  rows a caller gives already in that order (:class:`KeyOrdered`: code point order,
+  which is UTF-8 byte order) are streamed instead, their order checked row by row;
 * values are serialised one fixed way (:func:`serialise_decimal`: exact digits, ``true``/``false``,
   ISO dates, empty string for ``None``) with one fixed CSV dialect (:class:`BundleDialect`);
 * gzip members carry no file name and mtime 0; the tar carries no owner, no
@@ -53,6 +55,7 @@ from releases.bundle.tables import (
     BundleError,
     Field,
     ForeignKey,
+    KeyOrdered,
     TableSpec,
     read_csv_rows,
     serialise_decimal,
@@ -70,6 +73,7 @@ __all__ = [
     "FileInfo",
     "Field",
     "ForeignKey",
+    "KeyOrdered",
     "RELEASE_ID_TAG",
     "TableSpec",
     "compute_release_id",

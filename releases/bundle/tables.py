@@ -7,6 +7,7 @@ import csv
 import datetime
 import decimal
 import heapq
+import itertools
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,7 +28,8 @@ _RESERVED_RESOURCE_NAMES = frozenset({"release", "datapackage"})
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _UNWRITABLE_TEXT = re.compile(r"[\x00\ud800-\udfff]")
 
-Cells = list[str]
+Cells = Sequence[str]
+CODEC_BATCH_ROWS = 1_000  # rows serialised column-wise at a time (their dicts and cells held at once)
 Key = tuple[object, ...]
 Progress = Callable[[str, int], None]
 
@@ -192,6 +194,61 @@ _SERIALISERS: Mapping[str, Callable[[object], str]] = MappingProxyType(
 )
 
 
+_NONE = type(None)
+_DATE = datetime.date
+
+
+def _fast_strings(values: list[object], required: bool) -> list[str] | None:
+    """A string column's cells, or None when any value needs the row-by-row path (to raise its error)."""
+    if not set(map(type, values)) <= {str, _NONE} or (required and (None in values or "" in values)):
+        return None
+    cells = [value or "" for value in values]  # type: ignore[misc]
+    return None if _UNWRITABLE_TEXT.search("".join(cells)) else cells
+
+
+def _fast_integers(values: list[object], required: bool) -> list[str] | None:
+    if not set(map(type, values)) <= {int, _NONE} or (required and None in values):
+        return None
+    return ["" if value is None else str(value) for value in values]
+
+
+def _fast_numbers(values: list[object], required: bool) -> list[str] | None:
+    """Decimals as written (``str``); a text starting "-0" may be a negative zero: serialised the slow way."""
+    if not set(map(type, values)) <= {decimal.Decimal, _NONE} or (required and None in values):
+        return None
+    numbers = [value for value in values if value is not None]
+    if not all(map(decimal.Decimal.is_finite, numbers)):  # type: ignore[arg-type]
+        return None
+    cells = []
+    for value in values:
+        text = "" if value is None else str(value)
+        cells.append(serialise_decimal(value) if text.startswith("-0") else text)  # type: ignore[arg-type]
+    return cells
+
+
+def _fast_booleans(values: list[object], required: bool) -> list[str] | None:
+    if not set(map(type, values)) <= {bool, _NONE} or (required and None in values):
+        return None
+    return ["" if value is None else "true" if value else "false" for value in values]
+
+
+def _fast_dates(values: list[object], required: bool) -> list[str] | None:
+    if not set(map(type, values)) <= {_DATE, _NONE} or (required and None in values):
+        return None
+    return ["" if value is None else value.isoformat() for value in values]  # type: ignore[attr-defined]
+
+
+_COLUMN_SERIALISERS: Mapping[str, Callable[[list[object], bool], list[str] | None]] = MappingProxyType(
+    {
+        "string": _fast_strings,
+        "integer": _fast_integers,
+        "number": _fast_numbers,
+        "boolean": _fast_booleans,
+        "date": _fast_dates,
+    }
+)
+
+
 # ----------------------------------------------------------------------- rows
 
 
@@ -210,6 +267,16 @@ class RowCodec:
         self._enums = {f.name: frozenset(f.enum) for f in spec.fields if f.enum is not None}
         self._patterns = {f.name: re.compile(f.pattern) for f in spec.fields if f.pattern is not None}
         self._serialisers = [(f.name, _SERIALISERS[f.type]) for f in spec.fields]
+        self._columns = [
+            (
+                f.name,
+                _COLUMN_SERIALISERS[f.type],
+                f.name in self._required,
+                self._enums.get(f.name),
+                self._patterns.get(f.name),
+            )
+            for f in spec.fields
+        ]
         types = {f.name: f.type for f in spec.fields}
         positions = {f.name: i for i, f in enumerate(spec.fields)}
         self._key_parts = [(positions[n], KEY_TYPES[types[n]]) for n in spec.primary_key]
@@ -242,8 +309,74 @@ class RowCodec:
             raise self.error(f"{text!r} does not match {self._patterns[name].pattern}", key, name)
         return text
 
+    def cells_many(self, rows: Sequence[Mapping[str, object]]) -> list[Cells]:
+        """`cells` of many rows at once, column by column (the same cells, several times faster).
+
+        Any value the column-wise checks do not clear sends the whole batch row by row through
+        `cells`, which raises the first row's error exactly as a row-by-row writer would.
+        """
+        columns = self._columns_of(rows) if rows else None
+        if columns is None:
+            return [self.cells(row) for row in rows]
+        return list(zip(*columns, strict=True)) if columns else [[] for _ in rows]
+
+    def _columns_of(self, rows: Sequence[Mapping[str, object]]) -> list[list[str]] | None:
+        if set(map(len, rows)) != {len(self._names)}:
+            return None
+        columns = []
+        for name, serialise, required, enum, pattern in self._columns:
+            try:
+                values = [row[name] for row in rows]
+            except KeyError:
+                return None
+            cells = serialise(values, required)
+            if cells is None:
+                return None
+            if enum is not None and not set(cells) <= enum | {""}:
+                return None
+            if pattern is not None and not all(pattern.fullmatch(cell) for cell in cells if cell):
+                return None
+            columns.append(cells)
+        return columns
+
     def key(self, cells: Cells) -> Key:
         return tuple(convert(cells[position]) for position, convert in self._key_parts)
+
+
+class KeyOrdered:
+    """Rows that their source promises in primary-key order: strings in code point order (UTF-8 byte
+    order, e.g. SQLite's BINARY collation or PostgreSQL's "C"), integers by value.
+
+    The writer streams them to the file a chunk at a time instead of sorting them (no spill, no merge)
+    and checks the promise as it goes: a key not greater than the one before is a :class:`BundleError`
+    (a repeated key, or rows out of order), so a broken promise never gives a differently sorted file.
+    """
+
+    def __init__(self, rows: Iterable[Mapping[str, object]]) -> None:
+        self.rows = rows
+
+    def __iter__(self) -> Iterator[Mapping[str, object]]:
+        return iter(self.rows)
+
+
+def batches(rows: Iterable[Mapping[str, object]], size: int) -> Iterator[list[Mapping[str, object]]]:
+    iterator = iter(rows)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def ordered_unique(codec: RowCodec, rows: KeyOrdered, chunk_rows: int) -> Iterator[Cells]:
+    """Key-ordered rows checked and serialised a chunk at a time, refusing a key out of order or seen twice."""
+    previous: Key | None = None
+    for batch in batches(rows, min(chunk_rows, CODEC_BATCH_ROWS)):
+        for cells in codec.cells_many(batch):
+            key = codec.key(cells)
+            if previous is not None and key <= previous:
+                if key == previous:
+                    raise codec.error("duplicate primary key", key, ",".join(codec.spec.primary_key))
+                raise codec.error(f"rows promised in key order are not: this key follows {previous!r}", key, None)
+            previous = key
+            yield cells
 
 
 def sorted_runs(
@@ -256,20 +389,19 @@ def sorted_runs(
 ) -> list[Iterable[tuple[Key, Cells]]]:
     """First pass of the external sort: sorted runs of at most ``chunk_rows`` rows.
 
-    Every run but the last is spilled to an anonymous temporary file (in the
-    bundle's dialect), so memory holds at most one chunk; the last stays in memory.
+    Every full run is spilled to an anonymous temporary file (in the bundle's dialect), so memory
+    holds at most one chunk; the last, partial one stays in memory.
     """
     runs: list[Iterable[tuple[Key, Cells]]] = []
     chunk: list[tuple[Key, Cells]] = []
     seen = 0
-    for row in rows:
-        cells = codec.cells(row)
-        chunk.append((codec.key(cells), cells))
-        seen += 1
-        if len(chunk) == chunk_rows:
-            runs.append(_spill(chunk, codec, spill_dir, stack))
-            chunk = []
-            report(progress, f"sort {codec.spec.name}", seen)
+    for batch in batches(rows, min(chunk_rows, CODEC_BATCH_ROWS)):
+        chunk += [(codec.key(cells), cells) for cells in codec.cells_many(batch)]
+        seen += len(batch)
+        while len(chunk) >= chunk_rows:
+            runs.append(_spill(chunk[:chunk_rows], codec, spill_dir, stack))
+            chunk = chunk[chunk_rows:]
+            report(progress, f"sort {codec.spec.name}", seen - len(chunk))
     chunk.sort(key=itemgetter(0))
     report(progress, f"sort {codec.spec.name}", seen)
     runs.append(chunk)

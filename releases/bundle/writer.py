@@ -4,7 +4,6 @@ and its archive); nothing validated beyond the rows, nothing installed, nothing 
 from __future__ import annotations
 
 import datetime
-import io
 import os
 import shutil
 import tempfile
@@ -19,9 +18,8 @@ from releases.bundle.bag import (
     bag_info_text,
     check_bag_info_extra,
     compute_release_id,
-    gzip_stream,
-    hashed_file,
     write_bytes,
+    write_gzip_csv,
     write_tag_files,
     write_tarball,
 )
@@ -35,26 +33,23 @@ from releases.bundle.package import (
 from releases.bundle.tables import (
     BundleError,
     Cells,
+    KeyOrdered,
     Progress,
     RowCodec,
     TableSpec,
     check_specs,
     merged_unique,
+    ordered_unique,
     report,
     reporting,
     sorted_runs,
-    write_csv_rows,
 )
 
 _EMPTY_BAG_INFO: Mapping[str, str] = MappingProxyType({})
 
 
 def _write_table(path: Path, spec: TableSpec, rows: Iterable[Cells]) -> tuple[FileInfo, int]:
-    with hashed_file(path) as sink:
-        with io.TextIOWrapper(gzip_stream(sink), encoding="utf-8", newline="") as text:
-            write_csv_rows(text, [[f.name for f in spec.fields]])
-            count = write_csv_rows(text, rows)
-    return sink.info(f"data/{path.name}"), count
+    return write_gzip_csv(path, f"data/{path.name}", [f.name for f in spec.fields], rows)
 
 
 def write_bundle(
@@ -79,9 +74,12 @@ def write_bundle(
     a bag or an archive of that id (nothing is ever overwritten); either way
     nothing is left behind in ``output_dir``.
 
-    ``progress`` gets ``("sort <table>", rows read)`` after each chunk,
-    ``("write <table>", rows written)`` every ``chunk_rows`` rows and at the end
-    of the table, and ``("write archive", total rows)``.
+    A table's rows are sorted on its primary key (an external merge sort), unless they come
+    wrapped in :class:`KeyOrdered`: then they are written as they come, their order checked.
+
+    ``progress`` gets ``("sort <table>", rows read)`` after each chunk (not for a
+    :class:`KeyOrdered` table: nothing is sorted), ``("write <table>", rows written)``
+    every ``chunk_rows`` rows and at the end of the table, and ``("write archive", total rows)``.
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
@@ -137,9 +135,12 @@ def _write_payload(
     for spec, rows in tables:
         codec = RowCodec(spec)
         with ExitStack() as spills:
-            runs = sorted_runs(codec, rows, chunk_rows, spill_dir, spills, progress)
-            merged = reporting(merged_unique(codec, runs), f"write {spec.name}", chunk_rows, progress)
-            info, row_counts[spec.name] = _write_table(data / spec.filename, spec, merged)
+            if isinstance(rows, KeyOrdered):
+                ordered = ordered_unique(codec, rows, chunk_rows)
+            else:
+                ordered = merged_unique(codec, sorted_runs(codec, rows, chunk_rows, spill_dir, spills, progress))
+            written_rows = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
+            info, row_counts[spec.name] = _write_table(data / spec.filename, spec, written_rows)
         written.append((spec, info))
     release = write_bytes(data / RELEASE_JSON, f"data/{RELEASE_JSON}", release_json)
     package = datapackage_descriptor(package_name, package_title, written, release)

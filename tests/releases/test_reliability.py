@@ -262,7 +262,7 @@ def test_a_bag_that_does_not_verify_is_never_published(seeded, releases_dir, rel
 
 def test_a_failure_while_publishing_removes_the_installed_files(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
-    with mock.patch("releases.build.ReleaseRecord.objects.bulk_create", side_effect=RuntimeError("database went away")):
+    with mock.patch("releases.build._insert_memberships", side_effect=RuntimeError("database went away")):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED and failed.release_id is None
     assert visible_entries(releases_dir) == [] and not failed.files.exists() and not failed.records.exists()
