@@ -8,7 +8,7 @@ filters in records.filters.
 
 from __future__ import annotations
 
-from django.db.models import FloatField, Max, Prefetch
+from django.db.models import FloatField, Prefetch
 from django.db.models.functions import Cast
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from common.api import ConditionalGetMixin, newest
 from records import models as m
+from records.api_rows import evaluation_list_page, evaluation_list_rows, newest_update
 from records.filters import (
     BaselineRoleFilter,
     DatasetFilter,
@@ -71,13 +72,24 @@ class CatalogueViewSet(
             raise MethodNotAllowed(request.method)  # 405 before permissions: nothing here is deleted
         super().initial(request, *args, **kwargs)
 
+    # GETs answered from the rendered-response cache (common.api), keyed by the catalogue version.
+    cached_actions = frozenset({"list", "retrieve"})
+
+    def list(self, request, *args, **kwargs):
+        return self.cached_get(request, lambda: self.list_page(request))
+
+    def retrieve(self, request, *args, **kwargs):
+        return self.cached_get(request, lambda: super(CatalogueViewSet, self).retrieve(request, *args, **kwargs))
+
+    def list_page(self, request):
+        """One page through the serializer; a viewset with a lean row path overrides it."""
+        return super().list(request)
+
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
         model = queryset.model
-        tables = [model, *(model._meta.get_field(name).related_model for name in self.nested_children)]
-        self.last_modified = newest(
-            *(table._default_manager.aggregate(latest=Max("updated_at"))["latest"] for table in tables)
-        )
+        children = [model._meta.get_field(name).related_model for name in self.nested_children]
+        self.last_modified = newest_update(model, children)
         return page
 
     def get_object(self):
@@ -138,6 +150,11 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
     filterset_class = EvaluationFilter
     ordering_fields = CatalogueViewSet.ordering_fields + ["title", "measured_by", "review_state"]
     nested_children = ("results",)
+
+    def list_page(self, request):
+        """The lean path: `values()` rows, no instance or serializer per row (records.api_rows)."""
+        rows = evaluation_list_rows(self.filter_queryset(m.Evaluation.objects.all()))
+        return self.get_paginated_response(evaluation_list_page(self.paginate_queryset(rows)))
 
 
 class ValueOrderingFilter(OrderingFilter):
