@@ -18,11 +18,12 @@ from django.utils.http import http_date
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissionsOrAnonReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.versions import version_current
+from common.versions import version_key
 
 if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
     from rest_framework.views import APIView as _APIViewBase
@@ -51,6 +52,14 @@ class StableCursorPagination(CursorPagination):
             raise ValidationError(
                 {self.cursor_query_param: "invalid cursor: use the next and previous links as given"}
             ) from None
+
+
+class ModelPermissionsOrReadOnly(DjangoModelPermissionsOrAnonReadOnly):
+    """DRF's model permissions, with anyone reading: decided for a read without building the view's
+    queryset, since the model permissions ask for none on GET, HEAD and OPTIONS."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return request.method in SAFE_METHODS or super().has_permission(request, view)
 
 
 class ConditionalGetMixin(_APIViewBase):
@@ -99,9 +108,10 @@ class ConditionalGetMixin(_APIViewBase):
             return None
         query = sorted(request.query_params.lists(), key=lambda item: item[0])
         url = request.build_absolute_uri(request.path) + "?" + urlencode(query, doseq=True)
-        version = version_current()
         zone = timezone.get_current_timezone_name()  # datetimes are written in the current time zone
-        parts = (version.key, version.changed_at.isoformat(), zone, str(request.accepted_media_type), url)
+        # The version this answer stands for; portal's X-Portal-Release header is cached by it too.
+        request._request.catalogue_version = version = version_key()  # type: ignore[attr-defined]
+        parts = (version, zone, str(request.accepted_media_type), url)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:

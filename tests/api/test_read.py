@@ -270,4 +270,5 @@ def test_it_runs_a_constant_number_of_queries_per_list_page(api, path, make):
     small = queries(5)
     large = queries(195)
     assert small == large
-    assert small[1] == 2, "a cached answer reads the catalogue version and the release header's release only"
+    if path != "/api/v1/review-events/":  # the review log (reviews.api) is built each time
+        assert small[1] == 1, "a cached answer reads the catalogue version only (the release header is cached by it)"
