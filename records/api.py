@@ -19,7 +19,7 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import ConditionalGetMixin, newest
+from common.api import ConditionalGetMixin, ModelPermissionsOrReadOnly, newest
 from records import models as m
 from records.api_rows import evaluation_list_page, evaluation_list_rows, newest_update
 from records.filters import (
@@ -60,7 +60,7 @@ class CatalogueViewSet(
 
     lookup_field = "stable_id"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
-    permission_classes = [permissions.DjangoModelPermissionsOrAnonReadOnly]
+    permission_classes = [ModelPermissionsOrReadOnly]
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
     filter_backends = [filters.DjangoFilterBackend, OrderingFilter]
     ordering_fields = ["stable_id", "created_at", "updated_at"]
