@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from common.api import ConditionalGetMixin, ModelPermissionsOrReadOnly, newest
 from records import models as m
-from records.api_rows import evaluation_list_page, evaluation_list_rows, newest_update
+from records.api_rows import list_page, list_rows, newest_update
 from records.filters import (
     BaselineRoleFilter,
     DatasetFilter,
@@ -81,9 +81,16 @@ class CatalogueViewSet(
     def retrieve(self, request, *args, **kwargs):
         return self.cached_get(request, lambda: super(CatalogueViewSet, self).retrieve(request, *args, **kwargs))
 
+    # A list whose serializer has only columns (no nested list but an evaluation's results) is
+    # built from values() rows (records.api_rows); `lean_also` names what else its pagination reads.
+    lean_list = False
+    lean_also: tuple[str, ...] = ()
+
     def list_page(self, request):
-        """One page through the serializer; a viewset with a lean row path overrides it."""
-        return super().list(request)
+        if not self.lean_list:
+            return super().list(request)
+        rows = list_rows(self.filter_queryset(self.get_queryset()), self.serializer_class, also=self.lean_also)
+        return self.get_paginated_response(list_page(self.paginate_queryset(rows), self.serializer_class))
 
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
@@ -106,6 +113,7 @@ class CatalogueViewSet(
 
 class SourceViewSet(CatalogueViewSet):
     queryset = m.Source.objects.all()
+    lean_list = True
     serializer_class = SourceSerializer
     filterset_fields = ["kind", "venue"]
     ordering_fields = CatalogueViewSet.ordering_fields + ["title", "published_date"]
@@ -121,6 +129,7 @@ class DatasetViewSet(CatalogueViewSet):
 
 class ConfigurationViewSet(CatalogueViewSet):
     queryset = m.Configuration.objects.select_related("source")
+    lean_list = True
     serializer_class = ConfigurationSerializer
     filterset_fields = ["family", "method"]
     ordering_fields = CatalogueViewSet.ordering_fields + ["name", "parameter_count"]
@@ -150,11 +159,7 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
     filterset_class = EvaluationFilter
     ordering_fields = CatalogueViewSet.ordering_fields + ["title", "measured_by", "review_state"]
     nested_children = ("results",)
-
-    def list_page(self, request):
-        """The lean path: `values()` rows, no instance or serializer per row (records.api_rows)."""
-        rows = evaluation_list_rows(self.filter_queryset(m.Evaluation.objects.all()))
-        return self.get_paginated_response(evaluation_list_page(self.paginate_queryset(rows)))
+    lean_list = True
 
 
 class ValueOrderingFilter(OrderingFilter):
@@ -175,17 +180,21 @@ class ResultViewSet(CatalogueViewSet):
     filterset_class = ResultFilter
     filter_backends = [filters.DjangoFilterBackend, ValueOrderingFilter]
     ordering_fields = CatalogueViewSet.ordering_fields + ["value"]
+    lean_list = True
+    lean_also = ("value_number",)  # the cursor's position when ordered by value
 
 
 class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
     queryset = m.EvidenceRow.objects.select_related("protocol", "evaluation", "source")
     serializer_class = EvidenceRowSerializer
+    lean_list = True
     filterset_class = EvidenceRowFilter
 
 
 class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
     queryset = m.BaselineRole.objects.select_related("protocol", "configuration")
     serializer_class = BaselineRoleSerializer
+    lean_list = True
     filterset_class = BaselineRoleFilter
 
 

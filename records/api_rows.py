@@ -17,6 +17,7 @@ from django.db.models import Max, Model, QuerySet, Subquery
 from rest_framework import serializers
 
 from records import models as m
+from reviews.models import Reviewable, ReviewState
 
 Row = dict[str, Any]
 
@@ -72,36 +73,49 @@ def _evaluation_comparable(review_state: str, original_state: str | None) -> boo
     return m.evaluation_comparable(review_state=review_state, original_state=original_state)
 
 
+def _reviewed_comparable(review_state: str) -> bool:
+    return review_state == ReviewState.SOURCE_CHECKED
+
+
+def _computed(model: type[Model]) -> dict[str, tuple[Sequence[str], Callable]]:
+    """The serializers' one column that is a model property, as the rule the property applies."""
+    if model is m.Evaluation:
+        return {"comparable": (("review_state", "repeats__review_state"), _evaluation_comparable)}
+    if getattr(model, "is_comparable", None) is Reviewable.is_comparable:
+        return {"comparable": (("review_state",), _reviewed_comparable)}
+    return {}
+
+
 @cache
-def _shapes() -> tuple[RowShape, RowShape]:
-    from records.serializers import EvaluationSerializer, NestedResultSerializer
-
-    evaluation = RowShape(
-        EvaluationSerializer(),
-        {"comparable": (("review_state", "repeats__review_state"), _evaluation_comparable)},
-    )
-    return evaluation, RowShape(NestedResultSerializer(), {})
+def row_shape(serializer_class: type[serializers.ModelSerializer]) -> RowShape:
+    """The columns of a list's serializer, read once per process."""
+    return RowShape(serializer_class(), _computed(serializer_class.Meta.model))
 
 
-def evaluation_list_rows(queryset: QuerySet[m.Evaluation]) -> QuerySet[m.Evaluation, Row]:
-    """The evaluations list's (filtered, ordered) query as `values()` rows for `evaluation_list_page`."""
-    evaluation, _ = _shapes()
-    return queryset.values(*evaluation.lookups)
+def list_rows(queryset: QuerySet, serializer_class: type[serializers.ModelSerializer], *, also: Sequence[str] = ()):
+    """A list's (filtered, ordered) query as `values()` rows for `list_page`; `also` names more
+    columns the pagination reads (an annotation it orders by)."""
+    return queryset.prefetch_related(None).values(*dict.fromkeys((*row_shape(serializer_class).lookups, *also)))
 
 
-def evaluation_list_page(rows: Iterable[Row]) -> list[Row]:
-    """The API rows of one page of `evaluation_list_rows`, with their results: one query for all of them."""
-    evaluation, result = _shapes()
+def list_page(rows: Iterable[Row], serializer_class: type[serializers.ModelSerializer]) -> list[Row]:
+    """The API rows of one page of `list_rows`, with an evaluation's results: one query for all of them."""
+    shape = row_shape(serializer_class)
     rows = list(rows)
-    results: dict[int, list[Row]] = {row["id"]: [] for row in rows}
-    if results:
+    nested: dict[int, dict[str, list[Row]]] = {row["id"]: {name: [] for name in shape.nested} for row in rows}
+    if set(shape.nested) - {"results"}:
+        raise TypeError(f"{serializer_class.__name__}: nested {shape.nested} have no lean read")
+    if shape.nested and nested:
+        from records.serializers import NestedResultSerializer
+
+        result = row_shape(NestedResultSerializer)
         for row in (
-            m.Result.objects.filter(evaluation_id__in=list(results))
+            m.Result.objects.filter(evaluation_id__in=list(nested))
             .order_by("stable_id")
             .values("evaluation_id", *result.lookups)
         ):
-            results[row["evaluation_id"]].append(result.represent(row))
-    return [evaluation.represent(row, {"results": results[row["id"]]}) for row in rows]
+            nested[row["evaluation_id"]]["results"].append(result.represent(row))
+    return [shape.represent(row, nested[row["id"]]) for row in rows]
 
 
 def newest_update(model: type[Model], children: Sequence[type[Model]] = ()) -> Any:
@@ -117,4 +131,4 @@ def newest_update(model: type[Model], children: Sequence[type[Model]] = ()) -> A
     return max(moments) if moments else None
 
 
-__all__ = ["RowShape", "evaluation_list_page", "evaluation_list_rows", "newest_update"]
+__all__ = ["RowShape", "list_page", "list_rows", "newest_update", "row_shape"]

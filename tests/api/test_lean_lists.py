@@ -7,10 +7,16 @@ import json
 
 import pytest
 from django.utils import timezone
-from rest_framework import mixins
 from rest_framework.test import APIRequestFactory
 
-from records.api import EvaluationViewSet
+from records.api import (
+    BaselineRoleViewSet,
+    ConfigurationViewSet,
+    EvaluationViewSet,
+    EvidenceRowViewSet,
+    ResultViewSet,
+    SourceViewSet,
+)
 from tests.helpers import load_examples
 
 pytestmark = pytest.mark.django_db
@@ -24,13 +30,11 @@ EXAMPLES = (
 HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Vary", "Allow")
 
 
-class SerializerPathEvaluations(EvaluationViewSet):
-    """Today's list: model instances through EvaluationSerializer (the detail's path), uncached."""
-
-    cached_actions = frozenset()
-
-    def list(self, request, *args, **kwargs):
-        return mixins.ListModelMixin.list(self, request, *args, **kwargs)
+def serializer_path(view_class):
+    """A lean list's viewset answering through its serializer (the detail's path), uncached."""
+    return type(
+        f"SerializerPath{view_class.__name__}", (view_class,), {"cached_actions": frozenset(), "lean_list": False}
+    )
 
 
 def answer(view_class, url: str, **headers):
@@ -40,11 +44,11 @@ def answer(view_class, url: str, **headers):
     return response
 
 
-def same_answer(url: str, **headers) -> bytes:
-    reference = answer(SerializerPathEvaluations, url, **headers)
+def same_answer(url: str, view_class=EvaluationViewSet, **headers) -> bytes:
+    reference = answer(serializer_path(view_class), url, **headers)
     assert reference.status_code == 200, reference.content
     for attempt in ("built", "cached"):
-        lean = answer(EvaluationViewSet, url, **headers)
+        lean = answer(view_class, url, **headers)
         assert lean.status_code == 200, (attempt, url)
         assert lean.content == reference.content, (attempt, url)
         assert {h: lean.get(h) for h in HEADERS} == {h: reference.get(h) for h in HEADERS}, (attempt, url)
@@ -88,9 +92,44 @@ def test_the_lean_list_answers_the_serializer_paths_bytes(papers):
         assert b"+01:00" in same_answer("/api/v1/evaluations/?page_size=5&ordering=-title")
     url, pages = "/api/v1/evaluations/?page_size=40&ordering=title", 0
     while url:
-        body = json.loads(answer(SerializerPathEvaluations, url).content)
+        body = json.loads(answer(serializer_path(EvaluationViewSet), url).content)
         same_answer(url)
         url, pages = body["next"], pages + 1
         if pages == 3:  # and back again
             same_answer(body["previous"])
+    assert pages > 3
+
+
+OTHER_LISTS = [
+    (
+        ResultViewSet,
+        "results",
+        [
+            "",
+            "page_size=200&ordering=value",
+            "ordering=-value&page_size=60",
+            "relation=absolute&page_size=200",
+            "comparable=true&ordering=-updated_at",
+            "protocol_id=gfm-guide-20261014-protocol-nt-ia3-finetune-runtime",
+        ],
+    ),
+    (SourceViewSet, "sources", ["", "ordering=published_date", "ordering=-title&page_size=3", "kind=paper"]),
+    (
+        ConfigurationViewSet,
+        "configurations",
+        ["", "ordering=parameter_count&page_size=200", "ordering=-name&page_size=9"],
+    ),
+    (EvidenceRowViewSet, "evidence-rows", ["", "comparable=true", "comparable=false&page_size=2"]),
+    (BaselineRoleViewSet, "baseline-roles", ["", "kind=null_control", "review_state=proposed"]),
+]
+
+
+def test_the_other_lean_lists_answer_their_serializers_bytes(papers):
+    for view_class, path, queries in OTHER_LISTS:
+        for query in queries:
+            same_answer(f"/api/v1/{path}/?{query}", view_class)
+    url, pages = "/api/v1/results/?page_size=150&ordering=value", 0  # a crawl whose cursor is a number
+    while url:
+        same_answer(url, ResultViewSet)
+        url, pages = json.loads(answer(serializer_path(ResultViewSet), url).content)["next"], pages + 1
     assert pages > 3
