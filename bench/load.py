@@ -161,6 +161,7 @@ def main() -> int:
         "PORTAL_CORRECTIONS_PER_IP": "1000000",
         "PORTAL_CORRECTIONS_PER_RECORD": "1000000",
         "PORTAL_API_ANON_RATE": "100000000/minute",
+        "PORTAL_API_USER_RATE": "100000000/minute",  # DRF counts anonymous clients under both rates
         "PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS": "3600",
     }
     if not env.get("DATABASE_URL"):

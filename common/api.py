@@ -3,23 +3,35 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlencode
 
-from django.http import HttpRequest, JsonResponse
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.response import SimpleTemplateResponse
+from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissionsOrAnonReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from common.versions import version_key
 
 if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
     from rest_framework.views import APIView as _APIViewBase
 else:
     _APIViewBase = object
+
+#: The cache alias (settings.CACHES) of rendered API answers: Redis in production, local memory embedded.
+RESPONSE_CACHE = "responses"
 
 
 class StableCursorPagination(CursorPagination):
@@ -42,34 +54,103 @@ class StableCursorPagination(CursorPagination):
             ) from None
 
 
+class ModelPermissionsOrReadOnly(DjangoModelPermissionsOrAnonReadOnly):
+    """DRF's model permissions, with anyone reading: decided for a read without building the view's
+    queryset, since the model permissions ask for none on GET, HEAD and OPTIONS."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return request.method in SAFE_METHODS or super().has_permission(request, view)
+
+
 class ConditionalGetMixin(_APIViewBase):
     """ETag (a hash of the body) and Last-Modified on GET responses; 304 when the client's copy is current.
 
     Views set `self.last_modified` (a datetime) while building the response: for a record, the
     newest update of it and its nested rows; for a list, the newest update of any row the list
     could show, since a row that left the filter changes the list without being on it.
+
+    A view whose action is in `cached_actions` answers those GETs from the rendered-response cache
+    (`cached_get`): the bytes, their ETag and Last-Modified, keyed by the catalogue version and
+    everything else the bytes depend on (`response_cache_key`).
     """
 
     last_modified: datetime | None = None
+    cached_actions: frozenset[str] = frozenset()
+    _cache_key: str | None = None
+    _cache_hit: CachedResponse | None = None
+
+    def cached_get(self, request: Request, build: Callable[[], Response]) -> Response:
+        """`build()`'s answer, or the bytes it gave for the same request at the current catalogue version."""
+        key = self.response_cache_key(request)
+        if key is None:
+            return build()
+        hit = caches[RESPONSE_CACHE].get(key)
+        if isinstance(hit, CachedResponse):
+            self._cache_hit, self.last_modified = hit, hit.last_modified
+            return cast(Response, HttpResponse(hit.content, content_type=hit.content_type))
+        self._cache_key = key
+        return build()
+
+    def response_cache_key(self, request: Request) -> str | None:
+        """What the bytes of a GET depend on, or None when it is not cached.
+
+        Only JSON answers are cached (the browsable API shows forms and a CSRF token per user);
+        their bytes are the same for every user (reads are public and serializers show every
+        field to all), so the user is not part of the key. The absolute URL is (pagination links
+        name scheme and host), with the query normalised: parameters sorted by name, the values of
+        one name kept in order (a filter takes the last), as the links DRF builds are. So are the
+        accepted media type (`; indent=2` changes the bytes), the current time zone (datetimes are
+        written in it) and the catalogue version."""
+        if request.method not in ("GET", "HEAD") or getattr(self, "action", None) not in self.cached_actions:
+            return None
+        renderer = getattr(request, "accepted_renderer", None)
+        if renderer is None or renderer.format != "json":
+            return None
+        query = sorted(request.query_params.lists(), key=lambda item: item[0])
+        url = request.build_absolute_uri(request.path) + "?" + urlencode(query, doseq=True)
+        zone = timezone.get_current_timezone_name()  # datetimes are written in the current time zone
+        # The version this answer stands for; portal's X-Portal-Release header is cached by it too.
+        request._request.catalogue_version = version = version_key()  # type: ignore[attr-defined]
+        parts = (version, zone, str(request.accepted_media_type), url)
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method not in ("GET", "HEAD") or response.status_code != status.HTTP_200_OK:
-            return response
-        response.render()
-        etag = '"' + hashlib.sha256(response.content).hexdigest()[:40] + '"'
-        response["ETag"] = etag
+        # A cached answer is a plain HttpResponse (its bytes), and a 304 Django's HttpResponseNotModified:
+        # DRF's dispatch returns either as it returns a Response.
+        answer: HttpResponse = super().finalize_response(request, response, *args, **kwargs)
+        if request.method not in ("GET", "HEAD") or answer.status_code != status.HTTP_200_OK:
+            return cast(Response, answer)
+        hit = self._cache_hit
+        if hit is None:
+            if isinstance(answer, SimpleTemplateResponse):
+                answer.render()
+            etag = '"' + hashlib.sha256(answer.content).hexdigest()[:40] + '"'
+            if self._cache_key is not None:
+                cached = CachedResponse(answer.content, answer["Content-Type"], etag, self.last_modified)
+                caches[RESPONSE_CACHE].set(self._cache_key, cached)
+        else:
+            etag = hit.etag
+        answer["ETag"] = etag
         if self.last_modified is not None:
-            response["Last-Modified"] = http_date(self.last_modified.timestamp())
-        response.setdefault("Cache-Control", "no-cache")  # revalidate every time: cheap with ETags
+            answer["Last-Modified"] = http_date(self.last_modified.timestamp())
+        answer.setdefault("Cache-Control", "no-cache")  # revalidate every time: cheap with ETags
         conditional = get_conditional_response(
             request,
             etag=etag,
             last_modified=int(self.last_modified.timestamp()) if self.last_modified else None,
-            response=response,
+            response=answer,
         )
-        # A 304 is Django's HttpResponseNotModified, which DRF's dispatch returns as it returns a Response.
         return cast(Response, conditional)
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """A rendered GET answer as the rendered-response cache keeps it."""
+
+    content: bytes
+    content_type: str
+    etag: str
+    last_modified: datetime | None
 
 
 def newest(*moments: datetime | None) -> datetime | None:

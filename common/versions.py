@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -44,3 +44,15 @@ def version_current(*, name: str = CATALOGUE) -> Current:
     if row is None:
         return Current(0, datetime(1970, 1, 1, tzinfo=UTC))
     return Current(*row)
+
+
+def version_key(*, name: str = CATALOGUE) -> str:
+    """`version_current`'s number and time as one cache-key text, read with one plain SELECT.
+
+    Every cached GET reads it first, so it skips the ORM's query building (a third of a cached
+    answer's time). The time is part of the key so that a database restored from a backup, whose
+    numbers repeat, does not meet the entries of the numbers it had before."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT number, changed_at FROM {Version._meta.db_table} WHERE name = %s", [name])
+        row = cursor.fetchone()
+    return "v0" if row is None else f"v{row[0]}@{str(row[1]).replace(' ', 'T')}"

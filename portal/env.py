@@ -99,6 +99,10 @@ def database_from_env(var_dir: Path) -> dict:
             "NAME": str(var_dir / "portal.sqlite3"),
             "OPTIONS": dict(SQLITE_OPTIONS),
             "TEST": {"NAME": str(var_dir / "test-portal.sqlite3")},
+            # Kept open between requests, as on PostgreSQL: opening one (the pragmas, Django's SQL
+            # functions) costs more than a cached API answer; outside a transaction it holds no snapshot.
+            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
+            "CONN_HEALTH_CHECKS": True,
         }
     scheme = urlsplit(url).scheme
     if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
@@ -113,7 +117,6 @@ def database_from_env(var_dir: Path) -> dict:
         raise ImproperlyConfigured("DATABASE_URL names no database (add /name to the URL)")
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {**SQLITE_OPTIONS, **config.get("OPTIONS", {})}
-        config["CONN_MAX_AGE"] = 0
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_name("test-" + Path(config["NAME"]).name))}
     else:
         password = env_secret("DATABASE_PASSWORD")

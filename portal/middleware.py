@@ -153,8 +153,22 @@ class PortalReleaseHeaderMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         if request.path.startswith("/api/"):
-            from releases.selectors import latest_published
-
-            release = latest_published()
-            response["X-Portal-Release"] = release.release_id if release else "none"
+            response["X-Portal-Release"] = self.latest_release_id(getattr(request, "catalogue_version", None))
         return response
+
+    @staticmethod
+    def latest_release_id(version: str | None) -> str:
+        """Read once per catalogue version where the view read one (a cached API answer,
+        common.api): publishing a release moves the version (releases.build)."""
+        from django.core.cache import cache
+
+        from releases.selectors import latest_published
+
+        key = f"x-portal-release:{version}"
+        release_id = cache.get(key) if version else None
+        if release_id is None:
+            release = latest_published()
+            release_id = release.release_id if release else "none"
+            if version:
+                cache.set(key, release_id)
+        return release_id

@@ -124,9 +124,21 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = redis_url_from_env("REDIS_URL")
 CACHE_URL = redis_url_from_env("CACHE_URL") or (redis_url_with_db(REDIS_URL, 1) if REDIS_URL else None)
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    _CACHE_STORE = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "portal"}}
+    _CACHE_STORE = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "portal"}
+# `responses`: rendered API answers keyed by the catalogue version (common.api), in the same store
+# under their own prefix, so clearing the cache clears them too; an entry of an old version is
+# never read again and expires.
+CACHES = {
+    "default": _CACHE_STORE,
+    "responses": {
+        **_CACHE_STORE,
+        "KEY_PREFIX": "responses",
+        "TIMEOUT": env_int("PORTAL_RESPONSE_CACHE_SECONDS", 3600),
+        "OPTIONS": {} if CACHE_URL else {"MAX_ENTRIES": 1000},
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -356,8 +368,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "common.api_schema.PortalAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "common.ratelimit.AnonCountingThrottle",
+        "common.ratelimit.UserCountingThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("PORTAL_API_ANON_RATE", "300/minute"),

@@ -8,7 +8,7 @@ filters in records.filters.
 
 from __future__ import annotations
 
-from django.db.models import FloatField, Max, Prefetch
+from django.db.models import FloatField, Prefetch
 from django.db.models.functions import Cast
 from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
@@ -19,8 +19,9 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import ConditionalGetMixin, newest
+from common.api import ConditionalGetMixin, ModelPermissionsOrReadOnly, newest
 from records import models as m
+from records.api_rows import list_page, list_rows, newest_update
 from records.filters import (
     BaselineRoleFilter,
     DatasetFilter,
@@ -59,7 +60,7 @@ class CatalogueViewSet(
 
     lookup_field = "stable_id"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
-    permission_classes = [permissions.DjangoModelPermissionsOrAnonReadOnly]
+    permission_classes = [ModelPermissionsOrReadOnly]
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
     filter_backends = [filters.DjangoFilterBackend, OrderingFilter]
     ordering_fields = ["stable_id", "created_at", "updated_at"]
@@ -71,13 +72,31 @@ class CatalogueViewSet(
             raise MethodNotAllowed(request.method)  # 405 before permissions: nothing here is deleted
         super().initial(request, *args, **kwargs)
 
+    # GETs answered from the rendered-response cache (common.api), keyed by the catalogue version.
+    cached_actions = frozenset({"list", "retrieve"})
+
+    def list(self, request, *args, **kwargs):
+        return self.cached_get(request, lambda: self.list_page(request))
+
+    def retrieve(self, request, *args, **kwargs):
+        return self.cached_get(request, lambda: super(CatalogueViewSet, self).retrieve(request, *args, **kwargs))
+
+    # A list whose serializer has only columns (no nested list but an evaluation's results) is
+    # built from values() rows (records.api_rows); `lean_also` names what else its pagination reads.
+    lean_list = False
+    lean_also: tuple[str, ...] = ()
+
+    def list_page(self, request):
+        if not self.lean_list:
+            return super().list(request)
+        rows = list_rows(self.filter_queryset(self.get_queryset()), self.serializer_class, also=self.lean_also)
+        return self.get_paginated_response(list_page(self.paginate_queryset(rows), self.serializer_class))
+
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
         model = queryset.model
-        tables = [model, *(model._meta.get_field(name).related_model for name in self.nested_children)]
-        self.last_modified = newest(
-            *(table._default_manager.aggregate(latest=Max("updated_at"))["latest"] for table in tables)
-        )
+        children = [model._meta.get_field(name).related_model for name in self.nested_children]
+        self.last_modified = newest_update(model, children)
         return page
 
     def get_object(self):
@@ -94,6 +113,7 @@ class CatalogueViewSet(
 
 class SourceViewSet(CatalogueViewSet):
     queryset = m.Source.objects.all()
+    lean_list = True
     serializer_class = SourceSerializer
     filterset_fields = ["kind", "venue"]
     ordering_fields = CatalogueViewSet.ordering_fields + ["title", "published_date"]
@@ -109,6 +129,7 @@ class DatasetViewSet(CatalogueViewSet):
 
 class ConfigurationViewSet(CatalogueViewSet):
     queryset = m.Configuration.objects.select_related("source")
+    lean_list = True
     serializer_class = ConfigurationSerializer
     filterset_fields = ["family", "method"]
     ordering_fields = CatalogueViewSet.ordering_fields + ["name", "parameter_count"]
@@ -138,6 +159,7 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
     filterset_class = EvaluationFilter
     ordering_fields = CatalogueViewSet.ordering_fields + ["title", "measured_by", "review_state"]
     nested_children = ("results",)
+    lean_list = True
 
 
 class ValueOrderingFilter(OrderingFilter):
@@ -158,17 +180,21 @@ class ResultViewSet(CatalogueViewSet):
     filterset_class = ResultFilter
     filter_backends = [filters.DjangoFilterBackend, ValueOrderingFilter]
     ordering_fields = CatalogueViewSet.ordering_fields + ["value"]
+    lean_list = True
+    lean_also = ("value_number",)  # the cursor's position when ordered by value
 
 
 class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
     queryset = m.EvidenceRow.objects.select_related("protocol", "evaluation", "source")
     serializer_class = EvidenceRowSerializer
+    lean_list = True
     filterset_class = EvidenceRowFilter
 
 
 class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
     queryset = m.BaselineRole.objects.select_related("protocol", "configuration")
     serializer_class = BaselineRoleSerializer
+    lean_list = True
     filterset_class = BaselineRoleFilter
 
 

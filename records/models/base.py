@@ -96,6 +96,15 @@ def _url_parts(url_name: str) -> tuple[str, str]:
     return tuple(reverse(url_name, args=[placeholder]).split(placeholder, 1))
 
 
+def api_list_indexes(name: str) -> list[models.Index]:
+    """What the API's lists read: newest first by creation (their cursor order) and, for
+    Last-Modified, the newest update of the table."""
+    return [
+        models.Index(fields=["-created_at", "-id"], name=f"rec_{name}_created"),
+        models.Index(fields=["updated_at"], name=f"rec_{name}_updated"),
+    ]
+
+
 class CuratedModel(models.Model):
     # The record's public page (a URL name taking the stable id), or "" when it has none.
     page_url_name = ""

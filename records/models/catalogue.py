@@ -12,7 +12,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 from simple_history.models import HistoricalRecords
 
-from records.models.base import CuratedModel, Direction, SourceKind, _check, _non_empty
+from records.models.base import CuratedModel, Direction, SourceKind, _check, _non_empty, api_list_indexes
 from records.rules import count_off_unit
 from reviews.models import Reviewable
 
@@ -128,6 +128,7 @@ class Source(CuratedModel):
 
     class Meta:
         ordering = ["title", "stable_id"]
+        indexes = api_list_indexes("source")
         constraints = [
             _non_empty("stable_id", "source"),
             _non_empty("title", "source"),
@@ -236,6 +237,7 @@ class Dataset(CuratedModel):
 
     class Meta:
         ordering = ["suite_id", "position", "name"]
+        indexes = api_list_indexes("dataset")
         constraints = [
             _non_empty("stable_id", "dataset"),
             _non_empty("name", "dataset"),
@@ -278,6 +280,7 @@ class Configuration(CuratedModel):
 
     class Meta:
         ordering = ["name", "stable_id"]
+        indexes = api_list_indexes("configuration")
         constraints = [
             _non_empty("stable_id", "configuration"),
             _non_empty("name", "configuration"),
@@ -320,6 +323,7 @@ class Protocol(CuratedModel, Reviewable):
 
     class Meta:
         ordering = ["title", "stable_id"]
+        indexes = api_list_indexes("protocol")
         constraints = [
             _non_empty("stable_id", "protocol"),
             _non_empty("title", "protocol"),
@@ -364,6 +368,7 @@ class Limitation(models.Model):
 
     class Meta:
         ordering = ["protocol_id", "position"]
+        indexes = [models.Index(fields=["updated_at"], name="rec_limitation_updated")]
         constraints = [
             models.UniqueConstraint(fields=["protocol", "position"], name="limitation_position_unique"),
             _non_empty("text", "limitation"),

@@ -23,6 +23,7 @@ from records.models.base import (
     UncertaintyKind,
     _check,
     _non_empty,
+    api_list_indexes,
 )
 from records.models.catalogue import Configuration, Dataset, Protocol, Source
 from records.rules import count_off_unit, unit_problem
@@ -91,6 +92,7 @@ class Evaluation(CuratedModel, Reviewable):
 
     class Meta:
         ordering = ["configuration__name", "stable_id"]
+        indexes = api_list_indexes("evaluation")
         constraints = [
             _non_empty("stable_id", "evaluation"),
             _non_empty("title", "evaluation"),
@@ -258,6 +260,7 @@ class Result(CuratedModel):
 
     class Meta:
         ordering = ["evaluation_id", "stable_id"]
+        indexes = api_list_indexes("result")
         constraints = [
             _non_empty("stable_id", "result"),
             _non_empty("unit", "result"),
@@ -392,6 +395,7 @@ class EvidenceRow(CuratedModel, Reviewable):
 
     class Meta:
         ordering = ["protocol_id", "property_name", "stable_id"]
+        indexes = api_list_indexes("evidencerow")
         constraints = [
             _non_empty("stable_id", "evidencerow"),
             _non_empty("statement", "evidencerow"),
@@ -427,6 +431,7 @@ class BaselineRole(CuratedModel, Reviewable):
 
     class Meta:
         ordering = ["protocol_id", "kind"]
+        indexes = api_list_indexes("baselinerole")
         constraints = [
             _non_empty("stable_id", "baselinerole"),
             models.UniqueConstraint(fields=["protocol", "kind"], name="baselinerole_one_per_kind"),
@@ -463,4 +468,5 @@ class Decision(CuratedModel):
 
     class Meta:
         ordering = ["title", "stable_id"]
+        indexes = api_list_indexes("decision")
         constraints = [_non_empty("stable_id", "decision"), _non_empty("title", "decision")]
