@@ -23,7 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.versions import version_key
+from common.versions import request_version
 
 if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
     from rest_framework.views import APIView as _APIViewBase
@@ -110,7 +110,7 @@ class ConditionalGetMixin(_APIViewBase):
         url = request.build_absolute_uri(request.path) + "?" + urlencode(query, doseq=True)
         zone = timezone.get_current_timezone_name()  # datetimes are written in the current time zone
         # The version this answer stands for; portal's X-Portal-Release header is cached by it too.
-        request._request.catalogue_version = version = version_key()  # type: ignore[attr-defined]
+        version = request_version(request._request)
         parts = (version, zone, str(request.accepted_media_type), url)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

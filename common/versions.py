@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 from django.db.models import F
+from django.http import HttpRequest
 from django.utils import timezone
 
 from common.models import Version
@@ -56,3 +57,12 @@ def version_key(*, name: str = CATALOGUE) -> str:
         cursor.execute(f"SELECT number, changed_at FROM {Version._meta.db_table} WHERE name = %s", [name])
         row = cursor.fetchone()
     return "v0" if row is None else f"v{row[0]}@{str(row[1]).replace(' ', 'T')}"
+
+
+def request_version(request: HttpRequest) -> str:
+    """`version_key()` read once per request and kept on it: a page, its parts, the API's cache and
+    the X-Portal-Release header all stand for the same version."""
+    version = getattr(request, "catalogue_version", None)
+    if version is None:
+        version = request.catalogue_version = version_key()  # type: ignore[attr-defined]
+    return version

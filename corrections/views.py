@@ -12,12 +12,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from common.ratelimit import RateLimited, client_ip
+from common.versions import request_version
 from corrections import selectors
 from corrections.forms import CorrectionForm, parse_target, timing_stamp
 from corrections.models import Correction
 from corrections.services import correction_submit
 from records import page_cache
-from records.page_cache import page_version
 
 # Where a cached correction form takes the reader's CSRF token and the form's signed time stamp:
 # NUL characters survive escaping and occur in no record text (forms and PostgreSQL refuse them).
@@ -92,7 +92,7 @@ def correction_part(request: HttpRequest, record: selectors.Target) -> dict[str,
     cached with markers where the reader's CSRF token and the form's time stamp go: both are
     filled in on every request, so neither is ever cached or shared."""
     reference = f"{selectors.target_type_of(record)}:{record.stable_id}"
-    key = f"correction-form:{page_version(request)}:{reference}"
+    key = f"correction-form:{request_version(request)}:{reference}"
     html = cache.get(key)
     if html is None:
         form = CorrectionForm(

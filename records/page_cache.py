@@ -26,7 +26,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from common.versions import version_current
+from common.versions import request_version
 
 # Context entries rendered per request, never cached (see the module's docstring).
 LIVE_PARTS = ("correction_form", "benchmark_job")
@@ -55,16 +55,8 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def page_version(request: HttpRequest) -> str:
-    """The catalogue version's key, read once a request (the page and its parts share it)."""
-    version = getattr(request, "_catalogue_version", None)
-    if version is None:
-        version = request._catalogue_version = version_current().key  # type: ignore[attr-defined]
-    return version
-
-
 def page_key(request: HttpRequest) -> str:
-    version = page_version(request)
+    version = request_version(request)
     where = (
         f"{request.scheme}://{request.get_host()}{request.path}?{request.META.get('QUERY_STRING', '')}"
         f" {settings.PORTAL_SITE_NAME!r} {settings.PUBLIC_REVIEWER_NAMES!r} {settings.TIME_ZONE!r} {code_fingerprint()}"
