@@ -48,6 +48,28 @@ from reviews.api import ReviewActionsMixin
 # -- viewsets ---------------------------------------------------------------------------------
 
 
+class StableOrderingFilter(OrderingFilter):
+    """DRF's ordering, with the primary key last: rows that tie on the asked field (two results of the
+    same value) come in one order on every backend and through every read path, not the database's
+    choice of the moment."""
+
+    def get_ordering(self, request, queryset, view):
+        ordering = super().get_ordering(request, queryset, view)
+        if ordering and not {"id", "-id", "pk", "-pk"} & set(ordering):
+            ordering = [*ordering, "id"]
+        return ordering
+
+
+class ValueOrderingFilter(StableOrderingFilter):
+    """`ordering=value` orders by the number, not by its stored text ("10" after "9")."""
+
+    def get_ordering(self, request, queryset, view):
+        ordering = super().get_ordering(request, queryset, view)
+        return ordering and [
+            term.replace("value", "value_number") if term.lstrip("-") == "value" else term for term in ordering
+        ]
+
+
 class CatalogueViewSet(
     ConditionalGetMixin,
     mixins.ListModelMixin,
@@ -62,7 +84,7 @@ class CatalogueViewSet(
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
     permission_classes = [ModelPermissionsOrReadOnly]
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
-    filter_backends = [filters.DjangoFilterBackend, OrderingFilter]
+    filter_backends = [filters.DjangoFilterBackend, StableOrderingFilter]
     ordering_fields = ["stable_id", "created_at", "updated_at"]
     # Children whose updates change what a response shows: they count for Last-Modified.
     nested_children: tuple[str, ...] = ()
@@ -160,16 +182,6 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
     ordering_fields = CatalogueViewSet.ordering_fields + ["title", "measured_by", "review_state"]
     nested_children = ("results",)
     lean_list = True
-
-
-class ValueOrderingFilter(OrderingFilter):
-    """`ordering=value` orders by the number, not by its stored text ("10" after "9")."""
-
-    def get_ordering(self, request, queryset, view):
-        ordering = super().get_ordering(request, queryset, view)
-        return ordering and [
-            term.replace("value", "value_number") if term.lstrip("-") == "value" else term for term in ordering
-        ]
 
 
 class ResultViewSet(CatalogueViewSet):
