@@ -19,10 +19,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from records import charts, exports, page_cache, search
+from records import charts, exports, page_cache, search, selectors
 from records import coverage as coverage_report
 from records import models as m
-from records import selectors as queries
 
 RecordPart = Callable[[HttpRequest, m.CuratedModel], Mapping[str, object]]
 
@@ -95,12 +94,12 @@ def home(request):
     return render(request, "records/home.html", {"protocols": protocols})
 
 
-def _protocol_page(request, stable_id: str) -> queries.ProtocolPage:
+def _protocol_page(request, stable_id: str) -> selectors.ProtocolPage:
     """The protocol's comparisons, with the reader's choices: excluded rows included or not, and
     one dataset or task (the same `dataset` filter as the evaluations list's)."""
-    return queries.protocol_page(
+    return selectors.protocol_page(
         stable_id=stable_id,
-        include_excluded=request.GET.get("include") == queries.INCLUDE_EXCLUDED,
+        include_excluded=request.GET.get("include") == selectors.INCLUDE_EXCLUDED,
         dataset=request.GET.get("dataset", "")[:150],
     )
 
@@ -109,15 +108,17 @@ def _protocol_page(request, stable_id: str) -> queries.ProtocolPage:
 def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Protocol, dict[str, object]]:
         page = _protocol_page(request, stable_id)
-        evaluations = queries.faceted(page.evaluations, queries.EVALUATION_FACETS, request.GET)
+        evaluations = selectors.faceted(page.evaluations, selectors.EVALUATION_FACETS, request.GET)
         return page.protocol, {
             **parts.release(request, downloads=True),
             **parts.recipes(request, page.protocol),
             "page": page,
             "protocol": page.protocol,
             "evaluations": evaluations,
-            "evaluation_page": queries.evaluation_page(evaluations, request.GET),
-            "evidence": queries.faceted(list(page.protocol.evidence_rows.all()), queries.EVIDENCE_FACETS, request.GET),
+            "evaluation_page": selectors.evaluation_page(evaluations, request.GET),
+            "evidence": selectors.faceted(
+                list(page.protocol.evidence_rows.all()), selectors.EVIDENCE_FACETS, request.GET
+            ),
             "charts": charts.protocol_charts(
                 protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
             ),
@@ -128,7 +129,7 @@ def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
         request,
         template="records/protocol_detail.html",
         context=context,
-        find=lambda: queries.record_or_404(m.Protocol.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(m.Protocol.objects.all(), stable_id),
         parts=parts,
     )
 
@@ -159,7 +160,7 @@ def protocol_chart(request, stable_id: str, extension: str):
 @require_GET
 def protocol_rows(request, stable_id: str, extension: str):
     """The protocol's result rows, in the release's model evaluation matrix columns."""
-    protocol = queries.record_or_404(m.Protocol.objects.all(), stable_id)
+    protocol = selectors.record_or_404(m.Protocol.objects.all(), stable_id)
     rows = exports.protocol_matrix_rows(protocol)
     if extension == "json":
         response = JsonResponse(
@@ -184,14 +185,16 @@ def search_page(request):
 @require_GET
 def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Evaluation, dict[str, object]]:
-        evaluation = queries.record_or_404(queries.evaluations_queryset().prefetch_related("repeated_by"), stable_id)
+        evaluation = selectors.record_or_404(
+            selectors.evaluations_queryset().prefetch_related("repeated_by"), stable_id
+        )
         return evaluation, {**parts.release(request), "evaluation": evaluation, "protocol": evaluation.protocol}
 
     return _record_page(
         request,
         template="records/evaluation_detail.html",
         context=context,
-        find=lambda: queries.record_or_404(m.Evaluation.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(m.Evaluation.objects.all(), stable_id),
         parts=parts,
         live=parts.job,  # a job's status is not a catalogue change
     )
@@ -200,9 +203,11 @@ def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_GET
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Configuration, dict[str, object]]:
-        configuration = queries.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
+        configuration = selectors.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
         evaluations = (
-            queries.evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
+            selectors.evaluations_queryset()
+            .filter(configuration=configuration)
+            .order_by("protocol__title", "stable_id")
         )
         return configuration, {"configuration": configuration, "evaluations": evaluations}
 
@@ -210,7 +215,7 @@ def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
         request,
         template="records/configuration_detail.html",
         context=context,
-        find=lambda: queries.record_or_404(m.Configuration.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(m.Configuration.objects.all(), stable_id),
         parts=parts,
     )
 
@@ -218,7 +223,7 @@ def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_GET
 def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Dataset, dict[str, object]]:
-        dataset = queries.record_or_404(
+        dataset = selectors.record_or_404(
             m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
         )
         return dataset, {"dataset": dataset}
@@ -227,7 +232,7 @@ def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
         request,
         template="records/dataset_detail.html",
         context=context,
-        find=lambda: queries.record_or_404(m.Dataset.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(m.Dataset.objects.all(), stable_id),
         parts=parts,
     )
 
@@ -235,7 +240,7 @@ def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_GET
 def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Source, dict[str, object]]:
-        source = queries.record_or_404(m.Source.objects.all(), stable_id)
+        source = selectors.record_or_404(m.Source.objects.all(), stable_id)
         return source, {
             "source": source,
             "protocols": m.Protocol.objects.filter(source=source).order_by("title"),
@@ -249,7 +254,7 @@ def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
         request,
         template="records/source_detail.html",
         context=context,
-        find=lambda: queries.record_or_404(m.Source.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(m.Source.objects.all(), stable_id),
         parts=parts,
     )
 
@@ -257,14 +262,14 @@ def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_GET
 def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Decision, dict[str, object]]:
-        decision = queries.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
+        decision = selectors.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
         return decision, {"decision": decision}
 
     return _record_page(
         request,
         template="records/decision_detail.html",
         context=context,
-        find=lambda: queries.record_or_404(m.Decision.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(m.Decision.objects.all(), stable_id),
         parts=parts,
     )
 
