@@ -8,520 +8,194 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
-        ("records", "0002_unit_triggers"),
+        ('records', '0002_unit_triggers'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="HistoricalRecipe",
+            name='HistoricalRecipe',
             fields=[
-                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
-                (
-                    "review_state",
-                    models.CharField(
-                        choices=[
-                            ("proposed", "Proposed"),
-                            ("source_checked", "Source checked"),
-                            ("excluded", "Excluded from comparison"),
-                        ],
-                        db_index=True,
-                        default="proposed",
-                        editable=False,
-                        max_length=20,
-                    ),
-                ),
-                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
-                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
-                (
-                    "concern",
-                    models.TextField(
-                        blank=True,
-                        editable=False,
-                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
-                    ),
-                ),
-                (
-                    "stable_id",
-                    models.SlugField(
-                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
-                        max_length=150,
-                    ),
-                ),
-                ("title", models.CharField(max_length=300)),
-                (
-                    "preset",
-                    models.CharField(help_text="Model shape of benchmarks.ia3, e.g. nt-v1-500m.", max_length=50),
-                ),
-                (
-                    "task",
-                    models.CharField(
-                        help_text="One of the 18 NT downstream tasks, e.g. splice_sites_all.", max_length=100
-                    ),
-                ),
-                ("steps", models.PositiveIntegerField(default=10000)),
-                ("batch_size", models.PositiveIntegerField(default=8)),
-                ("learning_rate", models.FloatField(default=0.003)),
-                (
-                    "precision",
-                    models.CharField(
-                        choices=[
-                            ("auto", "auto (bf16 on CUDA, fp32 on CPU)"),
-                            ("bf16", "bf16 autocast"),
-                            ("fp32", "fp32"),
-                        ],
-                        default="auto",
-                        max_length=10,
-                    ),
-                ),
-                ("eval_interval", models.PositiveIntegerField(default=0, help_text="Evaluate every N steps; 0: off.")),
-                ("seed", models.IntegerField(default=0)),
-                (
-                    "warmup_steps",
-                    models.PositiveIntegerField(default=5, help_text="Leading steps left out of the loop timing."),
-                ),
-                ("notes", models.TextField(blank=True, help_text="Where the parameters come from (source, locator).")),
-                ("created_at", models.DateTimeField(blank=True, editable=False)),
-                ("updated_at", models.DateTimeField(blank=True, editable=False)),
-                ("history_id", models.AutoField(primary_key=True, serialize=False)),
-                ("history_date", models.DateTimeField(db_index=True)),
-                ("history_change_reason", models.TextField(null=True)),
-                (
-                    "history_type",
-                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
-                ),
-                (
-                    "history_user",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "last_edited_by",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "protocol",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="records.protocol",
-                    ),
-                ),
-                (
-                    "review_state_changed_by",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
+                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
+                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
+                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
+                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
+                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150)),
+                ('title', models.CharField(max_length=300)),
+                ('preset', models.CharField(help_text='Model shape of benchmarks.ia3, e.g. nt-v1-500m.', max_length=50)),
+                ('task', models.CharField(help_text='One of the 18 NT downstream tasks, e.g. splice_sites_all.', max_length=100)),
+                ('steps', models.PositiveIntegerField(default=10000)),
+                ('batch_size', models.PositiveIntegerField(default=8)),
+                ('learning_rate', models.FloatField(default=0.003)),
+                ('precision', models.CharField(choices=[('auto', 'auto (bf16 on CUDA, fp32 on CPU)'), ('bf16', 'bf16 autocast'), ('fp32', 'fp32')], default='auto', max_length=10)),
+                ('eval_interval', models.PositiveIntegerField(default=0, help_text='Evaluate every N steps; 0: off.')),
+                ('seed', models.IntegerField(default=0)),
+                ('warmup_steps', models.PositiveIntegerField(default=5, help_text='Leading steps left out of the loop timing.')),
+                ('notes', models.TextField(blank=True, help_text='Where the parameters come from (source, locator).')),
+                ('created_at', models.DateTimeField(blank=True, editable=False)),
+                ('updated_at', models.DateTimeField(blank=True, editable=False)),
+                ('history_id', models.AutoField(primary_key=True, serialize=False)),
+                ('history_date', models.DateTimeField(db_index=True)),
+                ('history_change_reason', models.TextField(null=True)),
+                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
+                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('last_edited_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('protocol', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='records.protocol')),
+                ('review_state_changed_by', models.ForeignKey(blank=True, db_constraint=False, editable=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "verbose_name": "historical recipe",
-                "verbose_name_plural": "historical recipes",
-                "ordering": ("-history_date", "-history_id"),
-                "get_latest_by": ("history_date", "history_id"),
+                'verbose_name': 'historical recipe',
+                'verbose_name_plural': 'historical recipes',
+                'ordering': ('-history_date', '-history_id'),
+                'get_latest_by': ('history_date', 'history_id'),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name="Recipe",
+            name='Recipe',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "review_state",
-                    models.CharField(
-                        choices=[
-                            ("proposed", "Proposed"),
-                            ("source_checked", "Source checked"),
-                            ("excluded", "Excluded from comparison"),
-                        ],
-                        db_index=True,
-                        default="proposed",
-                        editable=False,
-                        max_length=20,
-                    ),
-                ),
-                ("review_state_changed_at", models.DateTimeField(blank=True, editable=False, null=True)),
-                ("review_state_changed_by_role", models.CharField(blank=True, editable=False, max_length=60)),
-                (
-                    "concern",
-                    models.TextField(
-                        blank=True,
-                        editable=False,
-                        help_text="Why the record is excluded from comparison; set by the exclude transition and shown publicly.",
-                    ),
-                ),
-                (
-                    "stable_id",
-                    models.SlugField(
-                        help_text="Permanent identifier (letters, digits, hyphens); never changes once published.",
-                        max_length=150,
-                        unique=True,
-                    ),
-                ),
-                ("title", models.CharField(max_length=300)),
-                (
-                    "preset",
-                    models.CharField(help_text="Model shape of benchmarks.ia3, e.g. nt-v1-500m.", max_length=50),
-                ),
-                (
-                    "task",
-                    models.CharField(
-                        help_text="One of the 18 NT downstream tasks, e.g. splice_sites_all.", max_length=100
-                    ),
-                ),
-                ("steps", models.PositiveIntegerField(default=10000)),
-                ("batch_size", models.PositiveIntegerField(default=8)),
-                ("learning_rate", models.FloatField(default=0.003)),
-                (
-                    "precision",
-                    models.CharField(
-                        choices=[
-                            ("auto", "auto (bf16 on CUDA, fp32 on CPU)"),
-                            ("bf16", "bf16 autocast"),
-                            ("fp32", "fp32"),
-                        ],
-                        default="auto",
-                        max_length=10,
-                    ),
-                ),
-                ("eval_interval", models.PositiveIntegerField(default=0, help_text="Evaluate every N steps; 0: off.")),
-                ("seed", models.IntegerField(default=0)),
-                (
-                    "warmup_steps",
-                    models.PositiveIntegerField(default=5, help_text="Leading steps left out of the loop timing."),
-                ),
-                ("notes", models.TextField(blank=True, help_text="Where the parameters come from (source, locator).")),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "last_edited_by",
-                    models.ForeignKey(
-                        blank=True,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "protocol",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT, related_name="recipes", to="records.protocol"
-                    ),
-                ),
-                (
-                    "review_state_changed_by",
-                    models.ForeignKey(
-                        blank=True,
-                        editable=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('review_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], db_index=True, default='proposed', editable=False, max_length=20)),
+                ('review_state_changed_at', models.DateTimeField(blank=True, editable=False, null=True)),
+                ('review_state_changed_by_role', models.CharField(blank=True, editable=False, max_length=60)),
+                ('concern', models.TextField(blank=True, editable=False, help_text='Why the record is excluded from comparison; set by the exclude transition and shown publicly.')),
+                ('stable_id', models.SlugField(help_text='Permanent identifier (letters, digits, hyphens); never changes once published.', max_length=150, unique=True)),
+                ('title', models.CharField(max_length=300)),
+                ('preset', models.CharField(help_text='Model shape of benchmarks.ia3, e.g. nt-v1-500m.', max_length=50)),
+                ('task', models.CharField(help_text='One of the 18 NT downstream tasks, e.g. splice_sites_all.', max_length=100)),
+                ('steps', models.PositiveIntegerField(default=10000)),
+                ('batch_size', models.PositiveIntegerField(default=8)),
+                ('learning_rate', models.FloatField(default=0.003)),
+                ('precision', models.CharField(choices=[('auto', 'auto (bf16 on CUDA, fp32 on CPU)'), ('bf16', 'bf16 autocast'), ('fp32', 'fp32')], default='auto', max_length=10)),
+                ('eval_interval', models.PositiveIntegerField(default=0, help_text='Evaluate every N steps; 0: off.')),
+                ('seed', models.IntegerField(default=0)),
+                ('warmup_steps', models.PositiveIntegerField(default=5, help_text='Leading steps left out of the loop timing.')),
+                ('notes', models.TextField(blank=True, help_text='Where the parameters come from (source, locator).')),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('last_edited_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('protocol', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='recipes', to='records.protocol')),
+                ('review_state_changed_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["protocol_id", "stable_id"],
+                'ordering': ['protocol_id', 'stable_id'],
             },
         ),
         migrations.CreateModel(
-            name="BenchmarkJob",
+            name='BenchmarkJob',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "parameters",
-                    models.JSONField(
-                        help_text="The runner's options for this job: the recipe's, with the overrides applied."
-                    ),
-                ),
-                (
-                    "recipe_review_state",
-                    models.CharField(
-                        blank=True, help_text="The recipe's review state when the job was queued.", max_length=20
-                    ),
-                ),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("succeeded", "Succeeded"),
-                            ("failed", "Failed"),
-                            ("cancelled", "Cancelled"),
-                        ],
-                        db_index=True,
-                        default="queued",
-                        max_length=20,
-                    ),
-                ),
-                (
-                    "attempts",
-                    models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the job."),
-                ),
-                ("max_attempts", models.PositiveSmallIntegerField(default=3)),
-                (
-                    "celery_task_id",
-                    models.CharField(
-                        blank=True, help_text="The id of the last message sent for the job.", max_length=64
-                    ),
-                ),
-                (
-                    "sends",
-                    models.PositiveSmallIntegerField(
-                        default=0, help_text="Messages sent for the job (re-sends included)."
-                    ),
-                ),
-                ("sent_at", models.DateTimeField(blank=True, null=True)),
-                ("worker_host", models.CharField(blank=True, max_length=200)),
-                ("queued_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("progress_step", models.PositiveIntegerField(default=0)),
-                ("progress_total", models.PositiveIntegerField(default=0)),
-                (
-                    "environment",
-                    models.JSONField(blank=True, default=dict, help_text="Device, versions and host of the run."),
-                ),
-                (
-                    "figures",
-                    models.JSONField(
-                        blank=True, default=dict, help_text="The measured figures (times, rates, memory)."
-                    ),
-                ),
-                ("report", models.JSONField(blank=True, help_text="The runner's full JSON report.", null=True)),
-                ("log_tail", models.TextField(blank=True)),
-                ("error", models.TextField(blank=True)),
-                (
-                    "evaluation",
-                    models.OneToOneField(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="benchmark_job",
-                        to="records.evaluation",
-                    ),
-                ),
-                (
-                    "requested_by",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
-                    ),
-                ),
-                (
-                    "rerun_of",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="reruns",
-                        to="benchmarks.benchmarkjob",
-                    ),
-                ),
-                (
-                    "recipe",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT, related_name="jobs", to="benchmarks.recipe"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('parameters', models.JSONField(help_text="The runner's options for this job: the recipe's, with the overrides applied.")),
+                ('recipe_review_state', models.CharField(blank=True, help_text="The recipe's review state when the job was queued.", max_length=20)),
+                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='queued', max_length=20)),
+                ('attempts', models.PositiveSmallIntegerField(default=0, help_text='How many times a worker claimed the job.')),
+                ('max_attempts', models.PositiveSmallIntegerField(default=3)),
+                ('celery_task_id', models.CharField(blank=True, help_text='The id of the last message sent for the job.', max_length=64)),
+                ('sends', models.PositiveSmallIntegerField(default=0, help_text='Messages sent for the job (re-sends included).')),
+                ('sent_at', models.DateTimeField(blank=True, null=True)),
+                ('worker_host', models.CharField(blank=True, max_length=200)),
+                ('queued_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('progress_step', models.PositiveIntegerField(default=0)),
+                ('progress_total', models.PositiveIntegerField(default=0)),
+                ('environment', models.JSONField(blank=True, default=dict, help_text='Device, versions and host of the run.')),
+                ('figures', models.JSONField(blank=True, default=dict, help_text='The measured figures (times, rates, memory).')),
+                ('report', models.JSONField(blank=True, help_text="The runner's full JSON report.", null=True)),
+                ('log_tail', models.TextField(blank=True)),
+                ('error', models.TextField(blank=True)),
+                ('evaluation', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='benchmark_job', to='records.evaluation')),
+                ('requested_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('rerun_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='reruns', to='benchmarks.benchmarkjob')),
+                ('recipe', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='jobs', to='benchmarks.recipe')),
             ],
             options={
-                "ordering": ["-queued_at", "-id"],
-                "permissions": [
-                    ("queue_job", "Can queue (and rerun) a benchmark job"),
-                    ("cancel_job", "Can cancel a benchmark job"),
-                ],
+                'ordering': ['-queued_at', '-id'],
+                'permissions': [('queue_job', 'Can queue (and rerun) a benchmark job'), ('cancel_job', 'Can cancel a benchmark job')],
             },
         ),
         migrations.CreateModel(
-            name="JobEvent",
+            name='JobEvent',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "from_status",
-                    models.CharField(blank=True, help_text="Blank when the job was created.", max_length=20),
-                ),
-                (
-                    "to_status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("succeeded", "Succeeded"),
-                            ("failed", "Failed"),
-                            ("cancelled", "Cancelled"),
-                        ],
-                        max_length=20,
-                    ),
-                ),
-                ("attempt", models.PositiveSmallIntegerField(default=0)),
-                (
-                    "actor_role",
-                    models.CharField(
-                        blank=True,
-                        help_text="The role the actor acted in; 'portal' for workers and the sweeper.",
-                        max_length=60,
-                    ),
-                ),
-                ("reason", models.TextField(blank=True)),
-                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                (
-                    "actor",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "job",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT, related_name="events", to="benchmarks.benchmarkjob"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('from_status', models.CharField(blank=True, help_text='Blank when the job was created.', max_length=20)),
+                ('to_status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], max_length=20)),
+                ('attempt', models.PositiveSmallIntegerField(default=0)),
+                ('actor_role', models.CharField(blank=True, help_text="The role the actor acted in; 'portal' for workers and the sweeper.", max_length=60)),
+                ('reason', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('job', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='events', to='benchmarks.benchmarkjob')),
             ],
             options={
-                "ordering": ["created_at", "id"],
-                "constraints": [
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            ("to_status__in", ["queued", "running", "succeeded", "failed", "cancelled"])
-                        ),
-                        name="jobevent_to_status_valid",
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            ("from_status__in", ["", "queued", "running", "succeeded", "failed", "cancelled"])
-                        ),
-                        name="jobevent_from_status_valid",
-                    ),
-                ],
+                'ordering': ['created_at', 'id'],
+                'constraints': [models.CheckConstraint(condition=models.Q(('to_status__in', ['queued', 'running', 'succeeded', 'failed', 'cancelled'])), name='jobevent_to_status_valid'), models.CheckConstraint(condition=models.Q(('from_status__in', ['', 'queued', 'running', 'succeeded', 'failed', 'cancelled'])), name='jobevent_from_status_valid')],
             },
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("stable_id", ""), _negated=True), name="recipe_stable_id_not_empty"
-            ),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('stable_id', ''), _negated=True), name='recipe_stable_id_not_empty'),
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("title", ""), _negated=True), name="recipe_title_not_empty"
-            ),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('title', ''), _negated=True), name='recipe_title_not_empty'),
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(condition=models.Q(("steps__gte", 1)), name="recipe_steps_positive"),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('steps__gte', 1)), name='recipe_steps_positive'),
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(condition=models.Q(("batch_size__gte", 1)), name="recipe_batch_positive"),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('batch_size__gte', 1)), name='recipe_batch_positive'),
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("learning_rate__gt", 0)), name="recipe_learning_rate_positive"
-            ),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('learning_rate__gt', 0)), name='recipe_learning_rate_positive'),
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("precision__in", ("auto", "bf16", "fp32"))), name="recipe_precision_valid"
-            ),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('precision__in', ('auto', 'bf16', 'fp32'))), name='recipe_precision_valid'),
         ),
         migrations.AddConstraint(
-            model_name="recipe",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("warmup_steps__lt", models.F("steps"))), name="recipe_warmup_below_steps"
-            ),
+            model_name='recipe',
+            constraint=models.CheckConstraint(condition=models.Q(('warmup_steps__lt', models.F('steps'))), name='recipe_warmup_below_steps'),
         ),
         migrations.AddIndex(
-            model_name="benchmarkjob",
-            index=models.Index(fields=["status", "heartbeat_at"], name="benchmarks__status_0c2107_idx"),
+            model_name='benchmarkjob',
+            index=models.Index(fields=['status', 'heartbeat_at'], name='benchmarks__status_0c2107_idx'),
         ),
         migrations.AddIndex(
-            model_name="benchmarkjob",
-            index=models.Index(fields=["status", "sent_at"], name="benchmarks__status_ad696e_idx"),
+            model_name='benchmarkjob',
+            index=models.Index(fields=['status', 'sent_at'], name='benchmarks__status_ad696e_idx'),
         ),
         migrations.AddConstraint(
-            model_name="benchmarkjob",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("status__in", ["queued", "running", "succeeded", "failed", "cancelled"])),
-                name="benchmarkjob_status_valid",
-            ),
+            model_name='benchmarkjob',
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'succeeded', 'failed', 'cancelled'])), name='benchmarkjob_status_valid'),
         ),
         migrations.AddConstraint(
-            model_name="benchmarkjob",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("max_attempts__gte", 1)), name="benchmarkjob_max_attempts_positive"
-            ),
+            model_name='benchmarkjob',
+            constraint=models.CheckConstraint(condition=models.Q(('max_attempts__gte', 1)), name='benchmarkjob_max_attempts_positive'),
         ),
         migrations.AddConstraint(
-            model_name="benchmarkjob",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("attempts__lte", models.F("max_attempts"))), name="benchmarkjob_attempts_within_max"
-            ),
+            model_name='benchmarkjob',
+            constraint=models.CheckConstraint(condition=models.Q(('attempts__lte', models.F('max_attempts'))), name='benchmarkjob_attempts_within_max'),
         ),
         migrations.AddConstraint(
-            model_name="benchmarkjob",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("progress_step__lte", models.F("progress_total"))),
-                name="benchmarkjob_progress_within_total",
-            ),
+            model_name='benchmarkjob',
+            constraint=models.CheckConstraint(condition=models.Q(('progress_step__lte', models.F('progress_total'))), name='benchmarkjob_progress_within_total'),
         ),
         migrations.AddConstraint(
-            model_name="benchmarkjob",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("finished_at__isnull", False), ("status__in", ("succeeded", "failed", "cancelled"))),
-                    models.Q(
-                        models.Q(("status__in", ("succeeded", "failed", "cancelled")), _negated=True),
-                        ("finished_at__isnull", True),
-                    ),
-                    _connector="OR",
-                ),
-                name="benchmarkjob_finished_iff_finished_at",
-            ),
+            model_name='benchmarkjob',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', False), ('status__in', ('succeeded', 'failed', 'cancelled'))), models.Q(models.Q(('status__in', ('succeeded', 'failed', 'cancelled')), _negated=True), ('finished_at__isnull', True)), _connector='OR'), name='benchmarkjob_finished_iff_finished_at'),
         ),
         migrations.AddConstraint(
-            model_name="benchmarkjob",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("status", "running"), _negated=True),
-                    models.Q(("attempts__gte", 1), ("heartbeat_at__isnull", False), ("started_at__isnull", False)),
-                    _connector="OR",
-                ),
-                name="benchmarkjob_running_was_started",
-            ),
+            model_name='benchmarkjob',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'running'), _negated=True), models.Q(('attempts__gte', 1), ('heartbeat_at__isnull', False), ('started_at__isnull', False)), _connector='OR'), name='benchmarkjob_running_was_started'),
         ),
     ]

@@ -4,41 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("benchmarks", "0001_initial"),
+        ('benchmarks', '0001_initial'),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name="historicalrecipe",
-            name="review_state",
-            field=models.CharField(
-                choices=[
-                    ("proposed", "Proposed"),
-                    ("source_checked", "Source checked"),
-                    ("excluded", "Excluded from comparison"),
-                    ("excluded_recheck", "Excluded from comparison, edited since: re-check pending"),
-                ],
-                db_index=True,
-                default="proposed",
-                editable=False,
-                max_length=20,
-            ),
+            model_name='historicalrecipe',
+            name='review_state',
+            field=models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison'), ('excluded_recheck', 'Excluded from comparison, edited since: re-check pending')], db_index=True, default='proposed', editable=False, max_length=20),
         ),
         migrations.AlterField(
-            model_name="recipe",
-            name="review_state",
-            field=models.CharField(
-                choices=[
-                    ("proposed", "Proposed"),
-                    ("source_checked", "Source checked"),
-                    ("excluded", "Excluded from comparison"),
-                    ("excluded_recheck", "Excluded from comparison, edited since: re-check pending"),
-                ],
-                db_index=True,
-                default="proposed",
-                editable=False,
-                max_length=20,
-            ),
+            model_name='recipe',
+            name='review_state',
+            field=models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison'), ('excluded_recheck', 'Excluded from comparison, edited since: re-check pending')], db_index=True, default='proposed', editable=False, max_length=20),
         ),
     ]

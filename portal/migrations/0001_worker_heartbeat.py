@@ -4,17 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
-    dependencies = []
+    dependencies = [
+    ]
 
     operations = [
         migrations.CreateModel(
-            name="WorkerHeartbeat",
+            name='WorkerHeartbeat',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("worker", models.CharField(max_length=255, unique=True)),
-                ("seen_at", models.DateTimeField()),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('worker', models.CharField(max_length=255, unique=True)),
+                ('seen_at', models.DateTimeField()),
             ],
         ),
     ]

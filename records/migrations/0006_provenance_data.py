@@ -21,7 +21,6 @@ def origin_to_provenance(apps, schema_editor):
 def dates_null_to_blank(model_name):
     def run(apps, schema_editor):
         apps.get_model("records", model_name).objects.filter(published_date__isnull=True).update(published_date="")
-
     return run
 
 
@@ -62,7 +61,7 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunPython(origin_to_provenance, migrations.RunPython.noop),
-        migrations.RunPython(dates_null_to_blank("historicalsource"), migrations.RunPython.noop),
-        migrations.RunPython(dates_null_to_blank("source"), migrations.RunPython.noop),
+        migrations.RunPython(dates_null_to_blank('historicalsource'), migrations.RunPython.noop),
+        migrations.RunPython(dates_null_to_blank('source'), migrations.RunPython.noop),
         migrations.RunPython(values_as_printed, migrations.RunPython.noop),
     ]

@@ -9,6 +9,7 @@ from django.db import migrations, models
 from records import db_triggers
 
 
+
 class Migration(migrations.Migration):
     """The old origin goes; the constraints of the new fields come; SQLite's unit triggers come back."""
 
@@ -16,275 +17,106 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RemoveField(
-            model_name="evaluation",
-            name="origin",
+            model_name='evaluation',
+            name='origin',
         ),
         migrations.RemoveField(
-            model_name="historicalevaluation",
-            name="origin",
+            model_name='historicalevaluation',
+            name='origin',
         ),
         migrations.AlterField(
-            model_name="historicalsource",
-            name="published_date",
-            field=models.CharField(
-                blank=True,
-                help_text="First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.",
-                max_length=10,
-                validators=[records.models.validate_partial_date],
-            ),
+            model_name='historicalsource',
+            name='published_date',
+            field=models.CharField(blank=True, help_text='First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.', max_length=10, validators=[records.models.validate_partial_date]),
         ),
         migrations.AlterField(
-            model_name="source",
-            name="published_date",
-            field=models.CharField(
-                blank=True,
-                help_text="First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.",
-                max_length=10,
-                validators=[records.models.validate_partial_date],
-            ),
+            model_name='source',
+            name='published_date',
+            field=models.CharField(blank=True, help_text='First publication (online) date, as precise as known: YYYY, YYYY-MM or YYYY-MM-DD.', max_length=10, validators=[records.models.validate_partial_date]),
         ),
         migrations.AddConstraint(
-            model_name="evaluation",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("measured_by__in", ["authors", "third_party", "portal"])),
-                name="evaluation_measured_by_valid",
-                violation_error_code="measured_by",
-                violation_error_message="Unknown measuring party.",
-            ),
+            model_name='evaluation',
+            constraint=models.CheckConstraint(condition=models.Q(('measured_by__in', ['authors', 'third_party', 'portal'])), name='evaluation_measured_by_valid', violation_error_code='measured_by', violation_error_message='Unknown measuring party.'),
         ),
         migrations.AddConstraint(
-            model_name="evaluation",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("measured_by", "third_party"), _negated=True),
-                    models.Q(("measured_by_name", ""), _negated=True),
-                    _connector="OR",
-                ),
-                name="evaluation_third_party_named",
-                violation_error_code="measured_by_name",
-                violation_error_message="Name the third party that measured it.",
-            ),
+            model_name='evaluation',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('measured_by', 'third_party'), _negated=True), models.Q(('measured_by_name', ''), _negated=True), _connector='OR'), name='evaluation_third_party_named', violation_error_code='measured_by_name', violation_error_message='Name the third party that measured it.'),
         ),
         migrations.AddConstraint(
-            model_name="evaluation",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("reading_method__in", ["text", "table", "figure_label", "digitised_plot", "job_report"])
-                ),
-                name="evaluation_reading_method_valid",
-                violation_error_code="reading_method",
-                violation_error_message="Unknown reading method.",
-            ),
+            model_name='evaluation',
+            constraint=models.CheckConstraint(condition=models.Q(('reading_method__in', ['text', 'table', 'figure_label', 'digitised_plot', 'job_report'])), name='evaluation_reading_method_valid', violation_error_code='reading_method', violation_error_message='Unknown reading method.'),
         ),
         migrations.AddConstraint(
-            model_name="evaluation",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("measured_by", "portal"), ("reading_method", "job_report")),
-                    models.Q(
-                        models.Q(("measured_by", "portal"), _negated=True),
-                        models.Q(("reading_method", "job_report"), _negated=True),
-                    ),
-                    _connector="OR",
-                ),
-                name="evaluation_job_report_iff_portal",
-                violation_error_code="reading_method",
-                violation_error_message="Only the portal's own measurements are read from a job report, and they always are.",
-            ),
+            model_name='evaluation',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('measured_by', 'portal'), ('reading_method', 'job_report')), models.Q(models.Q(('measured_by', 'portal'), _negated=True), models.Q(('reading_method', 'job_report'), _negated=True)), _connector='OR'), name='evaluation_job_report_iff_portal', violation_error_code='reading_method', violation_error_message="Only the portal's own measurements are read from a job report, and they always are."),
         ),
         migrations.AddConstraint(
-            model_name="evaluation",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("repeats", models.F("id")), _negated=True),
-                name="evaluation_not_own_repeat",
-                violation_error_code="repeats",
-                violation_error_message="An evaluation cannot repeat itself.",
-            ),
+            model_name='evaluation',
+            constraint=models.CheckConstraint(condition=models.Q(('repeats', models.F('id')), _negated=True), name='evaluation_not_own_repeat', violation_error_code='repeats', violation_error_message='An evaluation cannot repeat itself.'),
         ),
         migrations.AddConstraint(
-            model_name="evaluation",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("measured_by", "portal"), ("source__isnull", False), _connector="OR"),
-                name="evaluation_reported_has_source",
-                violation_error_code="source",
-                violation_error_message="A reported evaluation needs its source (only the portal's own measurements have none).",
-            ),
+            model_name='evaluation',
+            constraint=models.CheckConstraint(condition=models.Q(('measured_by', 'portal'), ('source__isnull', False), _connector='OR'), name='evaluation_reported_has_source', violation_error_code='source', violation_error_message="A reported evaluation needs its source (only the portal's own measurements have none)."),
         ),
         migrations.AddConstraint(
-            model_name="protocol",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("metric_direction__in", ["lower", "higher", "none"])),
-                name="protocol_direction_valid",
-                violation_error_code="metric_direction",
-                violation_error_message="Use lower, higher or none.",
-            ),
+            model_name='protocol',
+            constraint=models.CheckConstraint(condition=models.Q(('metric_direction__in', ['lower', 'higher', 'none'])), name='protocol_direction_valid', violation_error_code='metric_direction', violation_error_message='Use lower, higher or none.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("printed_value", ""), _negated=True),
-                name="result_printed_value_not_empty",
-                violation_error_code="printed_value",
-                violation_error_message="This field cannot be empty.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('printed_value', ''), _negated=True), name='result_printed_value_not_empty', violation_error_code='printed_value', violation_error_message='This field cannot be empty.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("lower_bound__isnull", True),
-                    django.db.models.lookups.LessThanOrEqual(
-                        django.db.models.functions.comparison.Cast("lower_bound", models.FloatField()),
-                        django.db.models.functions.comparison.Cast("value", models.FloatField()),
-                    ),
-                    _connector="OR",
-                ),
-                name="result_lower_bound_le_value",
-                violation_error_code="lower_bound",
-                violation_error_message="The lower bound cannot exceed the value.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('lower_bound__isnull', True), django.db.models.lookups.LessThanOrEqual(django.db.models.functions.comparison.Cast('lower_bound', models.FloatField()), django.db.models.functions.comparison.Cast('value', models.FloatField())), _connector='OR'), name='result_lower_bound_le_value', violation_error_code='lower_bound', violation_error_message='The lower bound cannot exceed the value.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("upper_bound__isnull", True),
-                    django.db.models.lookups.GreaterThanOrEqual(
-                        django.db.models.functions.comparison.Cast("upper_bound", models.FloatField()),
-                        django.db.models.functions.comparison.Cast("value", models.FloatField()),
-                    ),
-                    _connector="OR",
-                ),
-                name="result_upper_bound_ge_value",
-                violation_error_code="upper_bound",
-                violation_error_message="The upper bound cannot be below the value.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('upper_bound__isnull', True), django.db.models.lookups.GreaterThanOrEqual(django.db.models.functions.comparison.Cast('upper_bound', models.FloatField()), django.db.models.functions.comparison.Cast('value', models.FloatField())), _connector='OR'), name='result_upper_bound_ge_value', violation_error_code='upper_bound', violation_error_message='The upper bound cannot be below the value.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("uncertainty_kind__in", ["", "sd", "se", "ci", "range"])),
-                name="result_uncertainty_kind_valid",
-                violation_error_code="uncertainty_kind",
-                violation_error_message="Unknown kind of uncertainty.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_kind__in', ['', 'sd', 'se', 'ci', 'range'])), name='result_uncertainty_kind_valid', violation_error_code='uncertainty_kind', violation_error_message='Unknown kind of uncertainty.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("uncertainty_kind", ""), _negated=True),
-                    models.Q(
-                        ("lower_bound__isnull", True),
-                        ("uncertainty_level__isnull", True),
-                        ("uncertainty_value__isnull", True),
-                        ("upper_bound__isnull", True),
-                    ),
-                    _connector="OR",
-                ),
-                name="result_uncertainty_has_kind",
-                violation_error_code="uncertainty_kind",
-                violation_error_message="Say what kind of uncertainty the figures are (s.d., s.e., CI or range).",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('uncertainty_kind', ''), _negated=True), models.Q(('lower_bound__isnull', True), ('uncertainty_level__isnull', True), ('uncertainty_value__isnull', True), ('upper_bound__isnull', True)), _connector='OR'), name='result_uncertainty_has_kind', violation_error_code='uncertainty_kind', violation_error_message='Say what kind of uncertainty the figures are (s.d., s.e., CI or range).'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("uncertainty_kind", ""),
-                    ("uncertainty_value__isnull", False),
-                    ("lower_bound__isnull", False),
-                    ("upper_bound__isnull", False),
-                    _connector="OR",
-                ),
-                name="result_uncertainty_has_figures",
-                violation_error_code="uncertainty_value",
-                violation_error_message="An uncertainty needs its printed ± figure or a bound.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_kind', ''), ('uncertainty_value__isnull', False), ('lower_bound__isnull', False), ('upper_bound__isnull', False), _connector='OR'), name='result_uncertainty_has_figures', violation_error_code='uncertainty_value', violation_error_message='An uncertainty needs its printed ± figure or a bound.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("uncertainty_value__isnull", True),
-                    django.db.models.lookups.GreaterThanOrEqual(
-                        django.db.models.functions.comparison.Cast("uncertainty_value", models.FloatField()), 0
-                    ),
-                    _connector="OR",
-                ),
-                name="result_uncertainty_value_not_negative",
-                violation_error_code="uncertainty_value",
-                violation_error_message="A ± figure is not negative.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_value__isnull', True), django.db.models.lookups.GreaterThanOrEqual(django.db.models.functions.comparison.Cast('uncertainty_value', models.FloatField()), 0), _connector='OR'), name='result_uncertainty_value_not_negative', violation_error_code='uncertainty_value', violation_error_message='A ± figure is not negative.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("uncertainty_level__isnull", True), ("uncertainty_kind", "ci"), _connector="OR"),
-                name="result_level_only_for_ci",
-                violation_error_code="uncertainty_level",
-                violation_error_message="Only a confidence interval has a level.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('uncertainty_level__isnull', True), ('uncertainty_kind', 'ci'), _connector='OR'), name='result_level_only_for_ci', violation_error_code='uncertainty_level', violation_error_message='Only a confidence interval has a level.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("relation__in", ["absolute", "ratio", "difference"])),
-                name="result_relation_valid",
-                violation_error_code="relation",
-                violation_error_message="Unknown relation.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(('relation__in', ['absolute', 'ratio', 'difference'])), name='result_relation_valid', violation_error_code='relation', violation_error_message='Unknown relation.'),
         ),
         migrations.AddConstraint(
-            model_name="result",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("reference_configuration__isnull", True), ("relation", "absolute")),
-                    models.Q(
-                        models.Q(("relation", "absolute"), _negated=True), ("reference_configuration__isnull", False)
-                    ),
-                    _connector="OR",
-                ),
-                name="result_relative_has_reference",
-                violation_error_code="reference_configuration",
-                violation_error_message="A ratio or difference names the configuration it is relative to, and only those do.",
-            ),
+            model_name='result',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('reference_configuration__isnull', True), ('relation', 'absolute')), models.Q(models.Q(('relation', 'absolute'), _negated=True), ('reference_configuration__isnull', False)), _connector='OR'), name='result_relative_has_reference', violation_error_code='reference_configuration', violation_error_message='A ratio or difference names the configuration it is relative to, and only those do.'),
         ),
         migrations.AddConstraint(
-            model_name="source",
-            constraint=models.UniqueConstraint(
-                django.db.models.functions.text.Lower("doi"),
-                condition=models.Q(("doi", ""), _negated=True),
-                name="source_doi_unique",
-                violation_error_message="Another source has this DOI.",
-            ),
+            model_name='source',
+            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('doi'), condition=models.Q(('doi', ''), _negated=True), name='source_doi_unique', violation_error_message='Another source has this DOI.'),
         ),
         migrations.AddConstraint(
-            model_name="source",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("arxiv_id", ""), _negated=True),
-                fields=("arxiv_id",),
-                name="source_arxiv_id_unique",
-                violation_error_message="Another source has this arXiv id.",
-            ),
+            model_name='source',
+            constraint=models.UniqueConstraint(condition=models.Q(('arxiv_id', ''), _negated=True), fields=('arxiv_id',), name='source_arxiv_id_unique', violation_error_message='Another source has this arXiv id.'),
         ),
         migrations.AddConstraint(
-            model_name="source",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("url", ""), _negated=True),
-                fields=("url",),
-                name="source_url_unique",
-                violation_error_message="Another source has this URL.",
-            ),
+            model_name='source',
+            constraint=models.UniqueConstraint(condition=models.Q(('url', ''), _negated=True), fields=('url',), name='source_url_unique', violation_error_message='Another source has this URL.'),
         ),
         migrations.AddConstraint(
-            model_name="source",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("arxiv_version", ""), models.Q(("arxiv_id", ""), _negated=True), _connector="OR"),
-                name="source_arxiv_version_has_id",
-                violation_error_code="arxiv_version",
-                violation_error_message="An arXiv version needs its arXiv id.",
-            ),
+            model_name='source',
+            constraint=models.CheckConstraint(condition=models.Q(('arxiv_version', ''), models.Q(('arxiv_id', ''), _negated=True), _connector='OR'), name='source_arxiv_version_has_id', violation_error_code='arxiv_version', violation_error_message='An arXiv version needs its arXiv id.'),
         ),
         migrations.RunPython(db_triggers.sqlite_on, db_triggers.sqlite_off),
     ]

@@ -6,41 +6,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("records", "0007_provenance_constraints"),
+        ('records', '0007_provenance_constraints'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ImportSnapshot",
+            name='ImportSnapshot',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("document", models.CharField(blank=True, help_text="The import document's title.", max_length=500)),
-                (
-                    "section",
-                    models.CharField(help_text='The import document\'s section, e.g. "evaluations".', max_length=40),
-                ),
-                ("stable_id", models.CharField(max_length=150)),
-                ("values", models.JSONField()),
-                ("imported_at", models.DateTimeField()),
-                (
-                    "imported_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('document', models.CharField(blank=True, help_text="The import document's title.", max_length=500)),
+                ('section', models.CharField(help_text='The import document\'s section, e.g. "evaluations".', max_length=40)),
+                ('stable_id', models.CharField(max_length=150)),
+                ('values', models.JSONField()),
+                ('imported_at', models.DateTimeField()),
+                ('imported_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("document", "section", "stable_id"), name="importsnapshot_one_per_document_record"
-                    )
-                ],
+                'constraints': [models.UniqueConstraint(fields=('document', 'section', 'stable_id'), name='importsnapshot_one_per_document_record')],
             },
         ),
     ]

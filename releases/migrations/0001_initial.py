@@ -5,66 +5,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
-    dependencies = []
+    dependencies = [
+    ]
 
     operations = [
         migrations.CreateModel(
-            name="Release",
+            name='Release',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("release_id", models.CharField(blank=True, max_length=40, null=True, unique=True)),
-                ("release_date", models.DateField()),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("requested", "Requested"),
-                            ("building", "Building"),
-                            ("published", "Published"),
-                            ("failed", "Failed"),
-                        ],
-                        default="requested",
-                        max_length=20,
-                    ),
-                ),
-                (
-                    "is_external",
-                    models.BooleanField(
-                        default=False,
-                        help_text="Recorded from a published record page; this portal does not hold its files.",
-                    ),
-                ),
-                ("note", models.TextField(blank=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('release_id', models.CharField(blank=True, max_length=40, null=True, unique=True)),
+                ('release_date', models.DateField()),
+                ('status', models.CharField(choices=[('requested', 'Requested'), ('building', 'Building'), ('published', 'Published'), ('failed', 'Failed')], default='requested', max_length=20)),
+                ('is_external', models.BooleanField(default=False, help_text='Recorded from a published record page; this portal does not hold its files.')),
+                ('note', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('published_at', models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                "ordering": ["-release_date", "-id"],
-                "get_latest_by": ["release_date", "id"],
+                'ordering': ['-release_date', '-id'],
+                'get_latest_by': ['release_date', 'id'],
             },
         ),
         migrations.CreateModel(
-            name="ReleaseRecord",
+            name='ReleaseRecord',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("record_type", models.CharField(max_length=40)),
-                ("stable_id", models.CharField(max_length=150)),
-                ("content_sha256", models.CharField(blank=True, max_length=64)),
-                (
-                    "release",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="records", to="releases.release"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('record_type', models.CharField(max_length=40)),
+                ('stable_id', models.CharField(max_length=150)),
+                ('content_sha256', models.CharField(blank=True, max_length=64)),
+                ('release', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='records', to='releases.release')),
             ],
             options={
-                "ordering": ["record_type", "stable_id"],
-                "indexes": [models.Index(fields=["record_type", "stable_id"], name="releases_re_record__4b6e11_idx")],
-                "constraints": [
-                    models.UniqueConstraint(fields=("release", "record_type", "stable_id"), name="releaserecord_unique")
-                ],
+                'ordering': ['record_type', 'stable_id'],
+                'indexes': [models.Index(fields=['record_type', 'stable_id'], name='releases_re_record__4b6e11_idx')],
+                'constraints': [models.UniqueConstraint(fields=('release', 'record_type', 'stable_id'), name='releaserecord_unique')],
             },
         ),
     ]

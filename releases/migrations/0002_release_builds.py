@@ -6,244 +6,166 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("releases", "0001_initial"),
+        ('releases', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ReleaseFile",
+            name='ReleaseFile',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "name",
-                    models.CharField(
-                        help_text="Path inside the bag (data/...), or the archive's file name.", max_length=300
-                    ),
-                ),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[
-                            ("payload", "Payload (data/)"),
-                            ("tag", "Bag tag file"),
-                            ("archive", "Archive of the whole bag"),
-                        ],
-                        max_length=10,
-                    ),
-                ),
-                ("bytes", models.BigIntegerField()),
-                ("sha256", models.CharField(max_length=64)),
-                ("sha512", models.CharField(max_length=128)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(help_text="Path inside the bag (data/...), or the archive's file name.", max_length=300)),
+                ('kind', models.CharField(choices=[('payload', 'Payload (data/)'), ('tag', 'Bag tag file'), ('archive', 'Archive of the whole bag')], max_length=10)),
+                ('bytes', models.BigIntegerField()),
+                ('sha256', models.CharField(max_length=64)),
+                ('sha512', models.CharField(max_length=128)),
             ],
             options={
-                "ordering": ["release_id", "kind", "name"],
+                'ordering': ['release_id', 'kind', 'name'],
             },
         ),
         migrations.CreateModel(
-            name="ReleaseFixityCheck",
+            name='ReleaseFixityCheck',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("checked_at", models.DateTimeField(auto_now_add=True, db_index=True)),
-                ("intact", models.BooleanField()),
-                ("problems", models.TextField(blank=True, help_text="One line per difference found.")),
-                ("files_checked", models.PositiveIntegerField(default=0)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('checked_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                ('intact', models.BooleanField()),
+                ('problems', models.TextField(blank=True, help_text='One line per difference found.')),
+                ('files_checked', models.PositiveIntegerField(default=0)),
             ],
             options={
-                "ordering": ["-checked_at", "-id"],
+                'ordering': ['-checked_at', '-id'],
             },
         ),
         migrations.AlterModelOptions(
-            name="release",
-            options={
-                "get_latest_by": ["release_date", "id"],
-                "ordering": ["-release_date", "-id"],
-                "permissions": [("cut_release", "Can cut a new release")],
-            },
+            name='release',
+            options={'get_latest_by': ['release_date', 'id'], 'ordering': ['-release_date', '-id'], 'permissions': [('cut_release', 'Can cut a new release')]},
         ),
         migrations.AddField(
-            model_name="release",
-            name="attempts",
-            field=models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the build."),
+            model_name='release',
+            name='attempts',
+            field=models.PositiveSmallIntegerField(default=0, help_text='How many times a worker claimed the build.'),
         ),
         migrations.AddField(
-            model_name="release",
-            name="build_log",
+            model_name='release',
+            name='build_log',
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name="release",
-            name="build_token",
-            field=models.CharField(
-                blank=True, help_text="Identifies the claim of the build now running.", max_length=32
-            ),
+            model_name='release',
+            name='build_token',
+            field=models.CharField(blank=True, help_text='Identifies the claim of the build now running.', max_length=32),
         ),
         migrations.AddField(
-            model_name="release",
-            name="catalogue_watermark",
-            field=models.CharField(
-                blank=True,
-                help_text="Fingerprint of the catalogue the release was built from (no-change cuts).",
-                max_length=64,
-            ),
+            model_name='release',
+            name='catalogue_watermark',
+            field=models.CharField(blank=True, help_text='Fingerprint of the catalogue the release was built from (no-change cuts).', max_length=64),
         ),
         migrations.AddField(
-            model_name="release",
-            name="celery_task_id",
-            field=models.CharField(
-                blank=True, help_text="The id of the last message sent for the build.", max_length=64
-            ),
+            model_name='release',
+            name='celery_task_id',
+            field=models.CharField(blank=True, help_text='The id of the last message sent for the build.', max_length=64),
         ),
         migrations.AddField(
-            model_name="release",
-            name="counts",
-            field=models.JSONField(
-                blank=True,
-                default=dict,
-                help_text="rows per table, records per type, and records added, removed and changed per type.",
-            ),
+            model_name='release',
+            name='counts',
+            field=models.JSONField(blank=True, default=dict, help_text='rows per table, records per type, and records added, removed and changed per type.'),
         ),
         migrations.AddField(
-            model_name="release",
-            name="cut_by",
-            field=models.ForeignKey(
-                blank=True,
-                help_text="The release manager who cut it (none for an external release).",
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="+",
-                to=settings.AUTH_USER_MODEL,
-            ),
+            model_name='release',
+            name='cut_by',
+            field=models.ForeignKey(blank=True, help_text='The release manager who cut it (none for an external release).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
         ),
         migrations.AddField(
-            model_name="release",
-            name="error",
+            model_name='release',
+            name='error',
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name="release",
-            name="finished_at",
+            model_name='release',
+            name='finished_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="release",
-            name="heartbeat",
-            field=models.DateTimeField(blank=True, help_text="Last sign of life of the build.", null=True),
+            model_name='release',
+            name='heartbeat',
+            field=models.DateTimeField(blank=True, help_text='Last sign of life of the build.', null=True),
         ),
         migrations.AddField(
-            model_name="release",
-            name="payload_sha256",
-            field=models.CharField(
-                blank=True,
-                help_text="sha256 of manifest-sha256.txt; the release id holds its first 12 digits.",
-                max_length=64,
-            ),
+            model_name='release',
+            name='payload_sha256',
+            field=models.CharField(blank=True, help_text='sha256 of manifest-sha256.txt; the release id holds its first 12 digits.', max_length=64),
         ),
         migrations.AddField(
-            model_name="release",
-            name="previous",
-            field=models.ForeignKey(
-                blank=True,
-                help_text="The newest published release when this one was published: the base of its change summary.",
-                null=True,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="+",
-                to="releases.release",
-            ),
+            model_name='release',
+            name='previous',
+            field=models.ForeignKey(blank=True, help_text='The newest published release when this one was published: the base of its change summary.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='releases.release'),
         ),
         migrations.AddField(
-            model_name="release",
-            name="progress",
-            field=models.PositiveSmallIntegerField(default=0, help_text="Percent of the build done."),
+            model_name='release',
+            name='progress',
+            field=models.PositiveSmallIntegerField(default=0, help_text='Percent of the build done.'),
         ),
         migrations.AddField(
-            model_name="release",
-            name="sent_at",
-            field=models.DateTimeField(blank=True, help_text="When the last build message was sent.", null=True),
+            model_name='release',
+            name='sent_at',
+            field=models.DateTimeField(blank=True, help_text='When the last build message was sent.', null=True),
         ),
         migrations.AddField(
-            model_name="release",
-            name="stage",
-            field=models.CharField(blank=True, help_text="What the build is doing now.", max_length=200),
+            model_name='release',
+            name='stage',
+            field=models.CharField(blank=True, help_text='What the build is doing now.', max_length=200),
         ),
         migrations.AddField(
-            model_name="release",
-            name="started_at",
+            model_name='release',
+            name='started_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name="release",
-            name="release_date",
+            model_name='release',
+            name='release_date',
             field=models.DateField(help_text="The date the release was cut (UTC); the bag's Bagging-Date."),
         ),
         migrations.AlterField(
-            model_name="release",
-            name="status",
-            field=models.CharField(
-                choices=[
-                    ("requested", "Requested"),
-                    ("building", "Building"),
-                    ("published", "Published"),
-                    ("failed", "Failed"),
-                ],
-                db_index=True,
-                default="requested",
-                max_length=20,
-            ),
+            model_name='release',
+            name='status',
+            field=models.CharField(choices=[('requested', 'Requested'), ('building', 'Building'), ('published', 'Published'), ('failed', 'Failed')], db_index=True, default='requested', max_length=20),
         ),
         migrations.AddConstraint(
-            model_name="release",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("status__in", ["requested", "building", "published", "failed"])),
-                name="release_status_valid",
-            ),
+            model_name='release',
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['requested', 'building', 'published', 'failed'])), name='release_status_valid'),
         ),
         migrations.AddConstraint(
-            model_name="release",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("progress__lte", 100)), name="release_progress_at_most_100"
-            ),
+            model_name='release',
+            constraint=models.CheckConstraint(condition=models.Q(('progress__lte', 100)), name='release_progress_at_most_100'),
         ),
         migrations.AddConstraint(
-            model_name="release",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("status", "published"), _negated=True),
-                    models.Q(("published_at__isnull", False), ("release_id__isnull", False)),
-                    _connector="OR",
-                ),
-                name="release_published_has_id",
-            ),
+            model_name='release',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'published'), _negated=True), models.Q(('published_at__isnull', False), ('release_id__isnull', False)), _connector='OR'), name='release_published_has_id'),
         ),
         migrations.AddField(
-            model_name="releasefile",
-            name="release",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE, related_name="files", to="releases.release"
-            ),
+            model_name='releasefile',
+            name='release',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='files', to='releases.release'),
         ),
         migrations.AddField(
-            model_name="releasefixitycheck",
-            name="release",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT, related_name="fixity_checks", to="releases.release"
-            ),
+            model_name='releasefixitycheck',
+            name='release',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='fixity_checks', to='releases.release'),
         ),
         migrations.AddConstraint(
-            model_name="releasefile",
-            constraint=models.UniqueConstraint(fields=("release", "name"), name="releasefile_unique_name"),
+            model_name='releasefile',
+            constraint=models.UniqueConstraint(fields=('release', 'name'), name='releasefile_unique_name'),
         ),
         migrations.AddConstraint(
-            model_name="releasefile",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("kind__in", ["payload", "tag", "archive"])), name="releasefile_kind_valid"
-            ),
+            model_name='releasefile',
+            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['payload', 'tag', 'archive'])), name='releasefile_kind_valid'),
         ),
         migrations.AddConstraint(
-            model_name="releasefile",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("bytes__gte", 0)), name="releasefile_bytes_not_negative"
-            ),
+            model_name='releasefile',
+            constraint=models.CheckConstraint(condition=models.Q(('bytes__gte', 0)), name='releasefile_bytes_not_negative'),
         ),
     ]

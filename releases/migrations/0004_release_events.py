@@ -6,59 +6,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("releases", "0003_immutability_triggers"),
+        ('releases', '0003_immutability_triggers'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ReleaseEvent",
+            name='ReleaseEvent',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "from_status",
-                    models.CharField(
-                        blank=True, help_text="Blank for the cut that created the release.", max_length=20
-                    ),
-                ),
-                (
-                    "to_status",
-                    models.CharField(
-                        choices=[
-                            ("requested", "Requested"),
-                            ("building", "Building"),
-                            ("published", "Published"),
-                            ("failed", "Failed"),
-                        ],
-                        max_length=20,
-                    ),
-                ),
-                (
-                    "attempt",
-                    models.PositiveSmallIntegerField(default=0, help_text="The build attempt the change belongs to."),
-                ),
-                ("reason", models.TextField(blank=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
-                (
-                    "actor",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "release",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="events", to="releases.release"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('from_status', models.CharField(blank=True, help_text='Blank for the cut that created the release.', max_length=20)),
+                ('to_status', models.CharField(choices=[('requested', 'Requested'), ('building', 'Building'), ('published', 'Published'), ('failed', 'Failed')], max_length=20)),
+                ('attempt', models.PositiveSmallIntegerField(default=0, help_text='The build attempt the change belongs to.')),
+                ('reason', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('release', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='releases.release')),
             ],
             options={
-                "ordering": ["created_at", "id"],
+                'ordering': ['created_at', 'id'],
             },
         ),
     ]

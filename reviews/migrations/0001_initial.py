@@ -6,74 +6,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
-        ("contenttypes", "0002_remove_content_type_name"),
+        ('contenttypes', '0002_remove_content_type_name'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ReviewEvent",
+            name='ReviewEvent',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("object_id", models.BigIntegerField()),
-                ("record_stable_id", models.CharField(db_index=True, max_length=150)),
-                ("transition", models.CharField(max_length=30)),
-                (
-                    "from_state",
-                    models.CharField(
-                        choices=[
-                            ("proposed", "Proposed"),
-                            ("source_checked", "Source checked"),
-                            ("excluded", "Excluded from comparison"),
-                        ],
-                        max_length=20,
-                    ),
-                ),
-                (
-                    "to_state",
-                    models.CharField(
-                        choices=[
-                            ("proposed", "Proposed"),
-                            ("source_checked", "Source checked"),
-                            ("excluded", "Excluded from comparison"),
-                        ],
-                        max_length=20,
-                    ),
-                ),
-                ("reason", models.TextField(blank=True)),
-                ("actor_role", models.CharField(blank=True, max_length=60)),
-                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
-                (
-                    "actor",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "content_type",
-                    models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="contenttypes.contenttype"),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('object_id', models.BigIntegerField()),
+                ('record_stable_id', models.CharField(db_index=True, max_length=150)),
+                ('transition', models.CharField(max_length=30)),
+                ('from_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], max_length=20)),
+                ('to_state', models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison')], max_length=20)),
+                ('reason', models.TextField(blank=True)),
+                ('actor_role', models.CharField(blank=True, max_length=60)),
+                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('content_type', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='contenttypes.contenttype')),
             ],
             options={
-                "ordering": ["created_at", "id"],
-                "permissions": [
-                    ("check_source", "Can check the source of a record"),
-                    ("exclude_record", "Can exclude a record from comparison"),
-                    ("reinstate_record", "Can reinstate an excluded record"),
-                    ("reopen_record", "Can reopen a reviewed record"),
-                ],
-                "indexes": [
-                    models.Index(
-                        fields=["content_type", "object_id", "created_at"], name="reviews_rev_content_8d470c_idx"
-                    )
-                ],
+                'ordering': ['created_at', 'id'],
+                'permissions': [('check_source', 'Can check the source of a record'), ('exclude_record', 'Can exclude a record from comparison'), ('reinstate_record', 'Can reinstate an excluded record'), ('reopen_record', 'Can reopen a reviewed record')],
+                'indexes': [models.Index(fields=['content_type', 'object_id', 'created_at'], name='reviews_rev_content_8d470c_idx')],
             },
         ),
     ]

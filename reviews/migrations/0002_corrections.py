@@ -7,277 +7,102 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("contenttypes", "0002_remove_content_type_name"),
-        ("reviews", "0001_initial"),
+        ('contenttypes', '0002_remove_content_type_name'),
+        ('reviews', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="Correction",
+            name='Correction',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("object_id", models.BigIntegerField()),
-                ("target_stable_id", models.CharField(max_length=150)),
-                (
-                    "target_label",
-                    models.CharField(help_text="The record's title when the suggestion arrived.", max_length=500),
-                ),
-                (
-                    "protocol_stable_id",
-                    models.CharField(
-                        blank=True, db_index=True, help_text="The protocol the record belongs to.", max_length=150
-                    ),
-                ),
-                (
-                    "field_name",
-                    models.CharField(
-                        blank=True, help_text="Blank when the suggestion is about the record as a whole.", max_length=60
-                    ),
-                ),
-                ("field_label", models.CharField(blank=True, max_length=100)),
-                (
-                    "value_at_submission",
-                    models.TextField(blank=True, help_text="The field's value when the suggestion arrived."),
-                ),
-                ("proposed_value", models.TextField(blank=True)),
-                ("explanation", models.TextField()),
-                ("supporting_source", models.CharField(blank=True, help_text="A URL or DOI.", max_length=500)),
-                ("supporting_locator", models.CharField(blank=True, max_length=300)),
-                ("contact_email", models.EmailField(blank=True, help_text="Never shown publicly.", max_length=254)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("new", "New"),
-                            ("accepted", "Accepted"),
-                            ("rejected", "Rejected"),
-                            ("duplicate", "Duplicate"),
-                        ],
-                        db_index=True,
-                        default="new",
-                        max_length=20,
-                    ),
-                ),
-                ("response", models.TextField(blank=True, help_text="The curators' public response.")),
-                ("value_applied", models.BooleanField(default=False)),
-                ("decided_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "token",
-                    models.CharField(
-                        help_text="The private tracking token of the status link.", max_length=64, unique=True
-                    ),
-                ),
-                (
-                    "ip_hash",
-                    models.CharField(db_index=True, help_text="Salted with a daily rotating salt.", max_length=64),
-                ),
-                (
-                    "fingerprint",
-                    models.CharField(
-                        db_index=True,
-                        help_text="Hash of target, field and text, to fold identical suggestions.",
-                        max_length=64,
-                    ),
-                ),
-                (
-                    "notified_at",
-                    models.DateTimeField(blank=True, help_text="When curators were mailed about it.", null=True),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
-                (
-                    "content_type",
-                    models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="contenttypes.contenttype"),
-                ),
-                (
-                    "decided_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "duplicate_of",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="duplicates",
-                        to="reviews.correction",
-                    ),
-                ),
-                (
-                    "submitted_by",
-                    models.ForeignKey(
-                        blank=True,
-                        help_text="Set when the submitter was logged in.",
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('object_id', models.BigIntegerField()),
+                ('target_stable_id', models.CharField(max_length=150)),
+                ('target_label', models.CharField(help_text="The record's title when the suggestion arrived.", max_length=500)),
+                ('protocol_stable_id', models.CharField(blank=True, db_index=True, help_text='The protocol the record belongs to.', max_length=150)),
+                ('field_name', models.CharField(blank=True, help_text='Blank when the suggestion is about the record as a whole.', max_length=60)),
+                ('field_label', models.CharField(blank=True, max_length=100)),
+                ('value_at_submission', models.TextField(blank=True, help_text="The field's value when the suggestion arrived.")),
+                ('proposed_value', models.TextField(blank=True)),
+                ('explanation', models.TextField()),
+                ('supporting_source', models.CharField(blank=True, help_text='A URL or DOI.', max_length=500)),
+                ('supporting_locator', models.CharField(blank=True, max_length=300)),
+                ('contact_email', models.EmailField(blank=True, help_text='Never shown publicly.', max_length=254)),
+                ('status', models.CharField(choices=[('new', 'New'), ('accepted', 'Accepted'), ('rejected', 'Rejected'), ('duplicate', 'Duplicate')], db_index=True, default='new', max_length=20)),
+                ('response', models.TextField(blank=True, help_text="The curators' public response.")),
+                ('value_applied', models.BooleanField(default=False)),
+                ('decided_at', models.DateTimeField(blank=True, null=True)),
+                ('token', models.CharField(help_text='The private tracking token of the status link.', max_length=64, unique=True)),
+                ('ip_hash', models.CharField(db_index=True, help_text='Salted with a daily rotating salt.', max_length=64)),
+                ('fingerprint', models.CharField(db_index=True, help_text='Hash of target, field and text, to fold identical suggestions.', max_length=64)),
+                ('notified_at', models.DateTimeField(blank=True, help_text='When curators were mailed about it.', null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
+                ('content_type', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='contenttypes.contenttype')),
+                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('duplicate_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='duplicates', to='reviews.correction')),
+                ('submitted_by', models.ForeignKey(blank=True, help_text='Set when the submitter was logged in.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["created_at", "id"],
-                "permissions": [("moderate_correction", "Can accept, reject or fold a correction suggestion")],
+                'ordering': ['created_at', 'id'],
+                'permissions': [('moderate_correction', 'Can accept, reject or fold a correction suggestion')],
             },
         ),
         migrations.CreateModel(
-            name="HistoricalCorrection",
+            name='HistoricalCorrection',
             fields=[
-                ("id", models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name="ID")),
-                ("object_id", models.BigIntegerField()),
-                ("target_stable_id", models.CharField(max_length=150)),
-                (
-                    "target_label",
-                    models.CharField(help_text="The record's title when the suggestion arrived.", max_length=500),
-                ),
-                (
-                    "protocol_stable_id",
-                    models.CharField(
-                        blank=True, db_index=True, help_text="The protocol the record belongs to.", max_length=150
-                    ),
-                ),
-                (
-                    "field_name",
-                    models.CharField(
-                        blank=True, help_text="Blank when the suggestion is about the record as a whole.", max_length=60
-                    ),
-                ),
-                ("field_label", models.CharField(blank=True, max_length=100)),
-                (
-                    "value_at_submission",
-                    models.TextField(blank=True, help_text="The field's value when the suggestion arrived."),
-                ),
-                ("proposed_value", models.TextField(blank=True)),
-                ("explanation", models.TextField()),
-                ("supporting_source", models.CharField(blank=True, help_text="A URL or DOI.", max_length=500)),
-                ("supporting_locator", models.CharField(blank=True, max_length=300)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("new", "New"),
-                            ("accepted", "Accepted"),
-                            ("rejected", "Rejected"),
-                            ("duplicate", "Duplicate"),
-                        ],
-                        db_index=True,
-                        default="new",
-                        max_length=20,
-                    ),
-                ),
-                ("response", models.TextField(blank=True, help_text="The curators' public response.")),
-                ("value_applied", models.BooleanField(default=False)),
-                ("decided_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "fingerprint",
-                    models.CharField(
-                        db_index=True,
-                        help_text="Hash of target, field and text, to fold identical suggestions.",
-                        max_length=64,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(blank=True, db_index=True, editable=False)),
-                ("history_id", models.AutoField(primary_key=True, serialize=False)),
-                ("history_date", models.DateTimeField(db_index=True)),
-                ("history_change_reason", models.TextField(null=True)),
-                (
-                    "history_type",
-                    models.CharField(choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1),
-                ),
-                (
-                    "content_type",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="contenttypes.contenttype",
-                    ),
-                ),
-                (
-                    "decided_by",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "duplicate_of",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to="reviews.correction",
-                    ),
-                ),
-                (
-                    "history_user",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "submitted_by",
-                    models.ForeignKey(
-                        blank=True,
-                        db_constraint=False,
-                        help_text="Set when the submitter was logged in.",
-                        null=True,
-                        on_delete=django.db.models.deletion.DO_NOTHING,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
+                ('object_id', models.BigIntegerField()),
+                ('target_stable_id', models.CharField(max_length=150)),
+                ('target_label', models.CharField(help_text="The record's title when the suggestion arrived.", max_length=500)),
+                ('protocol_stable_id', models.CharField(blank=True, db_index=True, help_text='The protocol the record belongs to.', max_length=150)),
+                ('field_name', models.CharField(blank=True, help_text='Blank when the suggestion is about the record as a whole.', max_length=60)),
+                ('field_label', models.CharField(blank=True, max_length=100)),
+                ('value_at_submission', models.TextField(blank=True, help_text="The field's value when the suggestion arrived.")),
+                ('proposed_value', models.TextField(blank=True)),
+                ('explanation', models.TextField()),
+                ('supporting_source', models.CharField(blank=True, help_text='A URL or DOI.', max_length=500)),
+                ('supporting_locator', models.CharField(blank=True, max_length=300)),
+                ('status', models.CharField(choices=[('new', 'New'), ('accepted', 'Accepted'), ('rejected', 'Rejected'), ('duplicate', 'Duplicate')], db_index=True, default='new', max_length=20)),
+                ('response', models.TextField(blank=True, help_text="The curators' public response.")),
+                ('value_applied', models.BooleanField(default=False)),
+                ('decided_at', models.DateTimeField(blank=True, null=True)),
+                ('fingerprint', models.CharField(db_index=True, help_text='Hash of target, field and text, to fold identical suggestions.', max_length=64)),
+                ('created_at', models.DateTimeField(blank=True, db_index=True, editable=False)),
+                ('history_id', models.AutoField(primary_key=True, serialize=False)),
+                ('history_date', models.DateTimeField(db_index=True)),
+                ('history_change_reason', models.TextField(null=True)),
+                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
+                ('content_type', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='contenttypes.contenttype')),
+                ('decided_by', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('duplicate_of', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='reviews.correction')),
+                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('submitted_by', models.ForeignKey(blank=True, db_constraint=False, help_text='Set when the submitter was logged in.', null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "verbose_name": "historical correction",
-                "verbose_name_plural": "historical corrections",
-                "ordering": ("-history_date", "-history_id"),
-                "get_latest_by": ("history_date", "history_id"),
+                'verbose_name': 'historical correction',
+                'verbose_name_plural': 'historical corrections',
+                'ordering': ('-history_date', '-history_id'),
+                'get_latest_by': ('history_date', 'history_id'),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.AddIndex(
-            model_name="correction",
-            index=models.Index(
-                fields=["content_type", "object_id", "created_at"], name="reviews_cor_content_a5bf48_idx"
-            ),
+            model_name='correction',
+            index=models.Index(fields=['content_type', 'object_id', 'created_at'], name='reviews_cor_content_a5bf48_idx'),
         ),
         migrations.AddConstraint(
-            model_name="correction",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("status__in", ["new", "accepted", "rejected", "duplicate"])),
-                name="correction_status_valid",
-            ),
+            model_name='correction',
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['new', 'accepted', 'rejected', 'duplicate'])), name='correction_status_valid'),
         ),
         migrations.AddConstraint(
-            model_name="correction",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("duplicate_of__isnull", True), ("status", "duplicate"), _connector="OR"),
-                name="correction_duplicate_has_status",
-            ),
+            model_name='correction',
+            constraint=models.CheckConstraint(condition=models.Q(('duplicate_of__isnull', True), ('status', 'duplicate'), _connector='OR'), name='correction_duplicate_has_status'),
         ),
         migrations.AddConstraint(
-            model_name="correction",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("explanation", ""), _negated=True), name="correction_explanation_not_empty"
-            ),
+            model_name='correction',
+            constraint=models.CheckConstraint(condition=models.Q(('explanation', ''), _negated=True), name='correction_explanation_not_empty'),
         ),
     ]

@@ -4,35 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("reviews", "0002_corrections"),
+        ('reviews', '0002_corrections'),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name="reviewevent",
-            name="from_state",
-            field=models.CharField(
-                choices=[
-                    ("proposed", "Proposed"),
-                    ("source_checked", "Source checked"),
-                    ("excluded", "Excluded from comparison"),
-                    ("excluded_recheck", "Excluded from comparison, edited since: re-check pending"),
-                ],
-                max_length=20,
-            ),
+            model_name='reviewevent',
+            name='from_state',
+            field=models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison'), ('excluded_recheck', 'Excluded from comparison, edited since: re-check pending')], max_length=20),
         ),
         migrations.AlterField(
-            model_name="reviewevent",
-            name="to_state",
-            field=models.CharField(
-                choices=[
-                    ("proposed", "Proposed"),
-                    ("source_checked", "Source checked"),
-                    ("excluded", "Excluded from comparison"),
-                    ("excluded_recheck", "Excluded from comparison, edited since: re-check pending"),
-                ],
-                max_length=20,
-            ),
+            model_name='reviewevent',
+            name='to_state',
+            field=models.CharField(choices=[('proposed', 'Proposed'), ('source_checked', 'Source checked'), ('excluded', 'Excluded from comparison'), ('excluded_recheck', 'Excluded from comparison, edited since: re-check pending')], max_length=20),
         ),
     ]
