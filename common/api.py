@@ -23,7 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.versions import request_version
+from common.versions import code_fingerprint, request_version
 
 if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
     from rest_framework.views import APIView as _APIViewBase
@@ -100,7 +100,7 @@ class ConditionalGetMixin(_APIViewBase):
         name scheme and host), with the query normalised: parameters sorted by name, the values of
         one name kept in order (a filter takes the last), as the links DRF builds are. So are the
         accepted media type (`; indent=2` changes the bytes), the current time zone (datetimes are
-        written in it) and the catalogue version."""
+        written in it), the catalogue version and the deployed code."""
         if request.method not in ("GET", "HEAD") or getattr(self, "action", None) not in self.cached_actions:
             return None
         renderer = getattr(request, "accepted_renderer", None)
@@ -111,7 +111,7 @@ class ConditionalGetMixin(_APIViewBase):
         zone = timezone.get_current_timezone_name()  # datetimes are written in the current time zone
         # The version this answer stands for; portal's X-Portal-Release header is cached by it too.
         version = request_version(request._request)
-        parts = (version, zone, str(request.accepted_media_type), url)
+        parts = (version, code_fingerprint(), zone, str(request.accepted_media_type), url)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:

@@ -7,9 +7,13 @@ number is then never stale: new data means a new number, hence a new key."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.http import HttpRequest
@@ -66,3 +70,22 @@ def request_version(request: HttpRequest) -> str:
     if version is None:
         version = request.catalogue_version = version_key()  # type: ignore[attr-defined]
     return version
+
+
+CODE_SUFFIXES = {".py", ".html", ".svg"}
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """The deployed code and templates (name, size and modification time of each file, hashed once a
+    process): with the catalogue version, the key of every cached rendering, so a deploy never serves
+    the previous code's pages or API answers from a shared cache."""
+    base = Path(settings.BASE_DIR)
+    folders = [base / "templates", *(path for path in base.iterdir() if (path / "__init__.py").is_file())]
+    digest = hashlib.sha256()
+    for folder in sorted(folders):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in CODE_SUFFIXES:
+                stat = path.stat()
+                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]

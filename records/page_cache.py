@@ -15,10 +15,8 @@ version is a new key, so a cached page is never stale, and old keys expire.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
@@ -26,33 +24,18 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from common.versions import request_version
+from common.versions import code_fingerprint, request_version
 
 # Context entries rendered per request, never cached (see the module's docstring).
 LIVE_PARTS = ("correction_form", "benchmark_job")
 # Old versions' pages are never read again; an hour bounds what they hold in a local-memory cache
 # (Redis in production evicts by its own policy too).
 TIMEOUT = 3600
-CODE_SUFFIXES = {".py", ".html", ".svg"}
 
 
 def _marker(name: str) -> SafeString:
     # A comment no record text can produce: every record field is escaped ("<" becomes "&lt;").
     return mark_safe(f"<!--live part {name}-->")
-
-
-@functools.cache
-def code_fingerprint() -> str:
-    """The deployed code and templates: name, size and modification time of each file, hashed once a process."""
-    base = Path(settings.BASE_DIR)
-    folders = [base / "templates", *(path for path in base.iterdir() if (path / "__init__.py").is_file())]
-    digest = hashlib.sha256()
-    for folder in sorted(folders):
-        for path in sorted(folder.rglob("*")):
-            if path.suffix in CODE_SUFFIXES:
-                stat = path.stat()
-                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
 
 
 def page_key(request: HttpRequest) -> str:
