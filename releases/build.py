@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
@@ -175,26 +176,44 @@ class Progress:
 
 
 class MembershipFile:
-    """Memberships spilled to a file while the tables stream past (never a table's worth in memory)."""
+    """Memberships spilled to files while the tables stream past (never a table's worth in memory):
+    one file per record type, so that they go into the database in the order of its unique index
+    (release, record type, stable id), and counted by type as they come."""
 
     def __init__(self, path: Path):
         self.path = path
-        self.handle = path.open("w", encoding="utf-8", newline="\n")
+        path.mkdir()
+        self.handles: dict[str, TextIO] = {}
+        self.counts: dict[str, int] = {}
         self.count = 0
 
     def add(self, record_type: str, stable_id: str, content_sha256: str) -> None:
-        self.handle.write(f"{record_type}\t{stable_id}\t{content_sha256}\n")
+        handle = self.handles.get(record_type)
+        if handle is None:
+            handle = self.handles[record_type] = (self.path / f"{record_type}.tsv").open(
+                "x", encoding="utf-8", newline="\n"
+            )
+            self.counts[record_type] = 0
+        handle.write(f"{stable_id}\t{content_sha256}\n")
+        self.counts[record_type] += 1
         self.count += 1
 
     def close(self) -> None:
-        self.handle.close()
+        for handle in self.handles.values():
+            handle.close()
+
+    def by_type(self) -> dict[str, int]:
+        """How many memberships of each record type (what `selectors.records_by_type` counts in the table)."""
+        return dict(sorted(self.counts.items()))
 
     def rows(self, release_pk: int) -> Iterator[tuple[int, str, str, str]]:
-        """The memberships read back as parameter tuples, streamed (never the file's worth in memory)."""
-        with self.path.open(encoding="utf-8", newline="\n") as handle:
-            for line in handle:
-                record_type, stable_id, digest = line.rstrip("\n").split("\t")
-                yield release_pk, record_type, stable_id, digest
+        """The memberships read back as parameter tuples, by record type then as they came (on SQLite in
+        stable id order: the unique index grows at its end), streamed (never a file's worth in memory)."""
+        for record_type in sorted(self.counts):
+            with (self.path / f"{record_type}.tsv").open(encoding="utf-8", newline="\n") as handle:
+                for line in handle:
+                    stable_id, digest = line.rstrip("\n").split("\t")
+                    yield release_pk, record_type, stable_id, digest
 
 
 def _insert_memberships(release_pk: int, memberships: MembershipFile) -> None:
@@ -297,7 +316,7 @@ def _export(release: Release, staging: Path, progress: Progress) -> tuple[Bundle
         if output.exists():
             store.remove_tree(output)
         before = exporter.catalogue_watermark()
-        memberships = MembershipFile(staging / "memberships.tsv")
+        memberships = MembershipFile(staging / f"memberships-{attempt}")
         try:
             result = exporter.bundle_write(
                 output_dir=output,
@@ -361,7 +380,7 @@ def _publish(
         counts = {
             "format_version": exporter.FORMAT_VERSION,
             "rows": dict(result.row_counts),
-            "records": selectors.records_by_type(ReleaseRecord.objects.filter(release=release)),
+            "records": memberships.by_type(),
             **selectors.membership_changes(release=release, previous=previous, format_version=exporter.FORMAT_VERSION),
         }
         try:

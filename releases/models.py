@@ -185,7 +185,9 @@ class ReleaseFile(models.Model):
 class ReleaseRecord(models.Model):
     """That a release contains a record (by type and stable id), with the record's content hash."""
 
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="records")
+    # No index of its own: the unique constraint's index starts with the release (one index less to
+    # grow by every membership a build inserts).
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="records", db_index=False)
     record_type = models.CharField(max_length=40)
     stable_id = models.CharField(max_length=150)
     content_sha256 = models.CharField(max_length=64, blank=True)
