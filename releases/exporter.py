@@ -20,7 +20,6 @@ previous one is a comparison of memberships.
 from __future__ import annotations
 
 import datetime
-import decimal
 import hashlib
 import json
 import json.encoder
@@ -35,8 +34,9 @@ from django.db.models import Count, Max
 from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage, exports
 from records import models as m
-from releases import conf
-from releases.bundle import BundleResult, KeyOrdered, TableSpec, serialise_decimal, write_bundle
+from releases import conf, matrix
+from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
+from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.tables import (
     BASELINE_KINDS,
     CONFIGURATION_TABLE,
@@ -77,45 +77,6 @@ def release_metadata() -> dict[str, object]:
         "tables": [spec.name for spec in TABLES],
         "comparable": "Compare only rows whose comparable column is true: their source was checked and they are not excluded.",
     }
-
-
-# ------------------------------------------------------------- row digests
-
-
-def _json_value(value: object) -> object:
-    if isinstance(value, decimal.Decimal):
-        return serialise_decimal(value)
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not exportable")
-
-
-# One encoder for every digest, made once: `json.dumps` makes an encoder per call, and
-# `JSONEncoder.encode` the C encoder's closure per call. The text is the same (a test compares them).
-_DIGEST_JSON = json.JSONEncoder(default=_json_value, ensure_ascii=False, separators=(",", ":"))
-_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-_C_DIGEST_ENCODER = (
-    None
-    if _C_MAKE_ENCODER is None
-    else _C_MAKE_ENCODER(None, _json_value, json.encoder.encode_basestring, None, ":", ",", False, False, True)
-)
-
-
-def digest_text(values: list | tuple) -> str:
-    """The JSON text a digest hashes: `json.dumps(values, ensure_ascii=False, separators=(",", ":"))`."""
-    if _C_DIGEST_ENCODER is None:
-        return _DIGEST_JSON.encode(values)
-    return "".join(_C_DIGEST_ENCODER(values, 0))
-
-
-def content_digest(values: Iterable[object]) -> str:
-    """sha256 of a record's exported values, in column order (the membership's content hash).
-
-    The JSON text of the values as read (not of the cells: a cell cannot tell an empty string from
-    none), so a digest equals the one every earlier release of this format recorded.
-    """
-    text = digest_text(values if isinstance(values, (list, tuple)) else list(values))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _tracked(
@@ -202,9 +163,10 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
             yield row
 
 
-def matrix_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    """Every result, in the columns the protocol pages' downloads use too (records.exports)."""
-    return exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size, key=_key())
+def matrix_rows(*, chunk_size: int, memberships: MembershipSink | None = None) -> Iterator[dict[str, object]]:
+    """Every result, in the columns the protocol pages' downloads use too (records.exports), each
+    reported to `memberships` with its digest (`releases.matrix`: evaluations read once each)."""
+    return matrix.matrix_rows(chunk_size=chunk_size, key=_key(), sink=memberships)
 
 
 def _plain_rows(queryset, columns: Mapping[str, str], *, chunk_size: int) -> Iterator[dict[str, object]]:
@@ -333,17 +295,18 @@ def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
         yield row
 
 
-def bundle_tables(
-    *, chunk_size: int, memberships: MembershipSink | None = None
-) -> list[tuple[TableSpec, Iterable[dict]]]:
+def bundle_tables(*, chunk_size: int, memberships: MembershipSink | None = None) -> list[tuple[TableSpec, Iterable]]:
     """The tables as lazy row iterators, each reporting its records to `memberships` as it is read
     (protocol_coverage summarises protocols that protocol_table already tracks); `KeyOrdered` where
     the database reads them in the bundle's order (`reads_in_key_order`), so the writer need not sort."""
-    tables: list[tuple[TableSpec, Iterable[dict]]] = [
+    tables: list[tuple[TableSpec, Iterable]] = [
         (PROTOCOL_COVERAGE, coverage_rows(chunk_size=chunk_size)),
         (
             MODEL_EVALUATION_MATRIX,
-            _tracked(matrix_rows(chunk_size=chunk_size), MODEL_EVALUATION_MATRIX, "result", memberships),
+            ColumnChunks(
+                matrix.matrix_columns(chunk_size=chunk_size, key=_key(), sink=memberships),
+                key_ordered=reads_in_key_order(),
+            ),
         ),
         (PROTOCOL_TABLE, _tracked(protocol_rows(chunk_size=chunk_size), PROTOCOL_TABLE, "protocol", memberships)),
         (DATASET_TABLE, _tracked(dataset_rows(chunk_size=chunk_size), DATASET_TABLE, "dataset", memberships)),
@@ -355,7 +318,7 @@ def bundle_tables(
         (EVIDENCE, _tracked(evidence_rows(chunk_size=chunk_size), EVIDENCE, "evidencerow", memberships)),
     ]
     if reads_in_key_order():
-        return [(spec, KeyOrdered(rows)) for spec, rows in tables]
+        return [(spec, rows if isinstance(rows, ColumnChunks) else KeyOrdered(rows)) for spec, rows in tables]
     return tables
 
 

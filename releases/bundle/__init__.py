@@ -10,6 +10,8 @@ gzip-compressed RFC 4180 CSV) and to recompute its identifier (see
   collation), with an external merge sort whose memory is bounded by ``chunk_rows``;
   rows a caller gives already in that order (:class:`KeyOrdered`: code point order,
   which is UTF-8 byte order) are streamed instead, their order checked row by row;
+  rows may come as chunks of columns (:class:`ColumnChunks`), serialised without a
+  mapping per row;
 * values are serialised one fixed way (:func:`serialise_decimal`: exact digits, ``true``/``false``,
   ISO dates, empty string for ``None``) with one fixed CSV dialect (:class:`BundleDialect`);
 * gzip members carry no file name and mtime 0; the tar carries no owner, no
@@ -29,7 +31,8 @@ the result instead (:func:`verify_bundle`).
 
 The package, by responsibility (each imports only those above it):
 
-* ``tables``: specs, row checks and serialisation, the CSV dialect, the external sort;
+* ``tables``: specs, row checks and serialisation, the CSV dialect;
+* ``order``: rows in key order, streamed or by the external sort, in batches;
 * ``bag``: hashed writing, the release id, the tag files, the archive;
 * ``package``: datapackage.json and release.json;
 * ``verify``: :func:`verify_bundle`;
@@ -50,12 +53,12 @@ from releases.bundle.bag import (
     file_info,
     payload_manifest_sha256,
 )
+from releases.bundle.order import ColumnChunks, KeyOrdered
 from releases.bundle.tables import (
     BundleDialect,
     BundleError,
     Field,
     ForeignKey,
-    KeyOrdered,
     TableSpec,
     read_csv_rows,
     serialise_decimal,
@@ -70,6 +73,7 @@ __all__ = [
     "BundleDialect",
     "BundleError",
     "BundleResult",
+    "ColumnChunks",
     "FileInfo",
     "Field",
     "ForeignKey",

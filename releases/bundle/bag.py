@@ -8,6 +8,7 @@ import datetime
 import gzip
 import hashlib
 import io
+import itertools
 import re
 import tarfile
 from collections import deque
@@ -111,7 +112,15 @@ def gzip_stream(sink: HashingWriter) -> gzip.GzipFile:
 
 def write_gzip_csv(path: Path, name: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> tuple[FileInfo, int]:
     """Write ``header`` and ``rows`` (serialised cells) as gzip-compressed CSV hashed as it is written;
-    return its info (``name``: its path in the bag) and the number of rows.
+    return its info (``name``: its path in the bag) and the number of rows (`write_gzip_csv_batches`)."""
+    iterator = iter(rows)
+    return write_gzip_csv_batches(path, name, header, iter(lambda: list(itertools.islice(iterator, 1_000)), []))
+
+
+def write_gzip_csv_batches(
+    path: Path, name: str, header: Sequence[str], batches: Iterable[Sequence[Sequence[str]]]
+) -> tuple[FileInfo, int]:
+    """`write_gzip_csv` of rows given in batches (each written by one ``writerows``).
 
     Two threads share the work: this one makes the CSV text a block at a time while one more
     compresses and hashes the block before (zlib and hashlib release the GIL). Deflate's output does
@@ -127,9 +136,9 @@ def write_gzip_csv(path: Path, name: str, header: Sequence[str], rows: Iterable[
             text = io.StringIO()
             writer = csv.writer(text, dialect=BundleDialect)
             writer.writerow(header)
-            for cells in rows:
-                writer.writerow(cells)
-                count += 1
+            for batch in batches:
+                writer.writerows(batch)
+                count += len(batch)
                 if text.tell() >= CSV_BLOCK_CHARACTERS:
                     waiting.append(pool.submit(compressed.write, text.getvalue().encode("utf-8")))
                     text = io.StringIO()

@@ -6,15 +6,9 @@ from __future__ import annotations
 import csv
 import datetime
 import decimal
-import heapq
-import itertools
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass
-from operator import itemgetter
-from pathlib import Path
 from types import MappingProxyType
 from typing import TextIO
 
@@ -315,21 +309,36 @@ class RowCodec:
         Any value the column-wise checks do not clear sends the whole batch row by row through
         `cells`, which raises the first row's error exactly as a row-by-row writer would.
         """
-        columns = self._columns_of(rows) if rows else None
+        if not rows or set(map(len, rows)) != {len(self._names)}:
+            return [self.cells(row) for row in rows]
+        try:
+            columns = self._serialised(lambda name: [row[name] for row in rows])
+        except KeyError:
+            columns = None
         if columns is None:
             return [self.cells(row) for row in rows]
         return list(zip(*columns, strict=True)) if columns else [[] for _ in rows]
 
-    def _columns_of(self, rows: Sequence[Mapping[str, object]]) -> list[list[str]] | None:
-        if set(map(len, rows)) != {len(self._names)}:
-            return None
+    def cells_of_columns(self, columns: Mapping[str, Sequence[object]]) -> list[Cells]:
+        """`cells` of the rows given as columns (each field's values, all of one length): the cells
+        `cells_many` gives for the same rows, without making a mapping per row."""
+        lengths = set(map(len, columns.values()))
+        if len(lengths) > 1:
+            raise BundleError(f"columns of unequal length: {sorted(lengths)}", table=self.spec.name)
+        if columns.keys() == self._names and lengths:
+            serialised = self._serialised(lambda name: columns[name])
+            if serialised is not None:
+                return list(zip(*serialised, strict=True))
+        names = list(columns)
+        return [self.cells(dict(zip(names, values, strict=True))) for values in zip(*columns.values(), strict=True)]
+
+    def _serialised(self, column_values: Callable[[str], Sequence[object]]) -> list[list[str]] | None:
+        """Every column's cells (`column_values(name)`: its values), or None when a value needs the
+        row-by-row path."""
         columns = []
         for name, serialise, required, enum, pattern in self._columns:
-            try:
-                values = [row[name] for row in rows]
-            except KeyError:
-                return None
-            cells = serialise(values, required)
+            values = column_values(name)
+            cells = serialise(values if isinstance(values, list) else list(values), required)
             if cells is None:
                 return None
             if enum is not None and not set(cells) <= enum | {""}:
@@ -342,104 +351,12 @@ class RowCodec:
     def key(self, cells: Cells) -> Key:
         return tuple(convert(cells[position]) for position, convert in self._key_parts)
 
-
-class KeyOrdered:
-    """Rows that their source promises in primary-key order: strings in code point order (UTF-8 byte
-    order, e.g. SQLite's BINARY collation or PostgreSQL's "C"), integers by value.
-
-    The writer streams them to the file a chunk at a time instead of sorting them (no spill, no merge)
-    and checks the promise as it goes: a key not greater than the one before is a :class:`BundleError`
-    (a repeated key, or rows out of order), so a broken promise never gives a differently sorted file.
-    """
-
-    def __init__(self, rows: Iterable[Mapping[str, object]]) -> None:
-        self.rows = rows
-
-    def __iter__(self) -> Iterator[Mapping[str, object]]:
-        return iter(self.rows)
-
-
-def batches(rows: Iterable[Mapping[str, object]], size: int) -> Iterator[list[Mapping[str, object]]]:
-    iterator = iter(rows)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
-
-
-def ordered_unique(codec: RowCodec, rows: KeyOrdered, chunk_rows: int) -> Iterator[Cells]:
-    """Key-ordered rows checked and serialised a chunk at a time, refusing a key out of order or seen twice."""
-    previous: Key | None = None
-    for batch in batches(rows, min(chunk_rows, CODEC_BATCH_ROWS)):
-        for cells in codec.cells_many(batch):
-            key = codec.key(cells)
-            if previous is not None and key <= previous:
-                if key == previous:
-                    raise codec.error("duplicate primary key", key, ",".join(codec.spec.primary_key))
-                raise codec.error(f"rows promised in key order are not: this key follows {previous!r}", key, None)
-            previous = key
-            yield cells
-
-
-def sorted_runs(
-    codec: RowCodec,
-    rows: Iterable[Mapping[str, object]],
-    chunk_rows: int,
-    spill_dir: Path,
-    stack: ExitStack,
-    progress: Progress | None,
-) -> list[Iterable[tuple[Key, Cells]]]:
-    """First pass of the external sort: sorted runs of at most ``chunk_rows`` rows.
-
-    Every full run is spilled to an anonymous temporary file (in the bundle's dialect), so memory
-    holds at most one chunk; the last, partial one stays in memory.
-    """
-    runs: list[Iterable[tuple[Key, Cells]]] = []
-    chunk: list[tuple[Key, Cells]] = []
-    seen = 0
-    for batch in batches(rows, min(chunk_rows, CODEC_BATCH_ROWS)):
-        chunk += [(codec.key(cells), cells) for cells in codec.cells_many(batch)]
-        seen += len(batch)
-        while len(chunk) >= chunk_rows:
-            runs.append(_spill(chunk[:chunk_rows], codec, spill_dir, stack))
-            chunk = chunk[chunk_rows:]
-            report(progress, f"sort {codec.spec.name}", seen - len(chunk))
-    chunk.sort(key=itemgetter(0))
-    report(progress, f"sort {codec.spec.name}", seen)
-    runs.append(chunk)
-    return runs
-
-
-def _spill(
-    chunk: list[tuple[Key, Cells]], codec: RowCodec, spill_dir: Path, stack: ExitStack
-) -> Iterator[tuple[Key, Cells]]:
-    chunk.sort(key=itemgetter(0))
-    spill = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=spill_dir))
-    write_csv_rows(spill, (cells for _, cells in chunk))
-    spill.seek(0)
-    return ((codec.key(cells), cells) for cells in read_csv_rows(spill))
-
-
-def merged_unique(codec: RowCodec, runs: list[Iterable[tuple[Key, Cells]]]) -> Iterator[Cells]:
-    """Second pass: merge the sorted runs, refusing a primary key seen twice."""
-    previous: Key | None = None
-    for key, cells in heapq.merge(*runs, key=itemgetter(0)):
-        if key == previous:
-            raise codec.error("duplicate primary key", key, ",".join(codec.spec.primary_key))
-        previous = key
-        yield cells
-
-
-def report(progress: Progress | None, stage: str, rows: int) -> None:
-    if progress is not None:
-        progress(stage, rows)
-
-
-def reporting(rows: Iterable[Cells], stage: str, every: int, progress: Progress | None) -> Iterator[Cells]:
-    count = 0
-    for count, cells in enumerate(rows, start=1):
-        yield cells
-        if count % every == 0:
-            report(progress, stage, count)
-    report(progress, stage, count)
+    def keys(self, batch: Sequence[Cells]) -> list[Key]:
+        """`key` of each row of a batch (a one-string key without a call per row)."""
+        if len(self._key_parts) == 1 and self._key_parts[0][1] is str:
+            position = self._key_parts[0][0]
+            return [(cells[position],) for cells in batch]
+        return [self.key(cells) for cells in batch]
 
 
 # ---------------------------------------------------------------- spec checks

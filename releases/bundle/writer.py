@@ -19,9 +19,20 @@ from releases.bundle.bag import (
     check_bag_info_extra,
     compute_release_id,
     write_bytes,
-    write_gzip_csv,
+    write_gzip_csv_batches,
     write_tag_files,
     write_tarball,
+)
+from releases.bundle.order import (
+    Batch,
+    Rows,
+    cell_batches,
+    merged_unique,
+    ordered_unique,
+    promised_in_key_order,
+    report,
+    reporting,
+    sorted_runs,
 )
 from releases.bundle.package import (
     DATAPACKAGE_JSON,
@@ -30,31 +41,18 @@ from releases.bundle.package import (
     json_bytes,
     release_json_bytes,
 )
-from releases.bundle.tables import (
-    BundleError,
-    Cells,
-    KeyOrdered,
-    Progress,
-    RowCodec,
-    TableSpec,
-    check_specs,
-    merged_unique,
-    ordered_unique,
-    report,
-    reporting,
-    sorted_runs,
-)
+from releases.bundle.tables import CODEC_BATCH_ROWS, BundleError, Progress, RowCodec, TableSpec, check_specs
 
 _EMPTY_BAG_INFO: Mapping[str, str] = MappingProxyType({})
 
 
-def _write_table(path: Path, spec: TableSpec, rows: Iterable[Cells]) -> tuple[FileInfo, int]:
-    return write_gzip_csv(path, f"data/{path.name}", [f.name for f in spec.fields], rows)
+def _write_table(path: Path, spec: TableSpec, batches: Iterable[Batch]) -> tuple[FileInfo, int]:
+    return write_gzip_csv_batches(path, f"data/{path.name}", [f.name for f in spec.fields], batches)
 
 
 def write_bundle(
     *,
-    tables: Sequence[tuple[TableSpec, Iterable[Mapping[str, object]]]],
+    tables: Sequence[tuple[TableSpec, Rows]],
     release_date: datetime.date,
     release_metadata: Mapping[str, object],
     package_name: str,
@@ -120,7 +118,7 @@ def write_bundle(
 
 def _write_payload(
     data: Path,
-    tables: Sequence[tuple[TableSpec, Iterable[Mapping[str, object]]]],
+    tables: Sequence[tuple[TableSpec, Rows]],
     release_json: bytes,
     package_name: str,
     package_title: str,
@@ -130,20 +128,22 @@ def _write_payload(
 ) -> tuple[tuple[FileInfo, ...], dict[str, int]]:
     """Write the tables, release.json and datapackage.json; return their infos sorted by path."""
     data.mkdir(parents=True)
-    written: list[tuple[TableSpec, FileInfo]] = []
+    tables_written: list[tuple[TableSpec, FileInfo]] = []
     row_counts: dict[str, int] = {}
     for spec, rows in tables:
         codec = RowCodec(spec)
         with ExitStack() as spills:
-            if isinstance(rows, KeyOrdered):
-                ordered = ordered_unique(codec, rows, chunk_rows)
+            cells = cell_batches(codec, rows, chunk_rows)
+            if promised_in_key_order(rows):
+                ordered = ordered_unique(codec, cells)
             else:
-                ordered = merged_unique(codec, sorted_runs(codec, rows, chunk_rows, spill_dir, spills, progress))
-            written_rows = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
-            info, row_counts[spec.name] = _write_table(data / spec.filename, spec, written_rows)
-        written.append((spec, info))
+                runs = sorted_runs(codec, cells, chunk_rows, spill_dir, spills, progress)
+                ordered = merged_unique(codec, runs, min(chunk_rows, CODEC_BATCH_ROWS))
+            written = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
+            info, row_counts[spec.name] = _write_table(data / spec.filename, spec, written)
+        tables_written.append((spec, info))
     release = write_bytes(data / RELEASE_JSON, f"data/{RELEASE_JSON}", release_json)
-    package = datapackage_descriptor(package_name, package_title, written, release)
+    package = datapackage_descriptor(package_name, package_title, tables_written, release)
     descriptor = write_bytes(data / DATAPACKAGE_JSON, f"data/{DATAPACKAGE_JSON}", json_bytes(package))
-    payload = [info for _, info in written] + [release, descriptor]
+    payload = [info for _, info in tables_written] + [release, descriptor]
     return tuple(sorted(payload, key=lambda f: f.name)), row_counts

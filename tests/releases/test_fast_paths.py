@@ -16,9 +16,10 @@ import pytest
 from django.db import connection, transaction
 
 from releases import db_triggers, exporter
-from releases.bundle import BundleError, KeyOrdered, read_csv_rows
+from releases.bundle import BundleError, ColumnChunks, KeyOrdered, read_csv_rows
 from releases.bundle import bag as bag_module
 from releases.bundle.bag import gzip_stream, hashed_file, write_gzip_csv
+from releases.bundle.order import promised_in_key_order
 from releases.bundle.tables import BundleDialect, RowCodec
 from tests.releases.bundle_data import MODELS, RESULTS, SOURCES, build, model_rows, result_rows, source_rows
 
@@ -170,5 +171,156 @@ def test_the_insert_guard_is_lifted_only_inside_a_transaction_and_comes_back() -
 
 @pytest.mark.django_db
 def test_the_exporter_promises_key_order_only_where_the_database_gives_code_point_order() -> None:
-    ordered = [isinstance(rows, KeyOrdered) for _spec, rows in exporter.bundle_tables(chunk_size=10)]
+    ordered = [promised_in_key_order(rows) for _spec, rows in exporter.bundle_tables(chunk_size=10)]
     assert set(ordered) == {connection.vendor == "sqlite"}
+
+
+# ------------------------------------------------------- rows as columns
+
+
+def as_columns(spec, rows, size):
+    names = [f.name for f in spec.fields]
+    return ColumnChunks(
+        ({name: [row[name] for row in rows[i : i + size]] for name in names} for i in range(0, len(rows), size)),
+        key_ordered=False,
+    )
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("rows", [result_rows(), [r for r in result_rows() if not isinstance(r["value"], int)]])
+def test_columns_give_the_cells_rows_give(rows) -> None:
+    codec = RowCodec(RESULTS)
+    columns = {f.name: [row[f.name] for row in rows] for f in RESULTS.fields}
+    assert [list(c) for c in codec.cells_of_columns(columns)] == [list(c) for c in codec.cells_many(rows)]
+
+
+@pytest.mark.backend_independent
+def test_columns_of_unequal_length_or_a_bad_value_are_refused_as_rows_are() -> None:
+    codec = RowCodec(SOURCES)
+    rows = source_rows()
+    columns = {f.name: [row[f.name] for row in rows] for f in SOURCES.fields}
+    with pytest.raises(BundleError, match="unequal length"):
+        codec.cells_of_columns({**columns, "title": columns["title"][1:]})
+    columns["kind"] = [*columns["kind"][:2], "poster", *columns["kind"][3:]]
+    with pytest.raises(BundleError) as raised:
+        codec.cells_of_columns(columns)
+    assert raised.value.field == "kind" and raised.value.primary_key == (rows[2]["source_id"],)
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("chunk_rows", [1, 7, 10_000])
+def test_column_chunks_give_the_bundle_rows_give(tmp_path: Path, chunk_rows: int) -> None:
+    as_rows = build(tmp_path / "rows", [(spec, rows[::-1]) for spec, rows in tables()], chunk_rows=chunk_rows)
+    sorted_tables = key_ordered(tables())
+    in_order = [(spec, ColumnChunks(as_columns(spec, list(rows), 5), key_ordered=True)) for spec, rows in sorted_tables]
+    unordered = [(spec, as_columns(spec, rows[::-1], 4)) for spec, rows in tables()]
+    for name, given in (("in-order", in_order), ("unordered", unordered)):
+        written = build(tmp_path / name, given, chunk_rows=chunk_rows)
+        assert written.release_id == as_rows.release_id
+        assert all_files(written.bag_dir) == all_files(as_rows.bag_dir)
+
+
+@pytest.mark.backend_independent
+def test_column_chunks_promised_in_order_but_not_are_refused(tmp_path: Path) -> None:
+    rows = sorted(source_rows(), key=lambda r: r["source_id"])
+    rows.insert(3, rows.pop(7))
+    given = ColumnChunks(as_columns(SOURCES, rows, 4), key_ordered=True)
+    with pytest.raises(BundleError, match="not") as raised:
+        build(tmp_path, [(SOURCES, given), (MODELS, model_rows()), (RESULTS, [])], chunk_rows=3)
+    assert raised.value.table == "sources"
+
+
+# ------------------------------------------------ the release's matrix
+
+
+class Memberships:
+    def __init__(self) -> None:
+        self.added: list[tuple[str, str, str]] = []
+
+    def add(self, record_type: str, stable_id: str, content_sha256: str) -> None:
+        self.added.append((record_type, stable_id, content_sha256))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("chunk_size", [1, 3, 1_000])
+def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_size: int) -> None:
+    from records import exports
+    from records import models as m
+    from releases import matrix
+    from releases.tables import MODEL_EVALUATION_MATRIX
+    from tests.factories import EvaluationFactory, ResultFactory
+    from tests.helpers import apply_transitions
+
+    original = EvaluationFactory(uncertainty="± 0.01", setup="5-fold")
+    apply_transitions(original, "check_source")
+    repeat = EvaluationFactory(repeats=original, measured_by=m.MeasuredBy.THIRD_PARTY, measured_by_name="Lab")
+    for i, evaluation in enumerate([original, repeat, EvaluationFactory(), original]):
+        ResultFactory(evaluation=evaluation, value=Decimal(("0.410", "3.00E+11", "-0.00", "7")[i]), num_runs=i or None)
+    ResultFactory(evaluation=repeat, value=Decimal("0.5"), lower_bound=Decimal("0.40"), uncertainty_kind="ci")
+    key = exporter._key()
+    sink = Memberships()
+    rows = list(matrix.matrix_rows(chunk_size=chunk_size, key=key, sink=sink))
+    plain = list(exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size, key=key))
+    names = [f.name for f in MODEL_EVALUATION_MATRIX.fields]
+    assert rows == plain and len(rows) == 5
+    assert sink.added == [("result", r["result_id"], exporter.content_digest([r[n] for n in names])) for r in plain]
+
+
+def test_memberships_come_back_by_type_and_are_counted(tmp_path: Path) -> None:
+    from releases.build import MembershipFile
+
+    spilled = MembershipFile(tmp_path / "memberships")
+    for record_type, stable_id in [("result", "r-1"), ("protocol", "p-1"), ("result", "r-2"), ("evaluation", "e")]:
+        spilled.add(record_type, stable_id, f"sha-{stable_id}")
+    spilled.close()
+    assert spilled.by_type() == {"evaluation": 1, "protocol": 1, "result": 2} and spilled.count == 4
+    assert list(spilled.rows(7)) == [
+        (7, "evaluation", "e", "sha-e"),
+        (7, "protocol", "p-1", "sha-p-1"),
+        (7, "result", "r-1", "sha-r-1"),
+        (7, "result", "r-2", "sha-r-2"),
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("previous_format", [2, 1])
+def test_the_change_counts_are_those_of_the_change_lists(previous_format: int) -> None:
+    from releases import selectors
+    from releases.models import Release, ReleaseRecord, ReleaseStatus
+
+    def release(counts, records):
+        made = Release.objects.create(
+            release_date=datetime.date(2026, 1, 1), status=ReleaseStatus.BUILDING, counts=counts
+        )
+        ReleaseRecord.objects.bulk_create(
+            ReleaseRecord(release=made, record_type=t, stable_id=i, content_sha256=d) for t, i, d in records
+        )
+        return made
+
+    previous = release(
+        {"format_version": previous_format},
+        [
+            ("result", "r1", "a"),
+            ("result", "r2", "b"),
+            ("result", "r3", "c"),
+            ("protocol", "p1", "x"),
+            ("source", "s1", "y"),
+        ],
+    )
+    mine = release(
+        {"format_version": 2},
+        [
+            ("result", "r1", "a"),
+            ("result", "r2", "B"),
+            ("result", "r4", "d"),
+            ("protocol", "p1", "x"),
+            ("evaluation", "e1", "z"),
+        ],
+    )
+    lists = selectors._change_querysets(release=mine, previous=previous, format_version=2)
+    expected = dict(zip(("added", "removed", "changed"), map(selectors.records_by_type, lists), strict=True))
+    assert selectors.membership_changes(release=mine, previous=previous, format_version=2) == expected
+    assert expected["removed"] == {"result": 1, "source": 1}
+    assert expected["changed"] == ({"result": 1} if previous_format == 2 else {})
+    first = selectors.membership_changes(release=previous, previous=None)
+    assert first == {"added": {"protocol": 1, "result": 3, "source": 1}, "removed": {}, "changed": {}}
