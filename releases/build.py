@@ -26,7 +26,7 @@ import socket
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -197,6 +197,17 @@ class MembershipFile:
         handle.write(f"{stable_id}\t{content_sha256}\n")
         self.counts[record_type] += 1
         self.count += 1
+
+    def add_many(self, record_type: str, stable_ids: Sequence[str], digests: Sequence[str]) -> None:
+        """`add` of many records of one type (one write)."""
+        if not stable_ids:
+            return
+        if record_type not in self.handles:
+            self.add(record_type, stable_ids[0], digests[0])
+            stable_ids, digests = stable_ids[1:], digests[1:]
+        self.handles[record_type].write("".join(f"{i}\t{d}\n" for i, d in zip(stable_ids, digests, strict=True)))
+        self.counts[record_type] += len(stable_ids)
+        self.count += len(stable_ids)
 
     def close(self) -> None:
         for handle in self.handles.values():

@@ -26,7 +26,6 @@ import json.encoder
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from pathlib import Path
-from typing import Protocol as TypingProtocol
 
 from django.db import connection
 from django.db.models import Count, Max
@@ -37,6 +36,7 @@ from records import models as m
 from releases import conf, matrix
 from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
+from releases.matrix import MembershipSink
 from releases.tables import (
     BASELINE_KINDS,
     CONFIGURATION_TABLE,
@@ -62,10 +62,6 @@ FORMAT_VERSION = 2
 
 # The record types a portal release tracks in its memberships (lower-case model names).
 RECORD_TYPES = ("protocol", "evaluation", "result", "configuration", "dataset", "source", "evidencerow", "baselinerole")
-
-
-class MembershipSink(TypingProtocol):
-    def add(self, record_type: str, stable_id: str, content_sha256: str) -> None: ...
 
 
 def release_metadata() -> dict[str, object]:

@@ -13,6 +13,7 @@ evaluation's columns travel once, not once per result. The chunk goes to the wri
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from typing import Protocol as TypingProtocol
 
 from django.db.models import QuerySet
@@ -20,6 +21,7 @@ from django.db.models.sql.constants import MULTI
 
 from records import exports
 from records import models as m
+from records.fields import ExactDecimalField
 from releases.digests import digest_text, sha256_hex
 from releases.tables import MODEL_EVALUATION_MATRIX
 
@@ -42,6 +44,8 @@ Columns = dict[str, Sequence[object]]
 class MembershipSink(TypingProtocol):
     def add(self, record_type: str, stable_id: str, content_sha256: str) -> None: ...
 
+    def add_many(self, record_type: str, stable_ids: Sequence[str], digests: Sequence[str]) -> None: ...
+
 
 def _evaluation_values(values: tuple) -> tuple:
     """An evaluation's matrix columns, `comparable` last (derived from its state and its original's)."""
@@ -58,7 +62,10 @@ def _columns(queryset: QuerySet) -> list[list]:
     columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in fields]
     for position, (converters, expression) in compiler.get_converters(fields).items():
         for convert in converters:
-            columns[position] = [convert(value, expression, compiler.connection) for value in columns[position]]
+            if getattr(convert, "__func__", None) is ExactDecimalField.from_db_value:  # Decimal(text) itself
+                columns[position] = [None if value is None else Decimal(value) for value in columns[position]]
+            else:
+                columns[position] = [convert(value, expression, compiler.connection) for value in columns[position]]
     return columns
 
 
@@ -107,8 +114,8 @@ def matrix_columns(*, chunk_size: int, key: str, sink: MembershipSink | None = N
         of_evaluation = zip(*map(evaluations.__getitem__, evaluation_ids), strict=True)
         columns.update(zip(evaluation_names, of_evaluation, strict=True))
         if sink is not None:
-            for values in zip(*(columns[name] for name in _FIELDS), strict=True):
-                sink.add("result", values[_KEY_AT], sha256_hex(digest_text(values)))
+            rows = zip(*(columns[name] for name in _FIELDS), strict=True)
+            sink.add_many("result", columns[_FIELDS[_KEY_AT]], [sha256_hex(digest_text(values)) for values in rows])
         yield columns
 
 

@@ -196,8 +196,13 @@ def _fast_strings(values: list[object], required: bool) -> list[str] | None:
     """A string column's cells, or None when any value needs the row-by-row path (to raise its error)."""
     if not set(map(type, values)) <= {str, _NONE} or (required and (None in values or "" in values)):
         return None
-    cells = [value or "" for value in values]  # type: ignore[misc]
-    return None if _UNWRITABLE_TEXT.search("".join(cells)) else cells
+    cells = [value or "" for value in values] if None in values else values
+    return None if _unwritable("".join(cells)) else cells  # type: ignore[return-value,arg-type]
+
+
+def _unwritable(text: str) -> bool:
+    """Whether the text holds a NUL or a lone surrogate (ASCII text has no surrogate: one scan less)."""
+    return "\x00" in text if text.isascii() else _UNWRITABLE_TEXT.search(text) is not None
 
 
 def _fast_integers(values: list[object], required: bool) -> list[str] | None:
@@ -210,13 +215,15 @@ def _fast_numbers(values: list[object], required: bool) -> list[str] | None:
     """Decimals as written (``str``); a text starting "-0" may be a negative zero: serialised the slow way."""
     if not set(map(type, values)) <= {decimal.Decimal, _NONE} or (required and None in values):
         return None
-    numbers = [value for value in values if value is not None]
-    if not all(map(decimal.Decimal.is_finite, numbers)):  # type: ignore[arg-type]
+    cells = ["" if value is None else str(value) for value in values] if None in values else list(map(str, values))
+    joined = "".join(cells)
+    if "N" in joined or "n" in joined:  # NaN, sNaN, Infinity: not finite (a finite text has digits, ".", "-", "E+")
         return None
-    cells = []
-    for value in values:
-        text = "" if value is None else str(value)
-        cells.append(serialise_decimal(value) if text.startswith("-0") else text)  # type: ignore[arg-type]
+    if "-0" in joined:  # perhaps a negative zero ("-0" may also open "-0.5" or follow another cell)
+        cells = [
+            serialise_decimal(value) if text.startswith("-0") else text  # type: ignore[arg-type]
+            for value, text in zip(values, cells, strict=True)
+        ]
     return cells
 
 

@@ -240,6 +240,9 @@ class Memberships:
     def add(self, record_type: str, stable_id: str, content_sha256: str) -> None:
         self.added.append((record_type, stable_id, content_sha256))
 
+    def add_many(self, record_type: str, stable_ids, digests) -> None:
+        self.added += [(record_type, i, d) for i, d in zip(stable_ids, digests, strict=True)]
+
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("chunk_size", [1, 3, 1_000])
@@ -272,13 +275,18 @@ def test_memberships_come_back_by_type_and_are_counted(tmp_path: Path) -> None:
     spilled = MembershipFile(tmp_path / "memberships")
     for record_type, stable_id in [("result", "r-1"), ("protocol", "p-1"), ("result", "r-2"), ("evaluation", "e")]:
         spilled.add(record_type, stable_id, f"sha-{stable_id}")
+    spilled.add_many("source", ["s-1", "s-2"], ["sha-s-1", "sha-s-2"])
+    spilled.add_many("result", ["r-3"], ["sha-r-3"])
     spilled.close()
-    assert spilled.by_type() == {"evaluation": 1, "protocol": 1, "result": 2} and spilled.count == 4
+    assert spilled.by_type() == {"evaluation": 1, "protocol": 1, "result": 3, "source": 2} and spilled.count == 7
     assert list(spilled.rows(7)) == [
         (7, "evaluation", "e", "sha-e"),
         (7, "protocol", "p-1", "sha-p-1"),
         (7, "result", "r-1", "sha-r-1"),
         (7, "result", "r-2", "sha-r-2"),
+        (7, "result", "r-3", "sha-r-3"),
+        (7, "source", "s-1", "sha-s-1"),
+        (7, "source", "s-2", "sha-s-2"),
     ]
 
 
