@@ -11,7 +11,9 @@ the real service (`releases.build.release_build`: export, write, validate, insta
 memberships), each in a fresh process so that its peak RSS is the builder's own; one source more
 before each build gives each release new content (a build of unchanged content publishes nothing).
 Each build's bag is then compressed again by `gzip -n -9` and hashed by `sha256sum`, right after it:
-its ratio is build seconds / those seconds, printed as min / median over the repeats. A second
+its ratio is build seconds / those seconds, printed as min / median over the repeats. On a shared,
+busy machine wall seconds swing with the load: each size also prints the CPU seconds of the whole
+builder process (start-up included) and their ratio to the tools' CPU seconds. A second
 fresh process writes the same bundle under tracemalloc to report the Python heap's peak. Builds use
 the default chunk size (RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
 
@@ -228,15 +230,24 @@ def heap_in_this_process(output: str) -> None:
     json.dump({"heap_peak_bytes": peak}, sys.stdout)
 
 
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's finished children, all threads."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def in_fresh_process(*args: str, tree: Path = ROOT) -> dict:
+    """Run this script of `tree` with `args`; its JSON, with `process_cpu_s`: the CPU seconds of the
+    whole process (start-up included), a figure a busy machine changes less than wall time."""
     script = tree / "bench" / "release_build.py"
     # Run in the tree: Celery's app loading puts the working directory first on sys.path.
+    cpu = children_cpu_seconds()
     completed = subprocess.run(
         [sys.executable, str(script), *args], capture_output=True, text=True, env=os.environ.copy(), cwd=tree
     )
     if completed.returncode != 0:
         raise SystemExit(completed.stderr[-3000:])
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return {**json.loads(completed.stdout.strip().splitlines()[-1]), "process_cpu_s": children_cpu_seconds() - cpu}
 
 
 def one_source_more() -> None:
@@ -248,8 +259,9 @@ def one_source_more() -> None:
 # ------------------------------------------------------------ the floor
 
 
-def tools_seconds(bag: Path, scratch: Path) -> tuple[float, int]:
-    """gzip -n -9 then sha256sum on the uncompressed CSV bytes of the bundle's tables."""
+def tools_seconds(bag: Path, scratch: Path) -> tuple[float, int, float]:
+    """gzip -n -9 then sha256sum on the uncompressed CSV bytes of the bundle's tables: their wall
+    seconds, the CSV bytes and their CPU seconds."""
     scratch.mkdir(parents=True, exist_ok=True)
     plain = []
     for table in sorted((bag / "data").glob("*.csv.gz")):
@@ -257,15 +269,15 @@ def tools_seconds(bag: Path, scratch: Path) -> tuple[float, int]:
         with gzip.open(table, "rb") as source, target.open("wb") as sink:
             shutil.copyfileobj(source, sink)
         plain.append(target)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), children_cpu_seconds()
     for path in plain:
         with open(f"{path}.gz", "wb") as sink:
             subprocess.run(["gzip", "-n", "-9", "-c", str(path)], stdout=sink, check=True)
         subprocess.run(["sha256sum", f"{path}.gz"], stdout=subprocess.DEVNULL, check=True)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, children_cpu_seconds() - cpu
     size = sum(p.stat().st_size for p in plain)
     shutil.rmtree(scratch)
-    return seconds, size
+    return seconds, size, cpu
 
 
 def min_median(values: list[float]) -> tuple[float, float]:
@@ -289,14 +301,16 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
     for size in sizes:
         grow_catalogue(size)
         runs: dict[str, list[tuple[dict, float, int]]] = {label: [] for label, _ in trees}
+        cpu_ratios: dict[str, list[float]] = {label: [] for label, _ in trees}
         for _ in range(repeats):
             for label, tree in trees:
                 one_source_more()
                 connection.close()  # the builder's process opens its own
                 built = in_fresh_process("--build", tree=tree)
                 bag = release_directory(built["release_id"]) / built["release_id"]
-                tools, csv_bytes = tools_seconds(bag, Path(tempfile.mkdtemp(prefix="bench-csv-")))
+                tools, csv_bytes, tools_cpu = tools_seconds(bag, Path(tempfile.mkdtemp(prefix="bench-csv-")))
                 runs[label].append((built, tools, csv_bytes))
+                cpu_ratios[label].append(built["process_cpu_s"] / tools_cpu)
         for label, tree in trees:
             heap = in_fresh_process("--heap", tempfile.mkdtemp(prefix="bench-heap-"), tree=tree)
             builds = runs[label]
@@ -310,6 +324,13 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
                 f"{size:>8,} {label:>6} {seconds[0]:>6.2f}/{seconds[1]:<6.2f} {rows / seconds[1]:>8,.0f} "
                 f"{peak / 1024:>13.1f} {growth / 1024:>15.1f} {heap['heap_peak_bytes'] / 2**20:>14.1f} "
                 f"{builds[0][2] / 2**20:>8.1f} {tools[0]:>8.2f}/{tools[1]:<8.2f} {ratio[0]:>6.1f}/{ratio[1]:<6.1f}",
+                flush=True,
+            )
+            cpu = min_median([b["process_cpu_s"] for b, _, _ in builds])
+            cpu_ratio = min_median(cpu_ratios[label])
+            print(
+                f"{'':>8} {label:>6} CPU s of the whole builder process (start-up included): {cpu[0]:.2f}/{cpu[1]:.2f}; "
+                f"its ratio to the tools' CPU s: {cpu_ratio[0]:.1f}/{cpu_ratio[1]:.1f}",
                 flush=True,
             )
             last[label] = ratio
