@@ -28,6 +28,33 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Lines of bin/serve's output that end a phase of the start, and the phase's name.
+MARKS = {
+    "Operations to perform": "portal's requirements installed",
+    "account admin": "database migrated, seed imported",
+    "bin/serve: installing the benchmark runner": "processes started",
+}
+
+
+def default_sigint() -> None:
+    """In the child before it runs bin/serve: SIGINT back to its default. A process started in the
+    background of a non-interactive shell inherits SIGINT ignored, and bash cannot trap a signal
+    ignored when it starts: Ctrl-C's SIGINT would then do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def kill_session(session: int) -> None:
+    """SIGKILL every process of the session bin/serve leads (its processes have their own groups)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:
+            try:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def free_port() -> int:
@@ -71,13 +98,24 @@ def main() -> int:
     with open(log_path, "w") as log:
         started = time.monotonic()
         serve = subprocess.Popen(
-            ["bin/serve"], cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            ["bin/serve"],
+            cwd=clone,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=default_sigint,
         )
         try:
             deadline = started + args.timeout
             while ("/" not in figures or "/readyz" not in figures) and time.monotonic() < deadline:
                 if serve.poll() is not None:
                     raise SystemExit(f"bin/serve ended with {serve.returncode}; see {log_path}")
+                text = log_path.read_text()
+                for mark, label in MARKS.items():
+                    if label not in figures and mark in text:
+                        figures[label] = time.monotonic() - started
+                        print(f"{label:32} after {figures[label]:6.1f} s", flush=True)
                 for path in ("/", "/readyz"):
                     if path not in figures and status_of(base + path) == 200:
                         figures[path] = time.monotonic() - started
@@ -96,7 +134,7 @@ def main() -> int:
             try:
                 code = serve.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                os.killpg(serve.pid, signal.SIGKILL)
+                kill_session(serve.pid)
                 code = serve.wait()
             print(f"stopped   after {time.monotonic() - stop_started:6.1f} s (exit {code})", flush=True)
     text = log_path.read_text()
