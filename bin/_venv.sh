@@ -1,5 +1,17 @@
-# Sourced by bin/serve and bin/test: a virtual environment in .venv with the given requirement
-# files installed. Reinstalls only when a requirements file changed (a stamp holds their hash).
+# Sourced by bin/serve, bin/_serve_processes and bin/test: a virtual environment in .venv with the
+# given requirement files installed. Each set of files has its own stamp (.venv/.requirements-<names>-
+# <hash of their content>), so the portal's set (bin/serve), the portal with the runner (its gpu worker)
+# and the test set (bin/test) are each installed once, and again only when one of their files changed.
+requirements_stamp() {
+  local names
+  names=$(printf '%s\n' "$@" | sed 's/\.txt$//; s/^requirements-\{0,1\}//; s/^$/portal/' | paste -sd+ -)
+  echo ".venv/.requirements-${names:-portal}-$(cat "$@" | sha256sum | cut -c1-16)"
+}
+
+venv_has() {
+  [ -x .venv/bin/python ] && [ -f "$(requirements_stamp "$@")" ]
+}
+
 ensure_venv() {
   local python=${PYTHON:-}
   if [ -z "$python" ]; then
@@ -8,12 +20,13 @@ ensure_venv() {
   if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
   fi
-  local stamp=".venv/.requirements-$(cat "$@" | sha256sum | cut -c1-16)"
+  local stamp
+  stamp=$(requirements_stamp "$@")
   if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     local args=()
     for file in "$@"; do args+=(-r "$file"); done
     .venv/bin/python -m pip install --quiet "${args[@]}"
-    rm -f .venv/.requirements-* && touch "$stamp"
+    rm -f "${stamp%-*}"-* && touch "$stamp"
   fi
 }

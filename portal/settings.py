@@ -192,6 +192,9 @@ else:
         "processed_folder": str(CELERY_DATA_DIR / "processing"),
         "control_folder": str(CELERY_DATA_DIR / "control"),
         "store_processed": False,
+        # A message is taken within a fifth of a second; a worker told to stop stops as soon
+        # (portal/kombu_filesystem.py).
+        "polling_interval": 0.2,
     }
     for folder in ("queue", "processing", "control", "results"):
         (CELERY_DATA_DIR / folder).mkdir(parents=True, exist_ok=True)

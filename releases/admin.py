@@ -14,6 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from common.admin import ReadOnlyAdminMixin
+from releases.lifecycle import build_state
 from releases.models import Release, ReleaseEvent, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
 from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cancel, release_cut
 
@@ -135,6 +136,14 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def progress_display(self, release: Release) -> str:
         if release.status == ReleaseStatus.PUBLISHED:
             return "done"
+        if release.is_unfinished:
+            return format_html(
+                '<progress max="100" value="{}">{}%</progress> {}%: {}',
+                release.progress,
+                release.progress,
+                release.progress,
+                build_state(release),
+            )
         return format_html(
             '<progress max="100" value="{}">{}%</progress> {}%', release.progress, release.progress, release.progress
         )
@@ -187,7 +196,9 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         except ReleaseError as exc:
             self.message_user(request, f"Nothing was cut: {exc.message}.", messages.ERROR)
             return HttpResponseRedirect(changelist)
-        self.message_user(request, f"Release #{release.pk} was cut; a worker is building it.", messages.SUCCESS)
+        self.message_user(
+            request, f"Release #{release.pk} was cut; it is queued for a releases worker to build.", messages.SUCCESS
+        )
         return HttpResponseRedirect(reverse("admin:releases_release_change", args=[release.pk]))
 
     def cancel_view(self, request, pk: int):

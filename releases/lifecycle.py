@@ -165,6 +165,22 @@ def give_up_out_of_attempts(release: Release) -> None:
     )
 
 
+# ------------------------------------------------------------------- state
+
+
+def build_state(release: Release) -> str:
+    """What an unfinished build is doing, in words, from its row: a requested build no worker has
+    claimed is waiting for one (the queue may be behind, or no releases worker runs), not building."""
+    if release.status == REQUESTED:
+        sent = f" since {release.sent_at:%H:%M:%S} UTC" if release.sent_at else ""
+        return f"waiting for a worker{sent}: no worker has taken the build yet"
+    if release.status == BUILDING:
+        beat = release.heartbeat or release.started_at
+        heard = f", last heard from {beat:%H:%M:%S} UTC" if beat else ""
+        return f"a worker is building it (attempt {release.attempts}{heard})"
+    return str(ReleaseStatus(release.status).label).lower()
+
+
 # ------------------------------------------------------------------- sweep
 
 

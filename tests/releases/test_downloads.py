@@ -248,6 +248,25 @@ def test_the_admin_shows_a_builds_progress_and_refreshes_while_it_runs(release_m
     assert "write source_table" in content and "cut by release-manager-one" in content
 
 
+def test_the_admin_says_a_build_no_worker_has_claimed_is_waiting_for_a_worker(release_manager, client):
+    from releases import build
+
+    client.force_login(release_manager)
+    answer = client.post("/admin/releases/release/cut/", follow=True)
+    release = Release.objects.get()
+    assert release.status == ReleaseStatus.REQUESTED  # no worker runs in this test
+    message = answer.content.decode()
+    assert "queued for a releases worker to build" in message and "a worker is building it" not in message
+    for url in ("/admin/releases/release/", f"/admin/releases/release/{release.pk}/change/"):
+        content = client.get(url).content.decode()
+        assert "waiting for a worker since" in content and "no worker has taken the build yet" in content, url
+        assert "a worker is building it" not in content, url
+    assert build.release_build_claim(release_pk=release.pk) is not None  # a worker takes it
+    content = client.get(f"/admin/releases/release/{release.pk}/change/").content.decode()
+    assert "a worker is building it (attempt 1, last heard from" in content
+    assert "waiting for a worker" not in content
+
+
 def test_the_admin_cancels_a_build_in_progress_for_release_managers_only(release_manager, curator, client):
     release = release_cut(actor=release_manager)
     url = f"/admin/releases/release/{release.pk}/cancel/"
