@@ -23,6 +23,14 @@ Needs only PyTorch, transformers and PEFT (no Django), so it runs on a bare GPU 
     python3 bench/gpu_ia3.py --deadline 450             # on the GPU: within 8 minutes
     python3 bench/gpu_ia3.py --smoke --out /tmp/smoke   # on a CPU: the same plan on tiny presets
 
+On a lent device machine (no network; its own Python and CUDA torch), carry this project's pinned
+pure-Python wheels as the 2026-11-30 run did, made here with
+``pip download --no-deps -d .whl transformers==5.24.0 peft==0.21.2 huggingface_hub==2.4.0
+safetensors==0.8.0 tokenizers==0.23.3 accelerate==1.15.0`` (the wheels for the device's Python; see
+requirements-runner.txt for the rest), and run
+``pip install -q --no-index --find-links .whl transformers peft && python3 bench/gpu_ia3.py`` with a
+limit of about 480 s.
+
 ``--peak-tflops`` defaults to 989.5, the H200 SXM's dense BF16 Tensor Core peak: NVIDIA's H200
 datasheet (https://www.nvidia.com/en-us/data-center/h200/) gives 1,979 TFLOPS "with sparsity",
 twice the dense rate.
