@@ -25,7 +25,8 @@ Needs only PyTorch, transformers and PEFT (no Django), so it runs on a bare GPU 
 
 On a lent device machine (no network; its own Python and CUDA torch), carry this project's pinned
 pure-Python wheels as the 2026-11-30 run did, made here with
-``pip download --no-deps -d .whl transformers==5.24.0 peft==0.21.2 huggingface_hub==2.4.0
+``pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 -d .whl
+transformers==5.24.0 peft==0.21.2 huggingface_hub==2.4.0
 safetensors==0.8.0 tokenizers==0.23.3 accelerate==1.15.0`` (the wheels for the device's Python; see
 requirements-runner.txt for the rest), and run
 ``pip install -q --no-index --find-links .whl transformers peft && python3 bench/gpu_ia3.py`` with a
