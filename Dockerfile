@@ -53,7 +53,13 @@ ENV PATH=/venv/bin:$PATH \
     NVIDIA_VISIBLE_DEVICES=all \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     HF_HUB_OFFLINE=1 \
-    TRANSFORMERS_OFFLINE=1
+    TRANSFORMERS_OFFLINE=1 \
+    TORCHINDUCTOR_CACHE_DIR=/var/lib/portal/torchinductor
+# The IA3 runner's fast path, which a job runs, needs nothing beyond the CUDA torch wheel: its step is
+# captured as a CUDA graph by PyTorch itself, attention is PyTorch's SDPA (flash kernels in the wheel),
+# Adam is fused. `compile` (not a job option; `python -m benchmarks.ia3 --compile` in this image) would
+# run Inductor, whose cache lives on the volume (TORCHINDUCTOR_CACHE_DIR, Triton's beneath it) so it is
+# paid once per code and PyTorch version; its Triton launchers would also need gcc, not installed here.
 RUN groupadd --system --gid 10001 portal \
     && useradd --system --uid 10001 --gid portal --home-dir /app --shell /usr/sbin/nologin portal \
     && mkdir -p /var/lib/portal \

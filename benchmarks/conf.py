@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 
@@ -27,3 +28,8 @@ def resend_after() -> timedelta:
 def max_attempts() -> int:
     """How many workers may claim one job before a lost worker fails it."""
     return int(getattr(settings, "BENCHMARK_MAX_ATTEMPTS", 3))
+
+
+def inductor_cache_dir() -> Path:
+    """Where PyTorch Inductor keeps compiled kernels between runs (the worker's volume in production)."""
+    return Path(getattr(settings, "BENCHMARK_INDUCTOR_CACHE_DIR", Path(settings.VAR_DIR) / "torchinductor"))

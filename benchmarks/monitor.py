@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import DatabaseError, connection
+
+from benchmarks import conf
 
 logger = logging.getLogger("benchmarks.run")
 
@@ -130,6 +133,8 @@ def run_measurement(
 
     Raises JobStopped when the row stops belonging to this attempt, and whatever the runner raises.
     """
+    # Before PyTorch loads, so Inductor (and Triton beneath it) cache where the settings say.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(conf.inductor_cache_dir())
     from benchmarks.ia3 import RunConfig, format_summary, run  # PyTorch: only on the worker that runs jobs
 
     config = RunConfig(**parameters, progress_interval=progress_interval(parameters["steps"]))

@@ -250,6 +250,9 @@ BENCHMARK_HEARTBEAT_SECONDS = env_int("BENCHMARK_HEARTBEAT_SECONDS", 30, minimum
 BENCHMARK_STALE_AFTER_SECONDS = env_int("BENCHMARK_STALE_AFTER_SECONDS", 300, minimum=10)
 BENCHMARK_RESEND_AFTER_SECONDS = env_int("BENCHMARK_RESEND_AFTER_SECONDS", 600, minimum=10)
 BENCHMARK_MAX_ATTEMPTS = env_int("BENCHMARK_MAX_ATTEMPTS", 3, minimum=1)
+# PyTorch Inductor's on-disk cache for the GPU worker's runs (a compiled run then pays its compile
+# time once per code and PyTorch version, not once per job); the worker exports it before PyTorch loads.
+BENCHMARK_INDUCTOR_CACHE_DIR = Path(env_str("TORCHINDUCTOR_CACHE_DIR", str(VAR_DIR / "torchinductor"))).resolve()
 
 # One JSON line per record (PORTAL_LOG_FORMAT=plain for humans at a terminal).
 LOG_FORMAT = env_str("PORTAL_LOG_FORMAT", "json")

@@ -82,6 +82,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_false",
         help="PEFT's and ESM's stock forwards instead of the fast path (same model; for comparison)",
     )
+    p.add_argument(
+        "--no-cuda-graph",
+        dest="cuda_graph",
+        action="store_false",
+        help="on CUDA, run the fast path's step eagerly instead of replaying it as one CUDA graph",
+    )
     p.add_argument("--device", choices=DEVICES, default=defaults.device)
     p.add_argument("--weights", metavar="DIR", help="local Hugging Face checkpoint instead of the preset")
     p.add_argument("--data", metavar="PATH", help="local task: a CSV/parquet/FASTA file or a directory with train.*")

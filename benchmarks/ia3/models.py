@@ -29,6 +29,10 @@ from .tokenizer import LAYOUTS
 #: attention output projection) and ``query`` are left alone, as in the IA3 paper.
 IA3_TARGET_MODULES = r".*\.layer\.\d+\.(attention\.self\.(key|value)|output\.dense)"
 IA3_FEEDFORWARD_MODULES = r".*\.layer\.\d+\.output\.dense"
+#: PyTorch's fused attention (``scaled_dot_product_attention``: flash or memory-efficient kernels
+#: on CUDA). transformers 5 already picks it for ESM when nothing is asked; the runner asks, so a
+#: change of that default can never silently put the materialised T x T attention back.
+ATTENTION = "sdpa"
 CLASSIFIER = "classifier"
 #: The checkpoint config keys that shape the network. Label maps, problem type and the like
 #: are left behind: the head is new and sized for the task being run.
@@ -73,8 +77,8 @@ class Preset:
     def config(self, num_labels: int = 2) -> EsmConfig:
         """The ``EsmConfig`` of this shape with the settings of the published NT v2 config (no
         dropout, no token dropout, LM head untied from the embedding, which is what makes
-        nt-v1-500m come to its published 486 M), the reference tokenizer's pad and mask ids, and
-        ``add_bias_fnn`` on v2 as NT v2 configs carry it."""
+        nt-v1-500m come to its published 486 M), the reference tokenizer's pad and mask ids,
+        ``add_bias_fnn`` on v2 as NT v2 configs carry it, and SDPA attention (``ATTENTION``)."""
         layout = LAYOUTS[self.layout]
         v2 = self.layout == "v2"
         extra = {"add_bias_fnn": False} if v2 else {}
@@ -95,6 +99,7 @@ class Preset:
             token_dropout=False,
             tie_word_embeddings=False,
             num_labels=num_labels,
+            attn_implementation=ATTENTION,
             **extra,
         )
 
@@ -192,10 +197,15 @@ def load_local_weights(
     if layout is None:
         raise ValueError(f"{path}: vocab_size {vocab} is neither NT v1 (4105) nor NT v2 (4107)")
     fields["num_labels"] = num_labels
-    config = EsmConfig(**fields)
+    config = EsmConfig(**fields, attn_implementation=ATTENTION)
     model_class = NTv2ForSequenceClassification if "add_bias_fnn" in raw else EsmForSequenceClassification
     model = model_class.from_pretrained(
-        path, config=config, local_files_only=True, use_safetensors=True, dtype=torch.float32
+        path,
+        config=config,
+        local_files_only=True,
+        use_safetensors=True,
+        dtype=torch.float32,
+        attn_implementation=ATTENTION,
     )
     return model.to(device), layout
 

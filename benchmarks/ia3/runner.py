@@ -1,9 +1,13 @@
 """One IA3 fine-tuning run of an NT model on one downstream task, timed, as a JSON report.
 
 The default recipe is the NT paper's IA3 fine-tuning: 10,000 steps, batch 8, Adam at
-3e-3. The loop is kept to what a step needs (the data is tokenised once and lives on the
-device; batch indices are precomputed; losses are written into a device tensor and read once
-at the end), so the timings measure the model and not the harness.
+3e-3. The loop is kept to what a step needs, so the timings measure the model and not the
+harness: the data is tokenised once and lives on the device, every step's batch indices are
+drawn once (seeded, so every device trains on the same batches) and kept on the device, and
+losses are written into a device tensor. The fast path (the default) goes further: its step
+(``steps.DeviceStep``) takes nothing from the host, and on CUDA it is captured as one CUDA graph
+after the warm-up, so the loop is one graph launch a step. The host waits for the device only
+where the clock starts and stops, at the ~50 progress points, and around evaluations.
 """
 
 from __future__ import annotations
@@ -20,14 +24,16 @@ import torch
 from torch import nn
 
 from .fast import Loss, loss_function, speed_up
-from .measures import device_for, device_name, flops_per_step, matthews, peak_memory, sync, versions
+from .measures import device_for, flops_per_step, matthews, sync
 from .models import PRESETS, apply_ia3, build_model, load_local_weights, matmul_parameters
+from .report import format_summary as format_summary  # re-exported: the runner's public face
+from .report import run_report
+from .steps import DeviceStep, before_capture, capture_step
 from .tasks import SYNTHETIC_VARIANTS, Split, Task, TaskData, get_task, load_local, synthetic
 from .tokenizer import encode_batch
 
 PRECISIONS = ("auto", "bf16", "fp32")
 DEVICES = ("auto", "cpu", "cuda")
-OPTIMIZER = "Adam"
 #: Evaluation keeps no activations for backward, so it can take bigger batches.
 EVAL_BATCH_FACTOR = 4
 
@@ -41,7 +47,8 @@ class ConfigError(ValueError):
 @dataclass
 class RunConfig:
     """Every option of a run. With ``weights`` set, the architecture comes from the
-    checkpoint and ``preset`` is not used."""
+    checkpoint and ``preset`` is not used. ``cuda_graph`` captures the fast path's step as a
+    CUDA graph when the run is on CUDA (on a CPU it is skipped; the plain path never captures)."""
 
     preset: str = "tiny"
     task: str = "promoter_all"
@@ -54,6 +61,7 @@ class RunConfig:
     warmup_steps: int = 5
     compile: bool = False
     fast: bool = True
+    cuda_graph: bool = True
     device: str = "auto"
     weights: str | None = None
     data: str | None = None
@@ -89,6 +97,10 @@ class RunConfig:
                 f"max length must be at least 2 tokens, got {self.max_length}",
             ),
             (self.progress_interval > 0, f"progress interval must be positive, got {self.progress_interval}"),
+            (
+                not self.compile or self.warmup_steps >= 1,
+                "compile needs at least one warm-up step (the first step compiles)",
+            ),
             (self.device != "cuda" or torch.cuda.is_available(), "device 'cuda' requested but CUDA is not available"),
             (self.data is None or Path(self.data).exists(), f"--data {self.data}: no such file or directory"),
             (
@@ -134,11 +146,12 @@ def _batch_order(size: int, steps: int, batch_size: int, seed: int, device: torc
     return order.view(steps, batch_size).to(device)
 
 
-def make_optimizer(model: nn.Module, learning_rate: float) -> torch.optim.Adam:
+def make_optimizer(model: nn.Module, learning_rate: float, capturable: bool = False) -> torch.optim.Adam:
     """Adam over the trainable parameters only; the fused kernel (CPU and CUDA) keeps the
-    update to one launch per step."""
+    update to one launch per step. ``capturable`` keeps its step count on the device, which a
+    CUDA graph of the step needs."""
     trainable = [parameter for parameter in model.parameters() if parameter.requires_grad]
-    return torch.optim.Adam(trainable, lr=learning_rate, fused=True)
+    return torch.optim.Adam(trainable, lr=learning_rate, fused=True, capturable=capturable)
 
 
 def _load_data(config: RunConfig, task: Task) -> TaskData:
@@ -204,6 +217,11 @@ class Setup:
     forward: nn.Module
     loss: Loss
     optimizer: torch.optim.Optimizer
+    losses: torch.Tensor
+    #: The fast path's device-resident step (``None`` on the plain path) and the step at which
+    #: it is captured as a CUDA graph (``None``: not captured).
+    step: DeviceStep | None
+    capture_at: int | None
     trainable_parameters: int
     total_parameters: int
     flops_per_step: int
@@ -216,6 +234,7 @@ class Loop:
 
     losses: np.ndarray
     warmup_time: float
+    compile_time: float
     loop_time: float
     eval_time: float
     evaluations: list[dict[str, float]]
@@ -265,7 +284,32 @@ def _set_up(config: RunConfig) -> Setup:
         speed_up(ia3)
     _cast_for_precision(ia3, precision)
     trainable, total = ia3.get_nb_trainable_parameters()
-    autocast = functools.partial(torch.autocast, device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    capture_at = capture_step(config.steps, config.warmup_steps) if uses_cuda_graph(config, device) else None
+    # A captured step must not reuse autocast's casts of the capture (PyTorch's rule for graphs).
+    autocast = functools.partial(
+        torch.autocast,
+        device.type,
+        dtype=torch.bfloat16,
+        enabled=precision == "bf16",
+        cache_enabled=capture_at is None,
+    )
+    order = _batch_order(len(train.labels), config.steps, config.batch_size, config.seed, device)
+    loss = loss_function(ia3, autocast, compile=config.compile)
+    optimizer = make_optimizer(ia3, config.learning_rate, capturable=capture_at is not None)
+    losses = torch.zeros(config.steps, device=device)
+    step = (
+        DeviceStep(
+            ids=train.ids,
+            mask=train.mask,
+            labels=train.labels,
+            order=order,
+            loss=loss,
+            optimizer=optimizer,
+            losses=losses,
+        )
+        if config.fast
+        else None
+    )
     return Setup(
         device=device,
         precision=precision,
@@ -273,10 +317,13 @@ def _set_up(config: RunConfig) -> Setup:
         data=data,
         train=train,
         test=test,
-        order=_batch_order(len(train.labels), config.steps, config.batch_size, config.seed, device),
+        order=order,
         forward=ia3,
-        loss=loss_function(ia3, autocast, compile=config.compile),
-        optimizer=make_optimizer(ia3, config.learning_rate),
+        loss=loss,
+        optimizer=optimizer,
+        losses=losses,
+        step=step,
+        capture_at=capture_at,
         trainable_parameters=trainable,
         total_parameters=total,
         flops_per_step=step_flops,
@@ -284,15 +331,42 @@ def _set_up(config: RunConfig) -> Setup:
     )
 
 
+def uses_cuda_graph(config: RunConfig, device: torch.device) -> bool:
+    """Whether a run captures its step: the fast path on CUDA with ``cuda_graph`` on, which is
+    what a portal job (``RunConfig``'s defaults) does on a GPU."""
+    return config.fast and config.cuda_graph and device.type == "cuda"
+
+
+def _timed(device: torch.device, action: Callable[[], object]) -> float:
+    sync(device)
+    started = time.perf_counter()
+    action()
+    sync(device)
+    return time.perf_counter() - started
+
+
+def _host_step(setup: Setup, step: int) -> None:
+    """The plain path's step: the host indexes the resident batch and calls each part."""
+    loss = setup.loss(*setup.train.take(setup.order[step]))
+    loss.backward()
+    setup.optimizer.step()
+    setup.optimizer.zero_grad(set_to_none=True)
+    setup.losses[step] = loss.detach()
+
+
 def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
-    """The loop: index the resident batch, step, and store the loss on the device. The host
-    only waits for the device where the clock starts and stops, and around evaluations
-    (which are left out of the loop time)."""
-    device, forward, optimizer, train = setup.device, setup.forward, setup.optimizer, setup.train
-    losses = torch.empty(config.steps, device=device)
+    """The loop. Its phases are timed apart: the first step when it compiles and the capture of
+    the CUDA graph (compile), the other untimed first steps (warm-up), the timed steps (loop),
+    and evaluations, which are left out of the loop time. The host waits for the device where a
+    phase starts or ends and at the progress points, so a progress call reports steps done."""
+    device, forward = setup.device, setup.forward
     checkpoints = _progress_points(config.steps, config.progress_interval)
     evaluations: list[dict[str, float]] = []
-    eval_time = timed_eval_time = 0.0
+    eval_time = timed_eval_time = compile_time = timed_compile_time = 0.0
+    device_step = setup.step
+    one_step: Callable[[int], None] = (
+        (lambda _step: device_step()) if device_step is not None else functools.partial(_host_step, setup)
+    )
 
     forward.train()
     sync(device)
@@ -301,13 +375,18 @@ def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
         if step == config.warmup_steps:
             sync(device)
             loop_start = time.perf_counter()
-        loss = setup.loss(*train.take(setup.order[step]))
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses[step] = loss.detach()
+        if step == setup.capture_at and device_step is not None:
+            spent = _timed(device, device_step.capture)
+            compile_time += spent
+            timed_compile_time += spent if step >= config.warmup_steps else 0.0
+        with before_capture(device, setup.capture_at is not None and step < setup.capture_at):
+            if config.compile and step == 0:
+                compile_time += _timed(device, functools.partial(one_step, step))
+            else:
+                one_step(step)
         done = step + 1
         if progress is not None and done in checkpoints:
+            sync(device)
             progress(done, config.steps)
         if setup.test is not None and (done % config.eval_interval == 0 or done == config.steps):
             sync(device)
@@ -321,80 +400,13 @@ def _train(config: RunConfig, setup: Setup, progress: Progress | None) -> Loop:
             timed_eval_time += spent if step >= config.warmup_steps else 0.0
     sync(device)
     return Loop(
-        losses=losses.cpu().numpy(),
-        warmup_time=loop_start - warmup_start,
-        loop_time=time.perf_counter() - loop_start - timed_eval_time,
+        losses=setup.losses.cpu().numpy(),
+        warmup_time=loop_start - warmup_start - (compile_time - timed_compile_time),
+        compile_time=compile_time,
+        loop_time=time.perf_counter() - loop_start - timed_eval_time - timed_compile_time,
         eval_time=eval_time,
         evaluations=evaluations,
     )
-
-
-def _report(config: RunConfig, setup: Setup, loop: Loop, setup_time: float) -> dict[str, Any]:
-    """The run as flat JSON. The fields whose meaning is not in their name:
-
-    * ``setup_time_s``: from the call to the first step (validation, model, data, tokenising);
-      ``warmup_time_s``: the untimed first ``warmup_steps`` (compilation lands here);
-      ``training_loop_time_s``: the timed steps, evaluations excluded; ``eval_time_s``: all
-      evaluations; ``total_wall_time_s``: the whole call.
-    * ``steps_per_s``, ``tokens_per_s`` and ``achieved_tflops`` are over the timed steps;
-      tokens include ``<cls>`` and padding, FLOPs are ``flops_per_step`` (see ``flops_per_step``).
-    * ``loss_start``/``loss_end``: mean loss of the first/last ``loss_window`` steps.
-    * ``total_parameters`` is PEFT's count: frozen base, IA3 vectors, and the classification
-      head twice (the frozen original beside the trained copy PEFT swaps in).
-    * ``data_origin`` is ``"synthetic"`` or the ``--data`` path; ``preset`` is ``None`` when
-      ``weights`` named a checkpoint.
-    """
-    tokens = setup.train.ids.shape[1]
-    timed_steps = config.steps - config.warmup_steps
-    window = max(1, min(100, config.steps // 10))
-    achieved = setup.flops_per_step * timed_steps / loop.loop_time / 1e12
-    memory, memory_source = peak_memory(setup.device)
-    return {
-        "preset": None if config.weights else config.preset,
-        "weights": None if config.weights is None else str(config.weights),
-        "task": setup.task.name,
-        "num_labels": setup.task.num_classes,
-        "data_origin": setup.data.origin,
-        "synthetic_variant": config.synthetic if config.data is None else None,
-        "train_examples": len(setup.train.labels),
-        "test_examples": 0 if setup.test is None else len(setup.test.labels),
-        "steps": config.steps,
-        "warmup_steps": config.warmup_steps,
-        "timed_steps": timed_steps,
-        "batch_size": config.batch_size,
-        "learning_rate": config.learning_rate,
-        "optimizer": OPTIMIZER,
-        "precision": setup.precision,
-        "compile": config.compile,
-        "fast_path": config.fast,
-        "seed": config.seed,
-        "eval_interval": config.eval_interval,
-        "max_length": config.max_length,
-        "sequence_length_tokens": tokens,
-        "tokens_per_step": tokens * config.batch_size,
-        "trainable_parameters": setup.trainable_parameters,
-        "total_parameters": setup.total_parameters,
-        "flops_per_step": setup.flops_per_step,
-        "device": setup.device.type,
-        "device_name": device_name(setup.device),
-        "versions": versions(),
-        "total_wall_time_s": 0.0,
-        "setup_time_s": setup_time,
-        "warmup_time_s": loop.warmup_time,
-        "training_loop_time_s": loop.loop_time,
-        "eval_time_s": loop.eval_time,
-        "steps_per_s": timed_steps / loop.loop_time,
-        "tokens_per_s": timed_steps * tokens * config.batch_size / loop.loop_time,
-        "achieved_tflops": achieved,
-        "peak_tflops": config.peak_tflops,
-        "peak_fraction": achieved / config.peak_tflops if config.peak_tflops else None,
-        "peak_memory_bytes": memory,
-        "peak_memory_source": memory_source,
-        "loss_start": float(loop.losses[:window].mean()),
-        "loss_end": float(loop.losses[-window:].mean()),
-        "loss_window": window,
-        "evaluations": loop.evaluations,
-    }
 
 
 def run(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
@@ -410,32 +422,6 @@ def run(config: RunConfig, progress: Progress | None = None) -> dict[str, Any]:
     setup = _set_up(config)
     sync(setup.device)
     setup_time = time.perf_counter() - started
-    report = _report(config, setup, _train(config, setup, progress), setup_time)
+    report = run_report(config, setup, _train(config, setup, progress), setup_time)
     report["total_wall_time_s"] = time.perf_counter() - started
     return report
-
-
-def format_summary(report: dict[str, Any]) -> str:
-    """The report as a few lines for a person."""
-    model = report["preset"] or f"weights {report['weights']}"
-    fraction = f" ({report['peak_fraction']:.1%} of {report['peak_tflops']:g})" if report["peak_fraction"] else ""
-    lines = [
-        f"IA3 {model} on {report['task']} ({report['data_origin']}), {report['device_name']} [{report['device']}], "
-        f"{report['precision']}{', compiled' if report['compile'] else ''}",
-        f"  {report['steps']} steps x batch {report['batch_size']} x {report['sequence_length_tokens']} tokens, "
-        f"Adam lr {report['learning_rate']:g}, seed {report['seed']}",
-        f"  parameters: {report['trainable_parameters']:,} trainable of {report['total_parameters']:,}",
-        f"  time: {report['total_wall_time_s']:.2f} s total, {report['setup_time_s']:.2f} s set-up, "
-        f"{report['training_loop_time_s']:.2f} s loop ({report['timed_steps']} timed steps)",
-        f"  speed: {report['steps_per_s']:.2f} steps/s, {report['tokens_per_s']:,.0f} tokens/s, "
-        f"{report['achieved_tflops']:.3f} TFLOP/s{fraction}",
-        f"  peak memory: {report['peak_memory_bytes'] / 2**20:,.0f} MiB ({report['peak_memory_source']})",
-        f"  loss: {report['loss_start']:.4f} -> {report['loss_end']:.4f} (means of {report['loss_window']} steps)",
-    ]
-    lines += [
-        f"  eval at step {e['step']}: loss {e['loss']:.4f}, accuracy {e['accuracy']:.3f}, MCC {e['mcc']:.3f}"
-        for e in report["evaluations"]
-    ]
-    versions = ", ".join(f"{name} {version}" for name, version in report["versions"].items())
-    lines.append(f"  versions: {versions}")
-    return "\n".join(lines)

@@ -34,6 +34,9 @@ REPORT_TYPES = {
     "precision": str,
     "compile": bool,
     "fast_path": bool,
+    "step_capture": str,
+    "capture_step": type(None),
+    "attention": str,
     "seed": int,
     "eval_interval": int,
     "max_length": type(None),
@@ -47,6 +50,7 @@ REPORT_TYPES = {
     "versions": dict,
     "total_wall_time_s": float,
     "setup_time_s": float,
+    "compile_time_s": float,
     "warmup_time_s": float,
     "training_loop_time_s": float,
     "eval_time_s": float,
@@ -65,6 +69,7 @@ REPORT_TYPES = {
 MEASURED = {
     "total_wall_time_s",
     "setup_time_s",
+    "compile_time_s",
     "warmup_time_s",
     "training_loop_time_s",
     "eval_time_s",
@@ -108,8 +113,10 @@ def test_a_tiny_run_reports_its_recipe_and_shapes(learnable_report):
     assert report["steps_per_s"] == pytest.approx(report["timed_steps"] / report["training_loop_time_s"])
     assert report["tokens_per_s"] == pytest.approx(report["steps_per_s"] * 8 * 51)
     assert report["peak_fraction"] == pytest.approx(report["achieved_tflops"])
-    spent = report["setup_time_s"] + report["warmup_time_s"] + report["training_loop_time_s"]
-    assert spent <= report["total_wall_time_s"]
+    phases = ("setup_time_s", "compile_time_s", "warmup_time_s", "training_loop_time_s", "eval_time_s")
+    assert sum(report[phase] for phase in phases) <= report["total_wall_time_s"]
+    assert report["compile_time_s"] == 0.0  # neither compiled nor captured on a CPU
+    assert (report["step_capture"], report["capture_step"], report["attention"]) == ("none", None, "sdpa")
     assert "tiny on promoter_all (synthetic)" in format_summary(report)
 
 
@@ -183,6 +190,7 @@ def test_bf16_keeps_the_ia3_vectors_and_head_in_fp32():
         ({"steps": 3, "warmup_steps": 3}, "fewer than steps"),
         ({"precision": "fp16"}, "precision must be one of"),
         ({"data": "/no/such/place"}, "no such file or directory"),
+        ({"compile": True, "warmup_steps": 0}, "the first step compiles"),
     ],
 )
 def test_a_bad_option_is_refused_before_anything_is_built(options, message):
