@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from benchmarks import selectors
 from benchmarks.models import BenchmarkJob, JobEvent, JobStatus
@@ -95,7 +95,7 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
     return data
 
 
-@require_GET
+@require_safe
 def job_detail(request, job_id: int):
     job = _job_or_404(job_id, with_events=True)
     detailed = request.user.has_perm(VIEW_PERMISSION)
@@ -122,13 +122,13 @@ def job_detail(request, job_id: int):
 
 
 @never_cache
-@require_GET
+@require_safe
 def job_status_json(request, job_id: int):
     job = _job_or_404(job_id)
     return JsonResponse(job_status(job, detailed=request.user.has_perm(VIEW_PERMISSION)))
 
 
-@require_GET
+@require_safe
 def job_report_json(request, job_id: int):
     job = _job_or_404(job_id)
     if not job.report:

@@ -17,7 +17,7 @@ from typing import Protocol as TypingProtocol
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from records import charts, exports, page_cache, search, selectors
 from records import coverage as coverage_report
@@ -88,7 +88,7 @@ def _record_page(
     return page_cache.cached_page(request, template=template, context=full_context, live=live_parts)
 
 
-@require_GET
+@require_safe
 def home(request):
     protocols = m.Protocol.objects.annotate(evaluation_count=Count("evaluations")).order_by("title")
     return render(request, "records/home.html", {"protocols": protocols})
@@ -104,7 +104,7 @@ def _protocol_page(request, stable_id: str) -> selectors.ProtocolPage:
     )
 
 
-@require_GET
+@require_safe
 def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Protocol, dict[str, object]]:
         page = _protocol_page(request, stable_id)
@@ -143,7 +143,7 @@ def _chart_query(request) -> str:
     return f"?{query.urlencode()}" if query else ""
 
 
-@require_GET
+@require_safe
 def protocol_chart(request, stable_id: str, extension: str):
     page = _protocol_page(request, stable_id)
     svg = charts.charts_svg(
@@ -157,7 +157,7 @@ def protocol_chart(request, stable_id: str, extension: str):
     return response
 
 
-@require_GET
+@require_safe
 def protocol_rows(request, stable_id: str, extension: str):
     """The protocol's result rows, in the release's model evaluation matrix columns."""
     protocol = selectors.record_or_404(m.Protocol.objects.all(), stable_id)
@@ -176,13 +176,13 @@ def protocol_rows(request, stable_id: str, extension: str):
     return response
 
 
-@require_GET
+@require_safe
 def search_page(request):
     results = search.search(query=request.GET.get("q", ""), record_type=request.GET.get("type", ""))
     return render(request, "records/search.html", {"results": results, "query": results.query})
 
 
-@require_GET
+@require_safe
 def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Evaluation, dict[str, object]]:
         evaluation = selectors.record_or_404(
@@ -200,7 +200,7 @@ def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Configuration, dict[str, object]]:
         configuration = selectors.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
@@ -220,7 +220,7 @@ def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Dataset, dict[str, object]]:
         dataset = selectors.record_or_404(
@@ -237,7 +237,7 @@ def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Source, dict[str, object]]:
         source = selectors.record_or_404(m.Source.objects.all(), stable_id)
@@ -259,7 +259,7 @@ def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Decision, dict[str, object]]:
         decision = selectors.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
@@ -274,7 +274,7 @@ def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def coverage(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
 
@@ -285,7 +285,7 @@ def coverage(request, parts: PageParts = NO_PARTS):
     return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
 
 
-@require_GET
+@require_safe
 def coverage_csv(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
     report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
