@@ -176,6 +176,7 @@ def test_the_21st_suggestion_from_one_address_gets_429_even_with_rotating_forwar
     client, seeded, settings, proxies
 ):
     settings.NUM_PROXIES = proxies
+    settings.TRUSTED_PROXIES = ["127.0.0.1"] if proxies else []  # the test client's address is the proxy
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
     for i in range(20):
         response = post_api(client, api_data(**distinct(i)), HTTP_X_FORWARDED_FOR=f"10.0.{i}.1, 203.0.113.7")
