@@ -8,8 +8,6 @@ imports every app, hands them to `records.urls.urlpatterns_for`. The templates o
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol as TypingProtocol
@@ -289,11 +287,7 @@ def coverage(request, parts: PageParts = NO_PARTS):
 def coverage_csv(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
     report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=coverage_report.CSV_COLUMNS, lineterminator="\r\n")
-    writer.writeheader()
-    for row in coverage_report.coverage_rows(report):
-        writer.writerow({key: exports.as_text(value) for key, value in row.items()})
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    text = exports.csv_text(coverage_report.coverage_rows(report), fieldnames=coverage_report.CSV_COLUMNS)
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="coverage.csv"'
     return response
