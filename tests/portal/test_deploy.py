@@ -59,3 +59,10 @@ def test_the_portal_trusts_forwarded_for_only_from_the_proxy_which_alone_reaches
     binds = [command[i + 1] for i, word in enumerate(command) if word in ("--bind", "-b")]
     assert binds == [f"{web_address}:8000", "127.0.0.1:8000"]
     assert "127.0.0.1:8000/healthz" in (ROOT / "Dockerfile").read_text()
+
+
+def test_the_compose_file_gives_the_portal_a_metrics_token_from_a_secret():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    web = compose["services"]["web"]
+    assert web["environment"]["PORTAL_METRICS_TOKEN_FILE"] == "/run/secrets/metrics_token"
+    assert "metrics_token" in web["secrets"] and compose["secrets"]["metrics_token"]["file"].startswith("./secrets/")
