@@ -63,9 +63,9 @@ class AsciiFloatField(serializers.FloatField):
         return super().to_internal_value(data)
 
 
-def _ascii_mapping() -> dict[type[models.Field], type[serializers.Field]]:
-    swap = {serializers.IntegerField: AsciiIntegerField, serializers.FloatField: AsciiFloatField}
-    mapping = serializers.ModelSerializer.serializer_field_mapping
+def _ascii_mapping() -> dict[Any, Any]:
+    swap: dict[Any, Any] = {serializers.IntegerField: AsciiIntegerField, serializers.FloatField: AsciiFloatField}
+    mapping: dict[Any, Any] = serializers.ModelSerializer.serializer_field_mapping
     return {model_field: swap[field] for model_field, field in mapping.items() if field in swap}
 
 
