@@ -20,6 +20,7 @@ from benchmarks.services import (
     recipe_save,
 )
 from common.admin import ReadOnlyAdminMixin
+from common.numbers import ASCII_NUMBER_FORM_FIELDS
 from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
@@ -88,6 +89,7 @@ class RecipeAdmin(QueuePermissionMixin, ReviewableAdminMixin, SimpleHistoryAdmin
     list_select_related = ("protocol",)
     autocomplete_fields = ["protocol"]
     actions = [*ReviewableAdminMixin.actions, queue_job]
+    formfield_overrides = ASCII_NUMBER_FORM_FIELDS  # '١٢٣' is refused, not stored as 123 (common.numbers)
     save_on_top = True
 
     def get_readonly_fields(self, request, obj=None):

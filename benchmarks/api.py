@@ -32,6 +32,7 @@ from benchmarks.services import (
 )
 from benchmarks.views import VIEW_PERMISSION, job_status
 from common.api import ConditionalGetMixin, StableCursorPagination
+from common.numbers import AsciiFloatField, AsciiIntegerField
 
 
 class HasPermission(BasePermission):
@@ -48,13 +49,13 @@ class HasPermission(BasePermission):
 class OverridesSerializer(serializers.Serializer):
     preset = serializers.ChoiceField(choices=list(PRESETS), required=False)
     task = serializers.CharField(required=False, max_length=100)
-    steps = serializers.IntegerField(required=False, min_value=1, max_value=MAX_STEPS)
-    batch_size = serializers.IntegerField(required=False, min_value=1, max_value=MAX_BATCH_SIZE)
-    learning_rate = serializers.FloatField(required=False, min_value=0)
+    steps = AsciiIntegerField(required=False, min_value=1, max_value=MAX_STEPS)
+    batch_size = AsciiIntegerField(required=False, min_value=1, max_value=MAX_BATCH_SIZE)
+    learning_rate = AsciiFloatField(required=False, min_value=0)
     precision = serializers.ChoiceField(choices=list(PRECISIONS), required=False)
-    eval_interval = serializers.IntegerField(required=False, min_value=0)
-    seed = serializers.IntegerField(required=False)
-    warmup_steps = serializers.IntegerField(required=False, min_value=0)
+    eval_interval = AsciiIntegerField(required=False, min_value=0)
+    seed = AsciiIntegerField(required=False)
+    warmup_steps = AsciiIntegerField(required=False, min_value=0)
     device = serializers.ChoiceField(choices=list(DEVICES), required=False)
 
     def to_internal_value(self, data):

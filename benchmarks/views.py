@@ -8,6 +8,8 @@ secret. The log tail, the full error (tracebacks name paths on the worker), the 
 
 from __future__ import annotations
 
+import re
+
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, JsonResponse
 from django.shortcuts import render
@@ -15,7 +17,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from benchmarks import selectors
 from benchmarks.models import BenchmarkJob, JobEvent, JobStatus
@@ -38,17 +40,30 @@ def _job_or_404(job_id: int, *, with_events: bool = False) -> BenchmarkJob:
     return job
 
 
-#: What the public sees of a run's environment: the hardware and software that shaped the figures
-#: and the worker's Celery node name (which the status changes name too), not the host's kernel.
-PUBLIC_ENVIRONMENT = ("device", "device_name", "precision", "versions", "worker_host")
+#: What the public sees of a run's environment: the hardware and software that shaped the figures;
+#: not the host's kernel, nor the worker's name (a Celery node name holds the machine's host name).
+PUBLIC_ENVIRONMENT = ("device", "device_name", "precision", "versions")
+#: Where status changes and errors name the worker (benchmarks.execution, benchmarks.sweeper).
+_WORKER_NAMED = [
+    (re.compile(r"claimed by \S+ \(message [^)]*\)"), "claimed by a worker"),
+    (re.compile(r"\bUTC on \S+"), "UTC on a worker"),
+    (re.compile(r"\bworker \S+ lost\b"), "worker lost"),
+]
 
 
 def _public_environment(environment: dict) -> dict:
     return {key: value for key, value in environment.items() if key in PUBLIC_ENVIRONMENT}
 
 
-def _error_summary(error: str) -> str:
-    return error.strip().splitlines()[0] if error.strip() else ""
+def public_text(text: str, *, worker_host: str = "") -> str:
+    """A status change's reason or an error as the public reads it: without the worker's name."""
+    for pattern, replacement in _WORKER_NAMED:
+        text = pattern.sub(replacement, text)
+    return text.replace(worker_host, "a worker") if worker_host else text
+
+
+def _error_summary(error: str, *, worker_host: str = "") -> str:
+    return public_text(error.strip().splitlines()[0], worker_host=worker_host) if error.strip() else ""
 
 
 def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
@@ -69,10 +84,9 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
         "heartbeat_at": job.heartbeat_at,
         "heartbeat_age_s": (now - job.heartbeat_at).total_seconds() if job.heartbeat_at else None,
         "finished_at": job.finished_at,
-        "worker_host": job.worker_host,
         "environment": job.environment if detailed else _public_environment(job.environment),
         "figures": job.figures,
-        "error": job.error if detailed else _error_summary(job.error),
+        "error": job.error if detailed else _error_summary(job.error, worker_host=job.worker_host),
         "evaluation": (
             {
                 "stable_id": job.evaluation.stable_id,
@@ -87,6 +101,7 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
     if detailed:
         data.update(
             {
+                "worker_host": job.worker_host,
                 "requested_by": job.requested_by.get_username(),
                 "celery_task_id": job.celery_task_id,
                 "log_tail": job.log_tail,
@@ -95,7 +110,7 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
     return data
 
 
-@require_GET
+@require_safe
 def job_detail(request, job_id: int):
     job = _job_or_404(job_id, with_events=True)
     detailed = request.user.has_perm(VIEW_PERMISSION)
@@ -103,9 +118,12 @@ def job_detail(request, job_id: int):
     context = {
         "job": job,
         "environment": job.environment if detailed else _public_environment(job.environment),
-        "events": list(job.events.all()),
+        "events": [
+            (event, event.reason if detailed else public_text(event.reason, worker_host=job.worker_host))
+            for event in job.events.all()
+        ],
         "detailed": detailed,
-        "error_summary": _error_summary(job.error),
+        "error_summary": _error_summary(job.error, worker_host="" if detailed else job.worker_host),
         "refresh_seconds": REFRESH_SECONDS if job.is_active else None,
         "heartbeat_age": (timezone.now() - job.heartbeat_at) if job.heartbeat_at else None,
         "command": run_command(job.parameters),
@@ -122,13 +140,13 @@ def job_detail(request, job_id: int):
 
 
 @never_cache
-@require_GET
+@require_safe
 def job_status_json(request, job_id: int):
     job = _job_or_404(job_id)
     return JsonResponse(job_status(job, detailed=request.user.has_perm(VIEW_PERMISSION)))
 
 
-@require_GET
+@require_safe
 def job_report_json(request, job_id: int):
     job = _job_or_404(job_id)
     if not job.report:

@@ -6,7 +6,9 @@ on Redis; under a lock in the embedded default's in-process cache).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import ipaddress
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -57,20 +59,50 @@ def hit(*, limit: Limit, key: str) -> None:
         raise RateLimited(limit, retry_after)
 
 
-def client_ip(request: HttpRequest) -> str:
-    """The client's address, trusting exactly settings.NUM_PROXIES proxies in front of the portal.
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-    Each trusted proxy appends the address it saw to X-Forwarded-For, so the client is the entry
-    NUM_PROXIES from the right; anything further left was written by the client and is ignored.
+
+@functools.lru_cache(maxsize=8)
+def _networks(spec: tuple[str, ...]) -> tuple[Network, ...]:
+    return tuple(ipaddress.ip_network(item, strict=False) for item in spec)
+
+
+def _address(text: str) -> Address | None:
+    """An address as a proxy or a socket writes it (IPv6 possibly in brackets); None for anything else."""
+    try:
+        address = ipaddress.ip_address(text.strip().removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        return address.ipv4_mapped
+    return address
+
+
+def is_trusted_proxy(text: str) -> bool:
+    """Whether `text` is an address inside settings.TRUSTED_PROXIES (addresses or networks)."""
+    address = _address(text)
+    return address is not None and any(address in network for network in _networks(tuple(settings.TRUSTED_PROXIES)))
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's address: the connection's own, unless it comes from a trusted proxy.
+
+    Each proxy appends the address it saw to X-Forwarded-For. Starting from the connection's
+    address, while that address is one of settings.TRUSTED_PROXIES, the rightmost entry not yet
+    read is the next hop back, for at most settings.NUM_PROXIES hops. A client that reaches the
+    portal directly is not a trusted proxy, so whatever header it writes is never read; entries
+    further left than the trusted hops were written by the client and are never read either.
     """
-    proxies = settings.NUM_PROXIES
-    remote = request.META.get("REMOTE_ADDR", "")
-    if proxies <= 0:
-        return remote
+    client = request.META.get("REMOTE_ADDR", "")
+    hops = settings.NUM_PROXIES
     forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
-    if len(forwarded) < proxies:
-        return remote
-    return forwarded[-proxies]
+    while hops > 0 and forwarded and is_trusted_proxy(client):
+        entry = forwarded.pop()
+        if _address(entry) is None:  # not an address: the proxy's own address is the best known
+            break
+        client, hops = entry, hops - 1
+    return client
 
 
 def ip_hash(ip: str) -> str:
@@ -92,6 +124,10 @@ class CountingThrottleMixin(_ThrottleBase):
     duration: int
     num_requests: int
     wait_seconds: float = 0.0
+
+    def get_ident(self, request: Any) -> str:
+        """The client's address as the other limits find it: X-Forwarded-For only from trusted proxies."""
+        return client_ip(request)
 
     def allow_request(self, request: Any, view: Any) -> bool:
         if self.rate is None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import secrets
 import time
 
 from django import forms
 from django.core import signing
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
@@ -56,7 +58,14 @@ def parse_target(choice: str) -> tuple[str, str, str]:
 
 
 def timing_stamp() -> str:
-    return signing.dumps(time.time(), salt=TIMING_SALT)
+    """A signed time stamp with a nonce: the form may be sent once (`CorrectionForm.clean` spends it)."""
+    return signing.dumps({"t": time.time(), "n": secrets.token_urlsafe(12)}, salt=TIMING_SALT)
+
+
+def stamp_spend(nonce: str) -> bool:
+    """Mark a stamp's nonce used, in the shared cache (Redis in production, so every process sees
+    it) for as long as the stamp is valid; False if it was used already. `cache.add` is atomic."""
+    return cache.add(f"correction-stamp:{nonce}", 1, timeout=MAX_SECONDS + 60)
 
 
 class CorrectionForm(forms.Form):
@@ -107,9 +116,10 @@ class CorrectionForm(forms.Form):
             raise ValidationError("This field must stay empty.")
         return ""
 
-    def clean_started(self) -> float:
+    def clean_started(self) -> str:
+        """The stamp's nonce, once its signature and age are checked (spent in `clean`)."""
         try:
-            started = signing.loads(self.cleaned_data["started"], salt=TIMING_SALT, max_age=MAX_SECONDS)
+            stamp = signing.loads(self.cleaned_data["started"], salt=TIMING_SALT, max_age=MAX_SECONDS)
         except signing.SignatureExpired:
             raise ValidationError(
                 "This form is more than a day old. Please reload the page and send your suggestion again."
@@ -118,9 +128,13 @@ class CorrectionForm(forms.Form):
             raise ValidationError(
                 "This form could not be checked. Please reload the page and send your suggestion again."
             ) from None
-        if time.time() - float(started) < MIN_SECONDS:
+        if not (isinstance(stamp, dict) and isinstance(stamp.get("t"), float) and isinstance(stamp.get("n"), str)):
+            raise ValidationError(  # a stamp of the earlier format, which had no nonce
+                "This form could not be checked. Please reload the page and send your suggestion again."
+            )
+        if time.time() - stamp["t"] < MIN_SECONDS:
             raise ValidationError("That was quick. Please check your suggestion, then send it again.")
-        return started
+        return stamp["n"]
 
     def clean(self):
         cleaned = super().clean()
@@ -128,6 +142,12 @@ class CorrectionForm(forms.Form):
             target_type, _id, field_name = parse_target(cleaned["target"])
             validate_proposal(
                 target_type=target_type, field_name=field_name, proposed_value=cleaned.get("proposed_value", "")
+            )
+        # Spent only by a form that is otherwise valid: a visitor who fixes a mistake sends the same stamp again.
+        if not self.errors and "started" in cleaned and not stamp_spend(cleaned["started"]):
+            self.add_error(
+                "started",
+                "This form was sent already. To send another suggestion, use the fresh form below.",
             )
         if self.errors.get("started"):
             self.data = self.data.copy()

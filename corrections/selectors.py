@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from common.numbers import is_number_field, refuse_other_digits
 from records import models as m
 from records.values import exact_text
 
@@ -121,6 +122,8 @@ def field_label(target_type: str, field_name: str) -> str | None:
 def clean_text(field: Any, text: str, record: models.Model | None) -> Any:
     """`text` as a value of `field`, or ValidationError with the field's own words (choices listed)."""
     try:
+        if is_number_field(field):
+            refuse_other_digits(text)  # int('١٢٣') is 123: refused, not translated
         return field.clean(text.strip() if text.strip() or not field.null else None, record)
     except ValidationError as exc:
         if exc.error_list and exc.error_list[0].code == "invalid_choice":

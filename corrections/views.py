@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from common.ratelimit import RateLimited, client_ip
 from common.versions import request_version
@@ -37,7 +37,7 @@ def _page_record(reference: str):
 
 
 @never_cache
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def correction_new(request):
     reference = (request.POST.get("record") or request.GET.get("record") or "")[:200]
     page_record = _page_record(reference)
@@ -73,7 +73,7 @@ def correction_new(request):
 
 
 @never_cache
-@require_http_methods(["GET"])
+@require_safe
 def correction_status(request, token: str):
     correction = get_object_or_404(Correction.objects.select_related("duplicate_of"), token=token)
     response = render(

@@ -8,6 +8,7 @@ class PortalConfig(AppConfig):
     def ready(self) -> None:
         from prometheus_client import REGISTRY
 
+        from portal import checks  # noqa: F401  (registers the deployment checks)
         from portal.observability import JobCollector, QueueCollector, connect_task_logging
 
         connect_task_logging()

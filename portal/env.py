@@ -6,6 +6,7 @@ wrong, so a malformed value stops start-up instead of surfacing later inside a r
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -52,6 +53,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str) -> list[str]:
+    """A comma-separated list of IP addresses or networks ('10.0.0.2, 172.16.0.0/12, fd00::/8'),
+    each checked by the ipaddress module; given back as written, for common.ratelimit to parse."""
+    items = env_list(name, [])
+    for item in items:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an IP address or network") from None
+    return items
 
 
 def env_secret(name: str) -> str | None:

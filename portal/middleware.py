@@ -64,13 +64,22 @@ class AdminLoginThrottleMiddleware:
 
 
 class MetricsAccessMiddleware:
-    """/metrics needs `Authorization: Bearer <PORTAL_METRICS_TOKEN>` when a token is configured."""
+    """/metrics needs `Authorization: Bearer <PORTAL_METRICS_TOKEN>` when a token is configured.
+
+    In production without a token /metrics does not exist (404): the figures (request counts by
+    view, queue lengths, jobs by status) are for the operators' monitoring, never for anyone who
+    asks, and a missing token must not take the site down (`check --deploy` flags it,
+    portal.checks). The embedded default, on a developer's machine, serves them openly."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         token = settings.METRICS_TOKEN
+        if request.path == "/metrics" and not token and settings.PRODUCTION:
+            return HttpResponse(
+                "metrics are off: set PORTAL_METRICS_TOKEN", status=404, content_type="text/plain; charset=utf-8"
+            )
         if request.path == "/metrics" and token:
             import hmac
 

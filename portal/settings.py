@@ -17,6 +17,7 @@ from portal.env import (
     env_bool,
     env_int,
     env_list,
+    env_networks,
     env_secret,
     env_str,
     persistent_secret_key,
@@ -335,9 +336,16 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "portal@localhost")
 
-# How many proxies in front of the portal append to X-Forwarded-For. The client address is the
-# entry that many from the right; with 0 the header is ignored (so it cannot dodge rate limits).
+# How many proxies in front of the portal append to X-Forwarded-For, and their own addresses. The
+# header is believed only from a connection that comes from one of TRUSTED_PROXIES, one entry per
+# trusted hop from the right (common.ratelimit.client_ip): a client that reaches gunicorn directly
+# is its own address, whatever header it writes. With 0 proxies the header is ignored.
 NUM_PROXIES = env_int("PORTAL_NUM_PROXIES", 0)
+TRUSTED_PROXIES = env_networks("PORTAL_TRUSTED_PROXIES")
+if NUM_PROXIES and not TRUSTED_PROXIES:
+    raise ImproperlyConfigured(
+        "PORTAL_NUM_PROXIES is set: PORTAL_TRUSTED_PROXIES must name the proxies' addresses or networks"
+    )
 
 # Public correction suggestions (corrections app): limits per client and per record, digest interval.
 CORRECTIONS_PER_IP = env_int("PORTAL_CORRECTIONS_PER_IP", 20, minimum=1)
@@ -356,7 +364,7 @@ REQUEST_BODY_LIMITS = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 REST_FRAMEWORK = {
-    "NUM_PROXIES": NUM_PROXIES,
+    # The throttles find the client with common.ratelimit.client_ip (trusted proxies only), not DRF's NUM_PROXIES.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",  # enforces CSRF for the browsable API

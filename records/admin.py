@@ -13,6 +13,7 @@ from django.db.models import FloatField
 from django.db.models.functions import Cast
 from simple_history.admin import SimpleHistoryAdmin
 
+from common.numbers import ASCII_NUMBER_FORM_FIELDS
 from records import models as m
 from records.services import record_delete, record_save
 from records.values import exact_text
@@ -48,7 +49,7 @@ class ServiceSaveMixin:
 class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
     list_per_page = 50
     save_on_top = True
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}, **ASCII_NUMBER_FORM_FIELDS}
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         # History is for reading: a revert would be an edit that bypasses the review panel's reasons.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
@@ -118,13 +119,37 @@ def as_text(value: object) -> str:
     return str(value)
 
 
-def rows_as_csv(rows: list[dict[str, object]]) -> str:
+#: How a cell starts that a spreadsheet program may run as a formula (OWASP, "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(value: object) -> str:
+    """A cell of a page-level CSV download: `as_text`, with text that a spreadsheet would read as a
+    formula prefixed by a single quote, as OWASP advises (the program shows the text, not a result).
+
+    Numbers go out as they are: a decimal column keeps "-0.5" (no formula starts that way, and the
+    column stays numeric for whoever sorts or sums it), and so does a text cell that is wholly a
+    plain number, such as a printed value "-0.5" or "+3". The release tables keep every text exactly
+    as recorded (their data package says so); the JSON downloads need no such care."""
+    text = as_text(value)
+    if isinstance(value, str) and text.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text):
+        return f"'{text}"
+    return text
+
+
+def csv_text(rows: Iterable[dict[str, object]], *, fieldnames: Iterable[str]) -> str:
+    """Rows as a page-level CSV download: a header, then `spreadsheet_cell` of every value."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=MATRIX_FIELDNAMES, lineterminator="\r\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(fieldnames), lineterminator="\r\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({name: as_text(value) for name, value in row.items()})
+        writer.writerow({name: spreadsheet_cell(value) for name, value in row.items()})
     return buffer.getvalue()
+
+
+def rows_as_csv(rows: list[dict[str, object]]) -> str:
+    return csv_text(rows, fieldnames=MATRIX_FIELDNAMES)
 
 
 def rows_as_json(rows: list[dict[str, object]]) -> list[dict[str, object]]:

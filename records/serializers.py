@@ -8,6 +8,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.numbers import ASCII_NUMBER_FIELDS
 from records import models as m
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from records.values import ValueInvalid, exact_text, parse_exact
@@ -56,6 +57,8 @@ def ref(model, source: str | None = None, **kwargs) -> serializers.SlugRelatedFi
 
 class CatalogueSerializer(serializers.ModelSerializer):
     """Writes through records.services; a Django validation error comes back naming the API's field."""
+
+    serializer_field_mapping = ASCII_NUMBER_FIELDS  # '١٢٣' is refused, not stored as 123 (common.numbers)
 
     id_field: str = ""
 
@@ -156,6 +159,7 @@ class SourceSerializer(CatalogueSerializer):
 
 
 class TaskSerializer(serializers.ModelSerializer):
+    serializer_field_mapping = ASCII_NUMBER_FIELDS
     dataset_id = serializers.CharField(source="stable_id", read_only=True)
 
     class Meta:

@@ -8,8 +8,6 @@ imports every app, hands them to `records.urls.urlpatterns_for`. The templates o
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol as TypingProtocol
@@ -17,7 +15,7 @@ from typing import Protocol as TypingProtocol
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from records import charts, exports, page_cache, search, selectors
 from records import coverage as coverage_report
@@ -88,7 +86,7 @@ def _record_page(
     return page_cache.cached_page(request, template=template, context=full_context, live=live_parts)
 
 
-@require_GET
+@require_safe
 def home(request):
     protocols = m.Protocol.objects.annotate(evaluation_count=Count("evaluations")).order_by("title")
     return render(request, "records/home.html", {"protocols": protocols})
@@ -104,7 +102,7 @@ def _protocol_page(request, stable_id: str) -> selectors.ProtocolPage:
     )
 
 
-@require_GET
+@require_safe
 def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Protocol, dict[str, object]]:
         page = _protocol_page(request, stable_id)
@@ -143,7 +141,7 @@ def _chart_query(request) -> str:
     return f"?{query.urlencode()}" if query else ""
 
 
-@require_GET
+@require_safe
 def protocol_chart(request, stable_id: str, extension: str):
     page = _protocol_page(request, stable_id)
     svg = charts.charts_svg(
@@ -157,7 +155,7 @@ def protocol_chart(request, stable_id: str, extension: str):
     return response
 
 
-@require_GET
+@require_safe
 def protocol_rows(request, stable_id: str, extension: str):
     """The protocol's result rows, in the release's model evaluation matrix columns."""
     protocol = selectors.record_or_404(m.Protocol.objects.all(), stable_id)
@@ -176,13 +174,13 @@ def protocol_rows(request, stable_id: str, extension: str):
     return response
 
 
-@require_GET
+@require_safe
 def search_page(request):
     results = search.search(query=request.GET.get("q", ""), record_type=request.GET.get("type", ""))
     return render(request, "records/search.html", {"results": results, "query": results.query})
 
 
-@require_GET
+@require_safe
 def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Evaluation, dict[str, object]]:
         evaluation = selectors.record_or_404(
@@ -200,7 +198,7 @@ def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Configuration, dict[str, object]]:
         configuration = selectors.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
@@ -220,7 +218,7 @@ def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Dataset, dict[str, object]]:
         dataset = selectors.record_or_404(
@@ -237,7 +235,7 @@ def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Source, dict[str, object]]:
         source = selectors.record_or_404(m.Source.objects.all(), stable_id)
@@ -259,7 +257,7 @@ def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Decision, dict[str, object]]:
         decision = selectors.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
@@ -274,7 +272,7 @@ def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
-@require_GET
+@require_safe
 def coverage(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
 
@@ -285,15 +283,11 @@ def coverage(request, parts: PageParts = NO_PARTS):
     return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
 
 
-@require_GET
+@require_safe
 def coverage_csv(request, parts: PageParts = NO_PARTS):
     area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
     report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=coverage_report.CSV_COLUMNS, lineterminator="\r\n")
-    writer.writeheader()
-    for row in coverage_report.coverage_rows(report):
-        writer.writerow({key: exports.as_text(value) for key, value in row.items()})
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    text = exports.csv_text(coverage_report.coverage_rows(report), fieldnames=coverage_report.CSV_COLUMNS)
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="coverage.csv"'
     return response

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from common.numbers import is_number_field, refuse_other_digits
 from records import models as m
 from records.fields import ExactDecimalField
 from records.imports.document import (
@@ -198,6 +199,8 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
         if key in section.scalars:
             model_field = section.model._meta.get_field(key)
             try:
+                if is_number_field(model_field):
+                    refuse_other_digits(value)  # int('١٢٣') is 123: refused, not translated
                 entry.values[key] = model_field.clean(_blank_to_default(model_field, value), None)
             except ValidationError as exc:
                 if exc.error_list and exc.error_list[0].code == "invalid_choice":

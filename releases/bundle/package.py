@@ -12,6 +12,13 @@ from releases.bundle.bag import FileInfo
 from releases.bundle.tables import BundleDialect, BundleError, Field, TableSpec, serialise_decimal
 
 DATAPACKAGE_JSON = "datapackage.json"
+#: What the tables promise about text (the package's description): exact, never rewritten for a spreadsheet.
+EXACT_TEXT_NOTE = (
+    "Every text cell holds the recorded text exactly, even one that begins with =, +, - or @ "
+    "(or a tab or carriage return). A spreadsheet program may read such a cell as a formula: import "
+    "text columns as text. Unlike the portal's page-level CSV downloads, which prefix such cells with "
+    "a single quote, these tables are never rewritten."
+)
 RELEASE_JSON = "release.json"
 _FORBIDDEN_METADATA_KEYS = frozenset({"release_id", "release_date"})
 
@@ -121,6 +128,7 @@ def datapackage_descriptor(
         "profile": "data-package",
         "name": name,
         "title": title,
+        "description": EXACT_TEXT_NOTE,
         "resources": [_table_resource(spec, info) for spec, info in tables] + [release_resource],
     }
 

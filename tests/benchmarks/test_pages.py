@@ -37,13 +37,37 @@ def test_it_shows_a_running_job_with_live_progress_to_anyone(tiny_recipe, operat
     page = response.content.decode()
     assert '<progress id="job-progress" max="40" value="10">' in page
     assert "10 of 40 steps (25%)" in page
-    assert "Running" in page and "gpu-host-1" in page and "1 of at most 3" in page
+    assert "Running" in page and "1 of at most 3" in page
     assert "s ago" in page  # the heartbeat's age
     assert "python -m benchmarks.ia3 --preset tiny --task promoter_tata --steps 40" in page
     assert operator.username not in page  # who queued it is for operators' eyes
     client = Client()
     client.force_login(operator)
     assert operator.username in client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+
+
+def test_it_names_the_worker_host_to_operators_only(tiny_recipe, operator, broker, settings):
+    job = running_job(tiny_recipe, operator)
+    benchmark_job_progress(job_id=job.pk, attempt=1, step=12, total=40)
+    # The worker goes silent: the sweeper's reason and, after the last attempt, the error name it too.
+    job.max_attempts = 1
+    job.save(update_fields=["max_attempts"])
+    BenchmarkJob = type(job)
+    BenchmarkJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    benchmark_jobs_sweep()
+    job.refresh_from_db()
+    public_status = Client().get(f"/benchmarks/jobs/{job.pk}/status.json")
+    public_page = Client().get(f"/benchmarks/jobs/{job.pk}/")
+    assert public_status.status_code == public_page.status_code == 200
+    assert "gpu-host-1" not in public_status.content.decode() and "worker_host" not in public_status.json()
+    assert "gpu-host-1" not in public_page.content.decode()
+    assert "claimed by a worker" in public_page.content.decode()
+    client = Client()
+    client.force_login(operator)
+    staff_status = client.get(f"/benchmarks/jobs/{job.pk}/status.json").json()
+    assert staff_status["worker_host"] == "gpu-host-1"
+    staff_page = client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    assert "gpu-host-1" in staff_page and "claimed by gpu-host-1" in staff_page
 
 
 def test_it_shows_a_failure_with_the_log_tail_to_operators_only(tiny_recipe, operator, broker):
@@ -79,7 +103,7 @@ def test_it_links_a_succeeded_job_to_its_evaluation_and_report(tiny_recipe, oper
     status = Client().get(f"/benchmarks/jobs/{job.pk}/status.json").json()
     assert status["progress"] == {"step": 40, "total": 40, "fraction": 1.0}
     assert status["environment"]["device_name"] == "Test CPU" and "platform" not in status["environment"]
-    assert status["worker_host"] == "gpu-host-1" and "log_tail" not in status
+    assert "worker_host" not in status and "log_tail" not in status
     assert status["evaluation"]["stable_id"] == job.evaluation.stable_id
     assert Client().get("/benchmarks/jobs/999999/").status_code == 404
     assert Client().get("/benchmarks/jobs/999999/status.json").status_code == 404

@@ -11,7 +11,7 @@ import pytest
 from django.core import signing
 from django.urls import reverse
 
-from corrections.forms import TIMING_SALT
+from corrections.forms import TIMING_SALT, timing_stamp
 from corrections.models import Correction, CorrectionStatus
 from corrections.services import CorrectionError, correction_decide, correction_submit
 from records import models as m
@@ -26,7 +26,7 @@ PAGE = f"protocol:{PROTOCOL_ID}"
 
 def stamp(age_seconds: float = 10) -> str:
     with mock.patch("time.time", return_value=time.time() - age_seconds):
-        return signing.dumps(time.time(), salt=TIMING_SALT)
+        return timing_stamp()
 
 
 def form_data(**overrides) -> dict:
@@ -167,6 +167,31 @@ def test_it_refuses_a_tampered_time_stamp(client, seeded):
     assert response.status_code == 400 and "could not be checked" in response.content.decode()
 
 
+def test_a_time_stamp_sends_one_suggestion_and_a_replay_is_refused(client, seeded):
+    data = form_data()
+    assert client.post("/corrections/new/", data).status_code == 302
+    for i in range(5):  # the same stamp with other texts, as a script would replay it
+        replay = client.post("/corrections/new/", {**data, **distinct(i)})
+        assert replay.status_code == 400 and "This form was sent already" in replay.content.decode()
+    assert Correction.objects.count() == 1
+    assert replay.context["form"].data["started"] != data["started"]  # a fresh stamp for a person to go on
+
+
+def test_a_form_refused_for_a_mistake_keeps_its_stamp_for_the_corrected_one(client, seeded):
+    data = form_data(proposed_value="about 15")
+    mistake = client.post("/corrections/new/", data)
+    assert mistake.status_code == 400 and "not a valid" in mistake.content.decode()
+    assert client.post("/corrections/new/", {**data, "proposed_value": "15"}).status_code == 302
+
+
+def test_it_refuses_a_stamp_without_a_nonce(client, seeded):
+    with mock.patch("time.time", return_value=time.time() - 10):
+        earlier_format = signing.dumps(time.time(), salt=TIMING_SALT)
+    response = client.post("/corrections/new/", form_data(started=earlier_format))
+    assert response.status_code == 400 and "could not be checked" in response.content.decode()
+    assert not Correction.objects.exists()
+
+
 def distinct(i: int) -> dict:
     return {"explanation": f"Suggestion number {i} with its own reasons."}
 
@@ -176,6 +201,7 @@ def test_the_21st_suggestion_from_one_address_gets_429_even_with_rotating_forwar
     client, seeded, settings, proxies
 ):
     settings.NUM_PROXIES = proxies
+    settings.TRUSTED_PROXIES = ["127.0.0.1"] if proxies else []  # the test client's address is the proxy
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
     for i in range(20):
         response = post_api(client, api_data(**distinct(i)), HTTP_X_FORWARDED_FOR=f"10.0.{i}.1, 203.0.113.7")

@@ -39,3 +39,30 @@ def test_the_compose_file_runs_every_process_behind_a_proxy_with_a_noeviction_br
     assert services["gpu-worker"]["command"][:7] == ["celery", "-A", "portal", "worker", "-Q", "gpu", "-c"]
     assert services["web"]["environment"]["PORTAL_NUM_PROXIES"] == "1"
     assert services["web"]["environment"]["SECRET_KEY_FILE"].startswith("/run/secrets/")
+
+
+def test_the_portal_trusts_forwarded_for_only_from_the_proxy_which_alone_reaches_gunicorn():
+    import ipaddress
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services, environment = compose["services"], compose["services"]["web"]["environment"]
+    [subnet] = [ipaddress.ip_network(c["subnet"]) for c in compose["networks"]["edge"]["ipam"]["config"]]
+    proxy_address = services["proxy"]["networks"]["edge"]["ipv4_address"]
+    web_address = services["web"]["networks"]["edge"]["ipv4_address"]
+    assert environment["PORTAL_TRUSTED_PROXIES"] == proxy_address and ipaddress.ip_address(proxy_address) in subnet
+    assert ipaddress.ip_address(web_address) in subnet and web_address != proxy_address
+    # Only the proxy and web are on the edge network; the proxy is on no other.
+    assert [name for name, s in services.items() if "edge" in s.get("networks", {})] == ["web", "proxy"]
+    assert set(services["proxy"]["networks"]) == {"edge"}
+    # gunicorn binds web's edge address and loopback (the image's health check), never every interface.
+    command = services["web"]["command"]
+    binds = [command[i + 1] for i, word in enumerate(command) if word in ("--bind", "-b")]
+    assert binds == [f"{web_address}:8000", "127.0.0.1:8000"]
+    assert "127.0.0.1:8000/healthz" in (ROOT / "Dockerfile").read_text()
+
+
+def test_the_compose_file_gives_the_portal_a_metrics_token_from_a_secret():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    web = compose["services"]["web"]
+    assert web["environment"]["PORTAL_METRICS_TOKEN_FILE"] == "/run/secrets/metrics_token"
+    assert "metrics_token" in web["secrets"] and compose["secrets"]["metrics_token"]["file"].startswith("./secrets/")

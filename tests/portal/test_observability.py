@@ -74,3 +74,35 @@ def test_metrics_report_requests_and_queue_lengths_behind_a_token(client, settin
     settings.METRICS_TOKEN = "s3cret"
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
+
+
+def test_metrics_are_not_served_in_production_without_a_token(client, settings):
+    settings.PRODUCTION = True
+    settings.METRICS_TOKEN = ""
+    response = client.get("/metrics")
+    assert response.status_code == 404 and b"django_http_requests" not in response.content
+    assert client.head("/metrics").status_code == 404
+    settings.METRICS_TOKEN = "s3cret"
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
+
+
+def test_the_deployment_checks_flag_a_missing_metrics_token():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTAL_METRICS_TOKEN")}
+    env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        completed.returncode != 0 and "portal.W001" in completed.stderr and "PORTAL_METRICS_TOKEN" in completed.stderr
+    )

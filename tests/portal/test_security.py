@@ -47,6 +47,7 @@ def test_every_page_type_sends_the_security_headers(admin_client, seeded, url):
 def test_production_settings_pass_the_deployment_checks():
     env = {k: v for k, v in os.environ.items()}
     env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
+    env["PORTAL_METRICS_TOKEN"] = "a-metrics-token"
     completed = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
