@@ -10,7 +10,7 @@ from django.core.paginator import Paginator
 from django.db.models import Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
-from records import comparisons
+from records import comparisons, page_rows
 from records import models as m
 from reviews.models import ReviewState
 
@@ -28,7 +28,7 @@ class BaselineLine:
 @dataclass
 class ProtocolPage:
     protocol: m.Protocol
-    evaluations: list[m.Evaluation]
+    evaluations: list[page_rows.EvaluationLine]
     groups: list[comparisons.ComparisonGroup]
     include_excluded: bool
     baselines: list[BaselineLine]
@@ -91,10 +91,6 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
                 queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
             ),
             Prefetch(
-                "evaluations",
-                queryset=evaluations_queryset(with_protocol=False).order_by("configuration__name", "stable_id"),
-            ),
-            Prefetch(
                 "evidence_rows",
                 queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
             ),
@@ -105,7 +101,7 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
     )
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
-    evaluations = list(protocol.evaluations.all())
+    evaluations = page_rows.protocol_evaluations(protocol)
     groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
     if dataset:
         groups = [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
@@ -133,7 +129,7 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
     )
 
 
-def cited_sources(*, protocol: m.Protocol, evaluations: list[m.Evaluation]) -> list[m.Source]:
+def cited_sources(*, protocol: m.Protocol, evaluations: list[page_rows.EvaluationLine]) -> list[m.Source]:
     """Every source the protocol page cites, once each, in order of first citation."""
     seen: dict[int, m.Source] = {protocol.source_id: protocol.source}
     for evaluation in evaluations:
