@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.db.models import Model, Prefetch, QuerySet
@@ -211,6 +212,10 @@ EVIDENCE_FACETS = (
 )
 
 
+def _encode_pair(key: str, value: str) -> str:
+    return urlencode({key.encode(): str(value).encode()})
+
+
 def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
     """Filter `items` by the facets selected in `params`; count each option over the other facets' selection.
 
@@ -218,33 +223,34 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
     """
     selected: dict[str, str] = {spec.param: value for spec in specs if (value := params.get(spec.param))}
 
+    chosen = [(spec.param, spec.value_of, selected[spec.param]) for spec in specs if spec.param in selected]
+
     def matches(item: Any, skip: str | None = None) -> bool:
-        return all(
-            spec.value_of(item) == selected[spec.param]
-            for spec in specs
-            if spec.param in selected and spec.param != skip
-        )
+        return all(value_of(item) == value for param, value_of, value in chosen if param != skip)
+
+    # Another selection starts at its first page. The pairs are encoded once, as QueryDict.urlencode
+    # encodes them (a protocol page makes one query string per option, a thousand and more).
+    kept = [(key, values) for key, values in params.lists() if key != PAGE_PARAM]
+    encoded = [(key, [_encode_pair(key, value) for value in values]) for key, values in kept]
 
     def query_with(**changes: str | None) -> str:
-        query = params.copy()
-        query.pop(PAGE_PARAM, None)  # another selection starts at its first page
-        for key, value in changes.items():
-            query.pop(key, None)
-            if value is not None:
-                query[key] = value
-        return query.urlencode()
+        """The query string of `params` less its page, with `changes` (None: removed) moved last,
+        byte for byte what QueryDict's pop, set and urlencode give."""
+        parts = [pair for key, pairs in encoded if key not in changes for pair in pairs]
+        parts.extend(_encode_pair(key, value) for key, value in changes.items() if value is not None)
+        return "&".join(parts)
 
     facets: list[Facet] = []
     applied: list[tuple[str, str, str]] = []
     for spec in specs:
         counts: dict[str, list[Any]] = {}
-        for item in items:
-            if matches(item, skip=spec.param):
-                value = spec.value_of(item)
-                entry = counts.get(value)
-                if entry is None:  # the label of the option's first item, as before, computed once
-                    entry = counts[value] = [spec.label_of(item), 0]
-                entry[1] += 1
+        counted = [item for item in items if matches(item, skip=spec.param)] if chosen else items
+        for item in counted:
+            value = spec.value_of(item)
+            entry = counts.get(value)
+            if entry is None:  # the label of the option's first item, as before, computed once
+                entry = counts[value] = [spec.label_of(item), 0]
+            entry[1] += 1
         options = [
             FacetOption(
                 value=value,
