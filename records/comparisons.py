@@ -6,8 +6,11 @@ values, or ratios or differences to the same reference configuration). Within su
 rows in a compared review state count: source checked (and excluded ones too when a reader asks
 to include them). A repeat (the same measurement reported again by another source) counts once,
 through its original, when the original is compared, and stays out with it when the original is
-excluded (records.models.evaluation_comparable is the same rule for the API and releases). A protocol without a direction (a descriptive
-fact) is never ranked, and no row is best where fewer than two rows compare.
+excluded (records.models.evaluation_comparable is the same rule for the API and releases). A
+different measurement (another model shape, task or step count than the protocol states, such as
+a short test run of a benchmark job) is listed, labelled, after every other row and never compared,
+whatever the reader includes. A protocol without a direction (a descriptive fact) is never ranked,
+and no row is best where fewer than two rows compare.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class ResultRow:
     # original is compared; kept out with it when the original is excluded.
     counted_through_original: bool = False
     excluded_through_original: bool = False
+    # Another measurement than the protocol's (evaluation.different_measurement says how): never compared.
+    different_measurement: bool = False
     is_best: bool = False
     rank: int | None = None
 
@@ -83,7 +88,8 @@ def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_ex
     states = compared_states(include_excluded=include_excluded)
     groups: dict[tuple[int, str, int | None], ComparisonGroup] = {}
     for evaluation in evaluations:
-        own = evaluation.review_state in states
+        different = bool(evaluation.different_measurement)
+        own = evaluation.review_state in states and not different
         original = evaluation.repeats.review_state if evaluation.repeats_id is not None else None
         through = own and original in states
         excluded_with = own and original in EXCLUDED_STATES and not through
@@ -101,6 +107,7 @@ def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_ex
                     in_comparison=own and not through and not excluded_with,
                     counted_through_original=through,
                     excluded_through_original=excluded_with,
+                    different_measurement=different,
                 )
             )
     ordered = sorted(
@@ -118,7 +125,13 @@ def _rank(group: ComparisonGroup, *, direction: str) -> None:
     def order(row: ResultRow):
         value = row.result.value
         by_value = (value if lower_is_better else -value) if ranked else Decimal(0)
-        return (not row.in_comparison, by_value, row.evaluation.configuration.name, row.result.stable_id)
+        return (
+            row.different_measurement,
+            not row.in_comparison,
+            by_value,
+            row.evaluation.configuration.name,
+            row.result.stable_id,
+        )
 
     group.rows.sort(key=order)
     compared = [row for row in group.rows if row.in_comparison]

@@ -31,7 +31,9 @@ def e(value: object) -> str:
 def review(record: Any, *, public_reviewer_names: bool) -> str:
     """templates/records/_review.html for `record`."""
     if record.needs_recheck:
-        badge = "Source checked, then edited: re-check pending"
+        badge = "Source checked, excluded from comparison, then edited: re-check pending"
+    elif record.is_excluded:
+        badge = "Source checked, then excluded from comparison"
     elif record.source_was_checked:
         badge = "Source checked"
     else:
@@ -117,6 +119,11 @@ def evaluation_rows(evaluations: Iterable[Any], *, protocol: Any, public_reviewe
             )
         url = e(evaluation.get_absolute_url())
         setup = f"<p>Set-up: {e(evaluation.setup)}</p>" if evaluation.setup else ""
+        if evaluation.different_measurement:
+            setup += (
+                '<p class="different-note">A different measurement, not compared with the protocol\'s: '
+                f"{e(evaluation.different_measurement)}</p>"
+            )
         source = ""
         if evaluation.source:
             quote = f": <q>'{e(evaluation.quote)}'</q>" if evaluation.quote else ""

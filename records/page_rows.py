@@ -138,9 +138,7 @@ class _Results(list):
 class EvaluationLine(_Reviewed):
     """One evaluation of the protocol (the fields of records.models.Evaluation the page reads)."""
 
-    __slots__ = (
-        "pk",
-        "id",
+    FIELDS = (
         "stable_id",
         "title",
         "measured_by",
@@ -154,6 +152,7 @@ class EvaluationLine(_Reviewed):
         "source_locator",
         "quote",
         "concern_locator",
+        "different_measurement",
         "review_state",
         "review_state_changed_at",
         "review_state_changed_by_role",
@@ -165,6 +164,11 @@ class EvaluationLine(_Reviewed):
         "review_state_changed_by_id",
         "repeats_id",
         "protocol_id",
+    )
+    __slots__ = (
+        "pk",
+        "id",
+        *FIELDS,
         "protocol",
         "configuration",
         "dataset",
@@ -174,7 +178,6 @@ class EvaluationLine(_Reviewed):
         "repeats",
         "results",
     )
-    FIELDS = __slots__[2:26]
     _measured_by_labels = _labels(m.Evaluation, "measured_by")
     _reading_labels = _labels(m.Evaluation, "reading_method")
     _review_labels = _labels(m.Evaluation, "review_state")
@@ -209,6 +212,7 @@ class EvaluationLine(_Reviewed):
         return m.evaluation_comparable(
             review_state=self.review_state,
             original_state=self.repeats.review_state if self.repeats is not None else None,
+            different_measurement=self.different_measurement,
         )
 
 

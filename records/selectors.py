@@ -53,6 +53,16 @@ class ProtocolPage:
         return comparisons.matrix(self.groups)
 
     @property
+    def best_count(self) -> int:
+        """Results marked best (in their column): the page says a best value is highlighted only then."""
+        return sum(1 for row in self.result_rows if row.is_best)
+
+    @property
+    def different_count(self) -> int:
+        """Evaluations that measure something else than the protocol states, listed apart and never compared."""
+        return sum(1 for evaluation in self.evaluations if evaluation.different_measurement)
+
+    @property
     def active_baseline_count(self) -> int:
         return sum(1 for line in self.baselines if line.role.is_active)
 

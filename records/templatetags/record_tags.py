@@ -87,7 +87,12 @@ def result_cell(row, page) -> SafeString:
     if row.is_best:
         included = ", excluded rows included" if page.include_excluded else ""
         best = f' <strong class="best-mark">(best in column{included})</strong>'
-    if evaluation.is_excluded:
+    if row.different_measurement:
+        note = (
+            '<span class="row-note different-note">A different measurement, not compared with the protocol\'s: '
+            f"{_e(evaluation.different_measurement)}</span>\n"
+        )
+    elif evaluation.is_excluded:
         recheck = " (edited since; re-check pending)" if evaluation.needs_recheck else ""
         if matrix:
             note = (
