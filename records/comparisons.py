@@ -15,8 +15,10 @@ and no row is best where fewer than two rows compare.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from records import models as m
 from reviews.models import EXCLUDED_STATES, ReviewState
@@ -79,10 +81,10 @@ def _dataset_order(dataset: m.Dataset) -> tuple:
     return (dataset.suite_id or 0, dataset.position, dataset.name, dataset.stable_id)
 
 
-def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_excluded: bool) -> list[ComparisonGroup]:
+def compare(*, protocol: m.Protocol, evaluations: Sequence[Any], include_excluded: bool) -> list[ComparisonGroup]:
     """The protocol's results in comparison groups, each sorted best first, with best and ranks marked.
 
-    `evaluations` carry their results (prefetched with their reference configuration), dataset
+    `evaluations` (models, or records.page_rows lines that read alike) carry their results (prefetched with their reference configuration), dataset
     and `repeats`: no query runs here.
     """
     states = compared_states(include_excluded=include_excluded)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import Model
 
 from records import models as m
 from records.models.base import _url_parts
@@ -23,7 +24,7 @@ from records.values import display
 from reviews.models import EXCLUDED_STATES, ReviewState
 
 
-def _labels(model: type, name: str) -> dict[str, str]:
+def _labels(model: type[Model], name: str) -> dict[str, str]:
     return {str(value): str(label) for value, label in model._meta.get_field(name).flatchoices}
 
 
@@ -128,7 +129,7 @@ class ResultLine:
         return self._uncertainty_labels.get(self.uncertainty_kind, self.uncertainty_kind)
 
 
-class _Results(list):
+class _Results(list["ResultLine"]):
     """An evaluation's results, read as the related manager is (`evaluation.results.all`)."""
 
     def all(self) -> _Results:
@@ -178,6 +179,25 @@ class EvaluationLine(_Reviewed):
         "repeats",
         "results",
     )
+    # What the type checker reads of the slots above (set from a values() row in __init__).
+    stable_id: str
+    title: str
+    measured_by: str
+    measured_by_name: str
+    setup: str
+    different_measurement: str
+    concern: str
+    configuration_id: int
+    dataset_id: int
+    source_id: int | None
+    repeats_id: int | None
+    protocol: m.Protocol
+    configuration: ConfigurationLine
+    dataset: m.Dataset
+    source: m.Source | None
+    concern_source: m.Source | None
+    repeats: OriginalLine | None
+    results: _Results
     _measured_by_labels = _labels(m.Evaluation, "measured_by")
     _reading_labels = _labels(m.Evaluation, "reading_method")
     _review_labels = _labels(m.Evaluation, "review_state")
