@@ -13,7 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from benchmarks.models import BenchmarkJob
+from benchmarks.models import BenchmarkJob, Recipe
 from benchmarks.presets import PRESETS
 from common.types import Actor
 from records import models as rm
@@ -86,6 +86,24 @@ def _value_in_unit(*, seconds: float, unit: str) -> Decimal:
     return exact.quantize(Decimal(1).scaleb(-VALUE_PLACES), rounding=ROUND_HALF_UP)
 
 
+def different_measurement(*, job: BenchmarkJob) -> str:
+    """How a job's run differs from what its recipe measures ("" when it ran the recipe as stated).
+
+    A recipe states the protocol's measurement (shape, task, steps, batch, precision, ...); a job run
+    with overrides measures something else (a 30-step run of the tiny preset is not the protocol's
+    10,000-step run of the 500M model), so its evaluation says so and is never compared with the
+    protocol's own (records.models.evaluation_comparable)."""
+    recipe = job.recipe.run_parameters()
+    changed = [
+        f"{name.replace('_', ' ')} {job.parameters[name]} (the recipe's: {recipe[name]})"
+        for name in Recipe.RUN_FIELDS
+        if name in job.parameters and job.parameters[name] != recipe[name]
+    ]
+    if not changed:
+        return ""
+    return f"a run of recipe {job.recipe.stable_id} with overrides: {', '.join(changed)}"[:500]
+
+
 def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> rm.Evaluation:
     """The proposed evaluation (measured by this portal) and its one result, in the protocol's unit."""
     protocol = job.recipe.protocol
@@ -121,6 +139,7 @@ def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> 
         uncertainty="",
         coverage_scored=1,
         coverage_eligible=1,
+        different_measurement=different_measurement(job=job),
     )
     record_save(record=evaluation, actor=actor, reason=reason)
     result = rm.Result(

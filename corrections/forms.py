@@ -11,6 +11,8 @@ from django.core import signing
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from corrections import selectors
 
@@ -68,9 +70,32 @@ def stamp_spend(nonce: str) -> bool:
     return cache.add(f"correction-stamp:{nonce}", 1, timeout=MAX_SECONDS + 60)
 
 
+class OptionsSelect(forms.Select):
+    """A select whose options are written in Python, byte for byte as Django's select templates write
+    them: a protocol page's form offers 200 and more, and Django renders a template per option."""
+
+    def render(self, name, value, attrs=None, renderer=None) -> str:
+        choices = self.choices
+        self.choices = []
+        try:
+            tag = super().render(name, value, attrs, renderer)  # the select and its attributes, no option
+        finally:
+            self.choices = choices
+        selected, found = self.format_value(value), False
+        options = []
+        for option_value, label in self.choices:
+            text = "" if option_value is None else str(option_value)
+            mark = ""
+            if not found and text in selected:
+                mark, found = " selected", True  # only the first match, as Select marks it
+            options.append(f'\n  <option value="{escape(text)}"{mark}>{escape(label)}</option>\n')
+        head, _, tail = tag.rpartition("\n</select>")
+        return mark_safe(f"{head}{''.join(options)}\n</select>{tail}")
+
+
 class CorrectionForm(forms.Form):
     record = forms.CharField(widget=forms.HiddenInput, max_length=200)
-    target = forms.ChoiceField(label="What should change?")
+    target = forms.ChoiceField(label="What should change?", widget=OptionsSelect)
     proposed_value = forms.CharField(
         label="Proposed value",
         required=False,

@@ -13,7 +13,7 @@ from django.db import models
 
 from common.numbers import is_number_field, refuse_other_digits
 from records import models as m
-from records.values import exact_text
+from records.values import display, exact_text
 
 # model name -> (field, label) pairs a suggestion may concern; the order is the form's order.
 CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -182,17 +182,21 @@ def page_choices(record: Target) -> list[tuple[str, str]]:
     kind = target_type_of(record)
     choices = [(f"{kind}:{record.stable_id}:", f"this {record._meta.verbose_name} as a whole")]
     choices += [(f"{kind}:{record.stable_id}:{name}", label) for name, label in CORRECTABLE_FIELDS[kind]]
-    results: Iterable[m.Result]
+    # Rows, not model instances: a protocol page offers up to PAGE_RESULT_CHOICES results (one query).
+    results: Iterable[tuple[str, Decimal, str, str, str]]
+    columns = ("stable_id", "value", "unit", "evaluation__configuration__short_name", "evaluation__configuration__name")
     if isinstance(record, m.Protocol):
-        results = m.Result.objects.filter(evaluation__protocol=record).select_related("evaluation__configuration")
-        results = results.order_by("evaluation__configuration__name", "stable_id")[:PAGE_RESULT_CHOICES]
+        results = (
+            m.Result.objects.filter(evaluation__protocol=record)
+            .order_by("evaluation__configuration__name", "stable_id")
+            .values_list(*columns)[:PAGE_RESULT_CHOICES]
+        )
     elif isinstance(record, m.Evaluation):
-        results = record.results.select_related("evaluation__configuration").order_by("stable_id")
+        results = record.results.order_by("stable_id").values_list(*columns)
     else:
         results = []
-    for result in results:
-        name = result.evaluation.configuration.short_name or result.evaluation.configuration.name
-        choices.append((f"result:{result.stable_id}:value", f"value of {name} ({result.display_value} {result.unit})"))
+    for stable_id, value, unit, short_name, name in results:
+        choices.append((f"result:{stable_id}:value", f"value of {short_name or name} ({display(value)} {unit})"))
     return choices
 
 

@@ -69,8 +69,10 @@ class RowShape:
         return out
 
 
-def _evaluation_comparable(review_state: str, original_state: str | None) -> bool:
-    return m.evaluation_comparable(review_state=review_state, original_state=original_state)
+def _evaluation_comparable(review_state: str, original_state: str | None, different_measurement: str) -> bool:
+    return m.evaluation_comparable(
+        review_state=review_state, original_state=original_state, different_measurement=different_measurement
+    )
 
 
 def _reviewed_comparable(review_state: str) -> bool:
@@ -80,7 +82,9 @@ def _reviewed_comparable(review_state: str) -> bool:
 def _computed(model: type[Model]) -> dict[str, tuple[Sequence[str], Callable]]:
     """The serializers' one column that is a model property, as the rule the property applies."""
     if model is m.Evaluation:
-        return {"comparable": (("review_state", "repeats__review_state"), _evaluation_comparable)}
+        return {
+            "comparable": (("review_state", "repeats__review_state", "different_measurement"), _evaluation_comparable)
+        }
     if getattr(model, "is_comparable", None) is Reviewable.is_comparable:
         return {"comparable": (("review_state",), _reviewed_comparable)}
     return {}

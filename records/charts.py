@@ -196,6 +196,28 @@ def protocol_charts(*, protocol: m.Protocol, groups: list[ComparisonGroup], incl
     ]
 
 
+def charts_sentence(charts: list[Chart], *, include_excluded: bool) -> str:
+    """What the protocol page's overview says of its charts, read off the charts themselves: what they
+    compare, and whether excluded rows are among the compared or drawn apart."""
+    compared = [bar for chart in charts for bar in chart.compared]
+    apart = sum(len(chart.excluded) for chart in charts)
+    several = len(charts) > 1
+    them = "The comparison charts below" if several else "The comparison chart below"
+    verb = "draw" if several else "draws"
+    if compared:
+        if include_excluded and any(bar.excluded for bar in compared):
+            return (
+                f"{them} {verb} the source-checked results and, labelled as such, the results excluded from comparison."
+            )
+        return f"{them} {verb} the source-checked results only."
+    if apart:
+        return (
+            f"{them} {verb} no compared result yet: no source-checked result compares, and the results excluded "
+            "from comparison are drawn apart, not ranked."
+        )
+    return f"{them} {verb} no result yet: no result here has had its source checked."
+
+
 def chart_svg(chart: Chart, *, standalone: bool) -> str:
     return render_to_string("records/_chart.svg", {"chart": chart, "standalone": standalone})
 

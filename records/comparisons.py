@@ -6,14 +6,19 @@ values, or ratios or differences to the same reference configuration). Within su
 rows in a compared review state count: source checked (and excluded ones too when a reader asks
 to include them). A repeat (the same measurement reported again by another source) counts once,
 through its original, when the original is compared, and stays out with it when the original is
-excluded (records.models.evaluation_comparable is the same rule for the API and releases). A protocol without a direction (a descriptive
-fact) is never ranked, and no row is best where fewer than two rows compare.
+excluded (records.models.evaluation_comparable is the same rule for the API and releases). A
+different measurement (another model shape, task or step count than the protocol states, such as
+a short test run of a benchmark job) is listed, labelled, after every other row and never compared,
+whatever the reader includes. A protocol without a direction (a descriptive fact) is never ranked,
+and no row is best where fewer than two rows compare.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from records import models as m
 from reviews.models import EXCLUDED_STATES, ReviewState
@@ -37,6 +42,8 @@ class ResultRow:
     # original is compared; kept out with it when the original is excluded.
     counted_through_original: bool = False
     excluded_through_original: bool = False
+    # Another measurement than the protocol's (evaluation.different_measurement says how): never compared.
+    different_measurement: bool = False
     is_best: bool = False
     rank: int | None = None
 
@@ -74,16 +81,17 @@ def _dataset_order(dataset: m.Dataset) -> tuple:
     return (dataset.suite_id or 0, dataset.position, dataset.name, dataset.stable_id)
 
 
-def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_excluded: bool) -> list[ComparisonGroup]:
+def compare(*, protocol: m.Protocol, evaluations: Sequence[Any], include_excluded: bool) -> list[ComparisonGroup]:
     """The protocol's results in comparison groups, each sorted best first, with best and ranks marked.
 
-    `evaluations` carry their results (prefetched with their reference configuration), dataset
+    `evaluations` (models, or records.page_rows lines that read alike) carry their results (prefetched with their reference configuration), dataset
     and `repeats`: no query runs here.
     """
     states = compared_states(include_excluded=include_excluded)
     groups: dict[tuple[int, str, int | None], ComparisonGroup] = {}
     for evaluation in evaluations:
-        own = evaluation.review_state in states
+        different = bool(evaluation.different_measurement)
+        own = evaluation.review_state in states and not different
         original = evaluation.repeats.review_state if evaluation.repeats_id is not None else None
         through = own and original in states
         excluded_with = own and original in EXCLUDED_STATES and not through
@@ -101,6 +109,7 @@ def compare(*, protocol: m.Protocol, evaluations: list[m.Evaluation], include_ex
                     in_comparison=own and not through and not excluded_with,
                     counted_through_original=through,
                     excluded_through_original=excluded_with,
+                    different_measurement=different,
                 )
             )
     ordered = sorted(
@@ -118,7 +127,13 @@ def _rank(group: ComparisonGroup, *, direction: str) -> None:
     def order(row: ResultRow):
         value = row.result.value
         by_value = (value if lower_is_better else -value) if ranked else Decimal(0)
-        return (not row.in_comparison, by_value, row.evaluation.configuration.name, row.result.stable_id)
+        return (
+            row.different_measurement,
+            not row.in_comparison,
+            by_value,
+            row.evaluation.configuration.name,
+            row.result.stable_id,
+        )
 
     group.rows.sort(key=order)
     compared = [row for row in group.rows if row.in_comparison]

@@ -57,7 +57,10 @@ MATRIX_COLUMNS: dict[str, str] = {
     "quote": "evaluation__quote",
 }
 # Read to derive `comparable`, not written as a column of their own.
-_DERIVING = {"repeated_review_state": "evaluation__repeats__review_state"}
+_DERIVING = {
+    "different_measurement": "evaluation__different_measurement",
+    "repeated_review_state": "evaluation__repeats__review_state",
+}
 # The order of the columns in a file: `comparable` follows the review state it derives from.
 _STATE_AT = list(MATRIX_COLUMNS).index("review_state") + 1
 MATRIX_FIELDNAMES = [*list(MATRIX_COLUMNS)[:_STATE_AT], "comparable", *list(MATRIX_COLUMNS)[_STATE_AT:]]
@@ -99,8 +102,10 @@ def matrix_rows(results: QuerySet, *, chunk_size: int = 2000, key: str = "pk") -
     lookups = [*MATRIX_COLUMNS.values(), *_DERIVING.values()]
     state = list(MATRIX_COLUMNS).index("review_state")
     for values in values_by_pk(results, lookups, chunk_size=chunk_size, key=key):
-        comparable = m.evaluation_comparable(review_state=values[state], original_state=values[-1])
-        yield dict(zip(MATRIX_FIELDNAMES, (*values[:_STATE_AT], comparable, *values[_STATE_AT:-1]), strict=True))
+        comparable = m.evaluation_comparable(
+            review_state=values[state], original_state=values[-1], different_measurement=values[-2]
+        )
+        yield dict(zip(MATRIX_FIELDNAMES, (*values[:_STATE_AT], comparable, *values[_STATE_AT:-2]), strict=True))
 
 
 def protocol_matrix_rows(protocol: m.Protocol) -> list[dict[str, object]]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.db.models import Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
-from records import comparisons
+from records import comparisons, page_rows
 from records import models as m
 from reviews.models import ReviewState
 
@@ -28,7 +29,7 @@ class BaselineLine:
 @dataclass
 class ProtocolPage:
     protocol: m.Protocol
-    evaluations: list[m.Evaluation]
+    evaluations: list[page_rows.EvaluationLine]
     groups: list[comparisons.ComparisonGroup]
     include_excluded: bool
     baselines: list[BaselineLine]
@@ -50,6 +51,16 @@ class ProtocolPage:
     @property
     def matrix(self) -> comparisons.Matrix:
         return comparisons.matrix(self.groups)
+
+    @property
+    def best_count(self) -> int:
+        """Results marked best (in their column): the page says a best value is highlighted only then."""
+        return sum(1 for row in self.result_rows if row.is_best)
+
+    @property
+    def different_count(self) -> int:
+        """Evaluations that measure something else than the protocol states, listed apart and never compared."""
+        return sum(1 for evaluation in self.evaluations if evaluation.different_measurement)
 
     @property
     def active_baseline_count(self) -> int:
@@ -91,10 +102,6 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
                 queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
             ),
             Prefetch(
-                "evaluations",
-                queryset=evaluations_queryset(with_protocol=False).order_by("configuration__name", "stable_id"),
-            ),
-            Prefetch(
                 "evidence_rows",
                 queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
             ),
@@ -105,7 +112,7 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
     )
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
-    evaluations = list(protocol.evaluations.all())
+    evaluations = page_rows.protocol_evaluations(protocol)
     groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
     if dataset:
         groups = [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
@@ -133,7 +140,7 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
     )
 
 
-def cited_sources(*, protocol: m.Protocol, evaluations: list[m.Evaluation]) -> list[m.Source]:
+def cited_sources(*, protocol: m.Protocol, evaluations: list[page_rows.EvaluationLine]) -> list[m.Source]:
     """Every source the protocol page cites, once each, in order of first citation."""
     seen: dict[int, m.Source] = {protocol.source_id: protocol.source}
     for evaluation in evaluations:
@@ -215,6 +222,10 @@ EVIDENCE_FACETS = (
 )
 
 
+def _encode_pair(key: str, value: str) -> str:
+    return urlencode({key.encode(): str(value).encode()})
+
+
 def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
     """Filter `items` by the facets selected in `params`; count each option over the other facets' selection.
 
@@ -222,33 +233,34 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
     """
     selected: dict[str, str] = {spec.param: value for spec in specs if (value := params.get(spec.param))}
 
+    chosen = [(spec.param, spec.value_of, selected[spec.param]) for spec in specs if spec.param in selected]
+
     def matches(item: Any, skip: str | None = None) -> bool:
-        return all(
-            spec.value_of(item) == selected[spec.param]
-            for spec in specs
-            if spec.param in selected and spec.param != skip
-        )
+        return all(value_of(item) == value for param, value_of, value in chosen if param != skip)
+
+    # Another selection starts at its first page. The pairs are encoded once, as QueryDict.urlencode
+    # encodes them (a protocol page makes one query string per option, a thousand and more).
+    kept = [(key, values) for key, values in params.lists() if key != PAGE_PARAM]
+    encoded = [(key, [_encode_pair(key, value) for value in values]) for key, values in kept]
 
     def query_with(**changes: str | None) -> str:
-        query = params.copy()
-        query.pop(PAGE_PARAM, None)  # another selection starts at its first page
-        for key, value in changes.items():
-            query.pop(key, None)
-            if value is not None:
-                query[key] = value
-        return query.urlencode()
+        """The query string of `params` less its page, with `changes` (None: removed) moved last,
+        byte for byte what QueryDict's pop, set and urlencode give."""
+        parts = [pair for key, pairs in encoded if key not in changes for pair in pairs]
+        parts.extend(_encode_pair(key, value) for key, value in changes.items() if value is not None)
+        return "&".join(parts)
 
     facets: list[Facet] = []
     applied: list[tuple[str, str, str]] = []
     for spec in specs:
         counts: dict[str, list[Any]] = {}
-        for item in items:
-            if matches(item, skip=spec.param):
-                value = spec.value_of(item)
-                entry = counts.get(value)
-                if entry is None:  # the label of the option's first item, as before, computed once
-                    entry = counts[value] = [spec.label_of(item), 0]
-                entry[1] += 1
+        counted = [item for item in items if matches(item, skip=spec.param)] if chosen else items
+        for item in counted:
+            value = spec.value_of(item)
+            entry = counts.get(value)
+            if entry is None:  # the label of the option's first item, as before, computed once
+                entry = counts[value] = [spec.label_of(item), 0]
+            entry[1] += 1
         options = [
             FacetOption(
                 value=value,

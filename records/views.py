@@ -107,6 +107,9 @@ def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Protocol, dict[str, object]]:
         page = _protocol_page(request, stable_id)
         evaluations = selectors.faceted(page.evaluations, selectors.EVALUATION_FACETS, request.GET)
+        drawn = charts.protocol_charts(
+            protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
+        )
         return page.protocol, {
             **parts.release(request, downloads=True),
             **parts.recipes(request, page.protocol),
@@ -117,9 +120,8 @@ def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
             "evidence": selectors.faceted(
                 list(page.protocol.evidence_rows.all()), selectors.EVIDENCE_FACETS, request.GET
             ),
-            "charts": charts.protocol_charts(
-                protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
-            ),
+            "charts": drawn,
+            "charts_sentence": charts.charts_sentence(drawn, include_excluded=page.include_excluded),
             "chart_query": _chart_query(request),
         }
 

@@ -88,6 +88,15 @@ class Evaluation(CuratedModel, Reviewable):
     quote = models.TextField(blank=True, help_text="The source's words, verbatim.")
     concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     concern_locator = models.CharField(max_length=500, blank=True)
+    different_measurement = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text=(
+            "What makes this a different measurement from the protocol's (model shape, task, step count), e.g. "
+            '"30 steps of the tiny preset; the recipe runs 10,000 of nt-v1-500m"; blank when it measures what the '
+            "protocol states. A different measurement is labelled as such and never compared with the protocol's own."
+        ),
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -200,20 +209,26 @@ class Evaluation(CuratedModel, Reviewable):
         return evaluation_comparable(
             review_state=self.review_state,
             original_state=self.repeats.review_state if self.repeats_id is not None else None,
+            different_measurement=self.different_measurement,
         )
 
 
-def evaluation_comparable(*, review_state: str, original_state: str | None) -> bool:
-    """Whether an evaluation enters comparisons: source checked, and, when it repeats another
+def evaluation_comparable(*, review_state: str, original_state: str | None, different_measurement: str) -> bool:
+    """Whether an evaluation enters comparisons: source checked, a measurement of what its protocol
+    states (not a different one: another shape, task or step count), and, when it repeats another
     source's measurement, only while that original is unchecked. A checked original is compared
     itself (the measurement counts once); an excluded one keeps its copies out too (the exclusion
     is the measurement's). The API's filter (`comparable_q`), the release and the pages use this rule."""
-    return review_state == ReviewState.SOURCE_CHECKED and original_state in (None, ReviewState.PROPOSED)
+    return (
+        review_state == ReviewState.SOURCE_CHECKED
+        and not different_measurement
+        and original_state in (None, ReviewState.PROPOSED)
+    )
 
 
 def comparable_q(prefix: str = "") -> Q:
     """`evaluation_comparable` as a query condition on evaluations (or on `<prefix>` evaluations)."""
-    return Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED}) & (
+    return Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED, f"{prefix}different_measurement": ""}) & (
         Q(**{f"{prefix}repeats__isnull": True}) | Q(**{f"{prefix}repeats__review_state": ReviewState.PROPOSED})
     )
 

@@ -4,6 +4,7 @@ from decimal import Decimal
 from django import template
 from django.utils.safestring import SafeData, SafeString, mark_safe
 
+from records import page_html
 from records.values import display, exact_text
 
 register = template.Library()
@@ -86,7 +87,12 @@ def result_cell(row, page) -> SafeString:
     if row.is_best:
         included = ", excluded rows included" if page.include_excluded else ""
         best = f' <strong class="best-mark">(best in column{included})</strong>'
-    if evaluation.is_excluded:
+    if row.different_measurement:
+        note = (
+            '<span class="row-note different-note">A different measurement, not compared with the protocol\'s: '
+            f"{_e(evaluation.different_measurement)}</span>\n"
+        )
+    elif evaluation.is_excluded:
         recheck = " (edited since; re-check pending)" if evaluation.needs_recheck else ""
         if matrix:
             note = (
@@ -119,3 +125,29 @@ def result_cell(row, page) -> SafeString:
         f' title="Printed value: {_e(result.printed_value)}">{_e(result.display_value)}</a>{unit}{uncertainty}\n'
         f"{best}\n{note}\n{details}\n</span>\n"
     )
+
+
+# -- the protocol page's long lists (records.page_html): one tag a list instead of a template loop a row
+
+
+@register.simple_tag(takes_context=True)
+def evaluation_rows(context, evaluations, protocol) -> SafeString:
+    public = bool(context.get("public_reviewer_names"))
+    return mark_safe(
+        page_html.evaluation_rows(evaluations, protocol=protocol, public_reviewer_names=public, provenance=provenance)
+    )
+
+
+@register.simple_tag
+def result_rows(rows, page) -> SafeString:
+    return mark_safe(page_html.result_rows(rows, page=page, cell=result_cell))
+
+
+@register.simple_tag
+def evaluation_links(evaluations, kind: str) -> SafeString:
+    return mark_safe(page_html.evaluation_links(evaluations, kind=kind))
+
+
+@register.simple_tag
+def facet_options(options, anchor) -> SafeString:
+    return mark_safe(page_html.facet_options(options, anchor=anchor))

@@ -98,7 +98,9 @@ def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(
     # ... and it shows on the protocol page beside the paper's 20 and 50 minutes, and on the job page.
     page = client.get(f"/protocols/{PROTOCOL_ID}/").content.decode()
     assert evaluation.title in page and "Measured by this portal" in page
-    assert "Proposed: source not yet checked; not compared" in page
+    # Run with overrides (300 steps of a 40-step recipe): a different measurement, labelled, never compared.
+    assert evaluation.different_measurement.endswith("steps 300 (the recipe's: 40)")
+    assert "A different measurement, not compared with the protocol's" in page
     assert "Evaluations measured by this portal: 1" in page
     job_page = client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
     assert "Succeeded" in job_page and f"/evaluations/{evaluation.stable_id}/" in job_page

@@ -139,7 +139,7 @@ def test_no_edit_makes_an_excluded_row_comparable(client, conflict, curator, oth
     assert "Excluded from comparison (edited since; re-check pending): Self-reported by the HyenaDNA authors" in column
     evaluation_page = client.get(f"/evaluations/{EXCLUDED}/").content.decode()
     assert (
-        "Source checked, then edited: re-check pending" in evaluation_page
+        "Source checked, excluded from comparison, then edited: re-check pending" in evaluation_page
         and "Evidence concern: excluded from comparisons" in evaluation_page
     )
     assert best_configurations(client) == TIED_BEST

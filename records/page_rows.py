@@ -1,0 +1,300 @@
+"""A protocol page's evaluations and results read as `values()` rows, not model instances (issue 15).
+
+A protocol of 1,000 evaluations built six model instances a row through `select_related` (the
+evaluation, its configuration, dataset, sources, reviewer, original) and one a result: most of the
+page's query time. Here an evaluation and a result are light objects that offer what the page, its
+comparisons, charts and facets read of the models (the same field names, the same `get_*_display`,
+review properties and URLs), built from two `values()` queries with their few related columns
+joined in. The small sets shared by every row (datasets, sources, reviewers) are model instances
+loaded once each by id. What the models compute, these compute by the same functions
+(`records.values.display`, `reviews.models.EXCLUDED_STATES`, `base._url_parts`), so the page's
+bytes are those of the model path (tests/records/test_page_renderings.py compares them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Model
+
+from records import models as m
+from records.models.base import _url_parts
+from records.values import display
+from reviews.models import EXCLUDED_STATES, ReviewState
+
+
+def _labels(model: type[Model], name: str) -> dict[str, str]:
+    return {str(value): str(label) for value, label in model._meta.get_field(name).flatchoices}
+
+
+def _url(url_name: str, stable_id: str) -> str:
+    prefix, suffix = _url_parts(url_name)
+    return f"{prefix}{stable_id}{suffix}"
+
+
+class ConfigurationLine:
+    """A configuration as rows show it: name, short name and page."""
+
+    __slots__ = ("pk", "id", "stable_id", "name", "short_name")
+
+    def __init__(self, pk: int, stable_id: str, name: str, short_name: str) -> None:
+        self.pk = self.id = pk
+        self.stable_id, self.name, self.short_name = stable_id, name, short_name
+
+    def __str__(self) -> str:
+        return self.name or self.stable_id
+
+    def get_absolute_url(self) -> str:
+        return _url(m.Configuration.page_url_name, self.stable_id)
+
+
+class _Reviewed:
+    """reviews.models.Reviewable's properties, on a row's review state."""
+
+    __slots__ = ()
+    review_state: str
+
+    @property
+    def is_excluded(self) -> bool:
+        return self.review_state in EXCLUDED_STATES
+
+    @property
+    def needs_recheck(self) -> bool:
+        return self.review_state == ReviewState.EXCLUDED_RECHECK
+
+    @property
+    def source_was_checked(self) -> bool:
+        return self.review_state in (ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES)
+
+
+class OriginalLine(_Reviewed):
+    """The evaluation a repeat reports again: what a repeat's row says of it."""
+
+    __slots__ = ("pk", "id", "stable_id", "title", "review_state", "concern")
+
+    def __init__(self, pk: int, stable_id: str, title: str, review_state: str, concern: str) -> None:
+        self.pk = self.id = pk
+        self.stable_id, self.title, self.review_state, self.concern = stable_id, title, review_state, concern
+
+    def __str__(self) -> str:
+        return self.title or self.stable_id
+
+    def get_absolute_url(self) -> str:
+        return _url(m.Evaluation.page_url_name, self.stable_id)
+
+
+class ResultLine:
+    """One result of an evaluation (the fields of records.models.Result the page reads)."""
+
+    __slots__ = (
+        "pk",
+        "id",
+        "stable_id",
+        "evaluation_id",
+        "value",
+        "unit",
+        "printed_value",
+        "uncertainty_kind",
+        "uncertainty_value",
+        "lower_bound",
+        "upper_bound",
+        "uncertainty_level",
+        "num_runs",
+        "relation",
+        "reference_configuration_id",
+        "reference_configuration",
+    )
+    FIELDS = __slots__[2:-1]
+    _relation_labels = _labels(m.Result, "relation")
+    _uncertainty_labels = _labels(m.Result, "uncertainty_kind")
+
+    def __init__(self, row: dict[str, Any], reference: ConfigurationLine | None) -> None:
+        self.pk = self.id = row["id"]
+        for name in self.FIELDS:
+            setattr(self, name, row[name])
+        self.reference_configuration = reference
+
+    def __str__(self) -> str:
+        return f"{self.display_value} {self.unit}"
+
+    @property
+    def display_value(self) -> str:
+        return display(self.value)
+
+    def get_relation_display(self) -> str:
+        return self._relation_labels.get(self.relation, self.relation)
+
+    def get_uncertainty_kind_display(self) -> str:
+        return self._uncertainty_labels.get(self.uncertainty_kind, self.uncertainty_kind)
+
+
+class _Results(list["ResultLine"]):
+    """An evaluation's results, read as the related manager is (`evaluation.results.all`)."""
+
+    def all(self) -> _Results:
+        return self
+
+
+class EvaluationLine(_Reviewed):
+    """One evaluation of the protocol (the fields of records.models.Evaluation the page reads)."""
+
+    FIELDS = (
+        "stable_id",
+        "title",
+        "measured_by",
+        "measured_by_name",
+        "reading_method",
+        "setup",
+        "aggregation",
+        "uncertainty",
+        "coverage_scored",
+        "coverage_eligible",
+        "source_locator",
+        "quote",
+        "concern_locator",
+        "different_measurement",
+        "review_state",
+        "review_state_changed_at",
+        "review_state_changed_by_role",
+        "concern",
+        "configuration_id",
+        "dataset_id",
+        "source_id",
+        "concern_source_id",
+        "review_state_changed_by_id",
+        "repeats_id",
+        "protocol_id",
+    )
+    __slots__ = (
+        "pk",
+        "id",
+        *FIELDS,
+        "protocol",
+        "configuration",
+        "dataset",
+        "source",
+        "concern_source",
+        "review_state_changed_by",
+        "repeats",
+        "results",
+    )
+    # What the type checker reads of the slots above (set from a values() row in __init__).
+    stable_id: str
+    title: str
+    measured_by: str
+    measured_by_name: str
+    setup: str
+    different_measurement: str
+    concern: str
+    configuration_id: int
+    dataset_id: int
+    source_id: int | None
+    repeats_id: int | None
+    protocol: m.Protocol
+    configuration: ConfigurationLine
+    dataset: m.Dataset
+    source: m.Source | None
+    concern_source: m.Source | None
+    repeats: OriginalLine | None
+    results: _Results
+    _measured_by_labels = _labels(m.Evaluation, "measured_by")
+    _reading_labels = _labels(m.Evaluation, "reading_method")
+    _review_labels = _labels(m.Evaluation, "review_state")
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.pk = self.id = row["id"]
+        for name in self.FIELDS:
+            setattr(self, name, row[name])
+        self.results = _Results()
+
+    def __str__(self) -> str:
+        return self.title or self.stable_id
+
+    def get_absolute_url(self) -> str:
+        return _url(m.Evaluation.page_url_name, self.stable_id)
+
+    def get_measured_by_display(self) -> str:
+        return self._measured_by_labels.get(self.measured_by, self.measured_by)
+
+    def get_reading_method_display(self) -> str:
+        return self._reading_labels.get(self.reading_method, self.reading_method)
+
+    def get_review_state_display(self) -> str:
+        return self._review_labels.get(self.review_state, self.review_state)
+
+    @property
+    def results_with_uncertainty(self) -> list[ResultLine]:
+        return [result for result in self.results if result.uncertainty_kind]
+
+    @property
+    def is_comparable(self) -> bool:
+        return m.evaluation_comparable(
+            review_state=self.review_state,
+            original_state=self.repeats.review_state if self.repeats is not None else None,
+            different_measurement=self.different_measurement,
+        )
+
+
+_ORIGINAL = ("repeats__stable_id", "repeats__title", "repeats__review_state", "repeats__concern")
+_CONFIGURATION = ("configuration__stable_id", "configuration__name", "configuration__short_name")
+_REFERENCE = (
+    "reference_configuration__stable_id",
+    "reference_configuration__name",
+    "reference_configuration__short_name",
+)
+
+
+def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
+    """The protocol's evaluations in page order (configuration name, stable id), each with its
+    results (by stable id): five queries whatever their number (evaluations, results, and the
+    datasets, sources and reviewers they name)."""
+    rows = list(
+        m.Evaluation.objects.filter(protocol=protocol)
+        .order_by("configuration__name", "stable_id")
+        .values("id", *EvaluationLine.FIELDS, *_CONFIGURATION, *_ORIGINAL)
+    )
+    configurations: dict[int, ConfigurationLine] = {}
+
+    def configuration(pk: int | None, stable_id: str, name: str, short_name: str) -> ConfigurationLine | None:
+        if pk is None:
+            return None
+        line = configurations.get(pk)
+        if line is None:
+            line = configurations[pk] = ConfigurationLine(pk, stable_id, name, short_name)
+        return line
+
+    datasets = m.Dataset.objects.in_bulk({row["dataset_id"] for row in rows})
+    sources = m.Source.objects.in_bulk(
+        {row[key] for row in rows for key in ("source_id", "concern_source_id") if row[key] is not None}
+    )
+    reviewers = get_user_model().objects.in_bulk(
+        {row["review_state_changed_by_id"] for row in rows if row["review_state_changed_by_id"] is not None}
+    )
+    evaluations: dict[int, EvaluationLine] = {}
+    for row in rows:
+        line = EvaluationLine(row)
+        line.protocol = protocol
+        line.configuration = configuration(
+            row["configuration_id"],
+            row["configuration__stable_id"],
+            row["configuration__name"],
+            row["configuration__short_name"],
+        )
+        line.dataset = datasets[row["dataset_id"]]
+        line.source = sources.get(row["source_id"])
+        line.concern_source = sources.get(row["concern_source_id"])
+        line.review_state_changed_by = reviewers.get(row["review_state_changed_by_id"])
+        line.repeats = (
+            None if row["repeats_id"] is None else OriginalLine(row["repeats_id"], *(row[key] for key in _ORIGINAL))
+        )
+        evaluations[line.pk] = line
+    results = (
+        m.Result.objects.filter(evaluation__protocol=protocol)
+        .order_by("stable_id")
+        .values("id", *ResultLine.FIELDS, *_REFERENCE)
+    )
+    for row in results:
+        reference = configuration(row["reference_configuration_id"], *(row[key] for key in _REFERENCE))
+        evaluations[row["evaluation_id"]].results.append(ResultLine(row, reference))
+    return list(evaluations.values())
