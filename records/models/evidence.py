@@ -9,8 +9,8 @@ from django.db import models
 from django.db.models import F, FloatField, Q
 from django.db.models.functions import Cast
 from django.db.models.lookups import GreaterThanOrEqual, LessThanOrEqual
-from simple_history.models import HistoricalRecords
 
+from common.history import AuditHistory
 from records.fields import ExactDecimalField
 from records.models.base import (
     BaselineKind,
@@ -88,7 +88,7 @@ class Evaluation(CuratedModel, Reviewable):
     quote = models.TextField(blank=True, help_text="The source's words, verbatim.")
     concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     concern_locator = models.CharField(max_length=500, blank=True)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["configuration__name", "stable_id"]
@@ -256,7 +256,7 @@ class Result(CuratedModel):
         related_name="relative_results",
         help_text="For a ratio or difference: the configuration it is relative to.",
     )
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["evaluation_id", "stable_id"]
@@ -391,7 +391,7 @@ class EvidenceRow(CuratedModel, Reviewable):
     locator = models.CharField(max_length=500)
     quote = models.TextField(blank=True)
     support = models.CharField(max_length=20, choices=EvidenceSupport.choices, default=EvidenceSupport.VERIFIES_FIELD)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["protocol_id", "property_name", "stable_id"]
@@ -427,7 +427,7 @@ class BaselineRole(CuratedModel, Reviewable):
         related_name="baseline_roles",
         help_text="The configuration that fills the role, once one is selected.",
     )
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["protocol_id", "kind"]
@@ -464,7 +464,7 @@ class Decision(CuratedModel):
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     protocols = models.ManyToManyField(Protocol, blank=True, related_name="decisions")
-    history = HistoricalRecords(m2m_fields=[protocols])
+    history = AuditHistory(m2m_fields=[protocols])
 
     class Meta:
         ordering = ["title", "stable_id"]
