@@ -22,8 +22,14 @@ tests/common/test_append_only.py checks that every audit table of the migrated s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+
+MigrationStep = Callable[[Any, BaseDatabaseSchemaEditor], None]
 
 APPEND_ONLY_MESSAGE = "audit rows are append-only"
 TRIGGER_MARK = "_append_only"
@@ -72,32 +78,32 @@ def statements(vendor: str, tables: Iterable[str], *, create: bool) -> list[str]
     raise NotImplementedError(f"no append-only triggers for the {vendor} backend")
 
 
-def _run(schema_editor, tables: Iterable[str], *, create: bool) -> None:
+def _run(schema_editor: BaseDatabaseSchemaEditor, tables: Iterable[str], *, create: bool) -> None:
     for statement in statements(schema_editor.connection.vendor, tables, create=create):
         # No parameters: the PL/pgSQL body holds '%' placeholders of its own.
         schema_editor.execute(statement, params=None)
 
 
-def create_for(*tables: str):
+def create_for(*tables: str) -> MigrationStep:
     """A RunPython forward function that guards `tables`."""
 
-    def create(apps, schema_editor) -> None:
+    def create(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
         _run(schema_editor, tables, create=True)
 
     return create
 
 
-def drop_for(*tables: str):
+def drop_for(*tables: str) -> MigrationStep:
     """A RunPython reverse function that removes the guards of `tables` (the shared PL/pgSQL
     function stays: other apps' guards use it)."""
 
-    def drop(apps, schema_editor) -> None:
+    def drop(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
         _run(schema_editor, tables, create=False)
 
     return drop
 
 
-def guarded_triggers(connection) -> list[tuple[str, str, str]]:
+def guarded_triggers(connection: BaseDatabaseWrapper) -> list[tuple[str, str, str]]:
     """(trigger name, table, CREATE statement) of every trigger of this module, and of any other
     guard named `<table>_append_only...`, in the database now."""
     with connection.cursor() as cursor:
@@ -119,7 +125,7 @@ def guarded_triggers(connection) -> list[tuple[str, str, str]]:
 
 
 @contextmanager
-def guards_lifted(connection) -> Iterator[None]:
+def guards_lifted(connection: BaseDatabaseWrapper) -> Iterator[None]:
     """Drop every append-only guard for the duration of the block and create it again after.
 
     For a test database's flush and a migration that must rewrite audit rows, nothing else. Used

@@ -55,16 +55,19 @@ class ReleaseDamage:
     files: tuple[str, ...] = ()
 
 
-def damaged_file_names(check: ReleaseFixityCheck | None) -> list[str]:
-    """The file names a failed check names (each problem line starts with one), for public pages."""
-    if check is None or check.intact:
-        return []
+def problem_file_names(problems: str) -> list[str]:
+    """The file names in a check's problem lines (each starts with one), for public pages."""
     names: list[str] = []
-    for line in check.problems.splitlines():
+    for line in problems.splitlines():
         name = line.split(":", 1)[0].strip()
         if name and name != "bag" and name not in names:
             names.append(name)
     return names
+
+
+def damaged_file_names(check: ReleaseFixityCheck | None) -> list[str]:
+    """The file names a failed check names."""
+    return [] if check is None or check.intact else problem_file_names(check.problems)
 
 
 def release_damage(release: Release) -> ReleaseDamage:
@@ -72,19 +75,17 @@ def release_damage(release: Release) -> ReleaseDamage:
     if release.status != ReleaseStatus.PUBLISHED or release.is_external:
         return ReleaseDamage(damaged=False)
     if hasattr(release, "last_check_intact"):
-        intact = release.last_check_intact
-        check = (
-            None
-            if intact is None
-            else ReleaseFixityCheck(
-                intact=intact, problems=release.last_check_problems or "", checked_at=release.last_checked_at
-            )
-        )
+        intact: bool | None = release.last_check_intact
+        checked_at: datetime | None = getattr(release, "last_checked_at", None)
+        problems: str = getattr(release, "last_check_problems", "") or ""
     else:
         check = release.fixity_checks.order_by("-checked_at", "-id").first() if release.pk else None
-    if check is None or check.intact:
-        return ReleaseDamage(damaged=False, checked_at=check.checked_at if check else None)
-    return ReleaseDamage(damaged=True, checked_at=check.checked_at, files=tuple(damaged_file_names(check)))
+        intact, checked_at, problems = (
+            (None, None, "") if check is None else (check.intact, check.checked_at, check.problems)
+        )
+    if intact is None or intact:
+        return ReleaseDamage(damaged=False, checked_at=checked_at)
+    return ReleaseDamage(damaged=True, checked_at=checked_at, files=tuple(problem_file_names(problems)))
 
 
 def unfinished_releases() -> QuerySet[Release]:
