@@ -12,10 +12,10 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
-from simple_history.models import HistoricalRecords
 
 from benchmarks.parameters import recipe_errors
 from benchmarks.presets import PRECISIONS
+from common.history import AuditHistory
 from reviews.models import Reviewable
 
 
@@ -52,7 +52,7 @@ class Recipe(Reviewable, models.Model):
     notes = models.TextField(blank=True, help_text="Where the parameters come from (source, locator).")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     #: The fields that define the measurement; editing one of a reviewed recipe reopens its review.
     RUN_FIELDS = (

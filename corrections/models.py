@@ -10,7 +10,8 @@ from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
-from simple_history.models import HistoricalRecords
+
+from common.history import AuditHistory
 
 
 class CorrectionStatus(models.TextChoices):
@@ -58,9 +59,9 @@ class Correction(models.Model):
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
-        on_delete=models.SET_NULL,
+        on_delete=models.PROTECT,
         related_name="+",
-        help_text="Set when the submitter was logged in.",
+        help_text="Set when the submitter was logged in (who is then deactivated, never deleted: a decided correction is final).",
     )
     token = models.CharField(max_length=64, unique=True, help_text="The private tracking token of the status link.")
     ip_hash = models.CharField(max_length=64, db_index=True, help_text="Salted with a daily rotating salt.")
@@ -69,7 +70,7 @@ class Correction(models.Model):
     )
     notified_at = models.DateTimeField(null=True, blank=True, help_text="When curators were mailed about it.")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    history = HistoricalRecords(
+    history = AuditHistory(
         excluded_fields=["contact_email", "ip_hash", "token", "notified_at"], table_name="reviews_historicalcorrection"
     )
 

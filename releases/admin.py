@@ -14,6 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from common.admin import ReadOnlyAdminMixin
+from releases import selectors
 from releases.lifecycle import build_state
 from releases.models import Release, ReleaseEvent, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
 from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cancel, release_cut
@@ -59,6 +60,7 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "release_date",
         "rows_display",
         "changes_display",
+        "fixity_display",
         "cut_by",
         "published_at",
     )
@@ -120,7 +122,7 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     )
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("cut_by", "previous")
+        return selectors.with_last_check(super().get_queryset(request).select_related("cut_by", "previous"))
 
     # -- permissions: nothing is edited by hand, a published release is never deleted
 
@@ -131,6 +133,14 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return admin.ModelAdmin.has_delete_permission(self, request, obj)
 
     # -- display
+
+    @admin.display(description="fixity")
+    def fixity_display(self, release: Release) -> str:
+        """DAMAGED (with the files) when the latest fixity check failed: the release managers' cue."""
+        damage = selectors.release_damage(release)
+        if damage.damaged:
+            return f"DAMAGED: {', '.join(damage.files) or 'see the fixity checks'}"
+        return "" if damage.checked_at is None else "intact"
 
     @admin.display(description="progress")
     def progress_display(self, release: Release) -> str:

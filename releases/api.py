@@ -63,6 +63,12 @@ class ReleaseSerializer(serializers.ModelSerializer):
     page = serializers.SerializerMethodField()
     previous = serializers.SerializerMethodField()
     files = serializers.SerializerMethodField()
+    damaged = serializers.SerializerMethodField(
+        help_text="True when the latest fixity check (the weekly audit, or a download) found damaged files."
+    )
+    damaged_files = serializers.SerializerMethodField(
+        help_text="The files that check found damaged: withheld (503) until repaired."
+    )
 
     class Meta:
         model = Release
@@ -81,6 +87,8 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "published_at",
             "error",
             "files",
+            "damaged",
+            "damaged_files",
         ]
 
     def to_representation(self, release: Release) -> dict:
@@ -106,6 +114,12 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     def get_previous(self, release: Release) -> str | None:
         return release.previous.release_id if release.previous_id else None
+
+    def get_damaged(self, release: Release) -> bool:
+        return selectors.release_damage(release).damaged
+
+    def get_damaged_files(self, release: Release) -> list[str]:
+        return list(selectors.release_damage(release).files)
 
     def get_files(self, release: Release) -> list[dict]:
         if not release.holds_files:
@@ -217,14 +231,14 @@ class ReleaseDetailView(ReleaseAPIView):
     def get(self, request, key: str):
         if key.isascii() and key.isdigit():  # str.isdigit() also accepts "²", which int() refuses
             release = (
-                Release.objects.select_related("previous")
+                selectors.with_last_check(Release.objects.select_related("previous"))
                 .prefetch_related(selectors.files_prefetch())
                 .filter(pk=int(key))
                 .first()
             )
         else:
             release = (
-                Release.objects.select_related("previous")
+                selectors.with_last_check(Release.objects.select_related("previous"))
                 .prefetch_related(selectors.files_prefetch())
                 .filter(release_id=key, status=ReleaseStatus.PUBLISHED)
                 .first()

@@ -2,17 +2,27 @@
 
 `release_verify` answers for one release (manage.py verify_release), `release_fixity_check` records
 the answer, `release_fixity_audit` (beat, weekly) checks every release whose files this portal holds.
+
+Downloads check the one file they send (`file_verdict`): its sha256 and size against the file table,
+once per file identity (device, inode, size, mtime and ctime in nanoseconds: any write, replacement
+or `touch` changes one of them), the verdict kept in the shared cache; a damaged file is never sent
+(`releases.services.release_file_serve_check` records and reports it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import stat
 from dataclasses import dataclass
+from typing import BinaryIO
+
+from django.core.cache import cache
 
 from releases import store
 from releases.bundle import file_info, verify_bundle
-from releases.models import Release, ReleaseFixityCheck, ReleaseStatus
+from releases.models import Release, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
 
 logger = logging.getLogger(__name__)
 
@@ -81,3 +91,54 @@ def release_fixity_audit() -> list[ReleaseFixityCheck]:
     # Read first: each check writes a row, and on SQLite a write beside an open cursor fails once
     # another connection has committed (see records.exports.chunks_by_pk). Releases are few.
     return [release_fixity_check(release=release) for release in list(releases)]
+
+
+# ------------------------------------------------------------ one file, before it is sent
+
+VERDICT_SECONDS = 30 * 24 * 3600
+HASH_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    intact: bool
+    problem: str = ""
+    fresh: bool = False  # this call hashed the file (the verdict was not cached)
+
+
+def file_identity_key(record: ReleaseFile, found: os.stat_result) -> str:
+    """The cache key of a verdict: what the file table says, and which bytes on which disk were read."""
+    return (
+        f"releases:file-verdict:{record.sha256}:{record.bytes}:"
+        f"{found.st_dev}:{found.st_ino}:{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}"
+    )
+
+
+def file_sha256(handle: BinaryIO) -> tuple[int, str]:
+    """(bytes, sha256) of an open file from its start; the handle is left at its start."""
+    handle.seek(0)
+    digest, size = hashlib.sha256(), 0
+    while block := handle.read(HASH_BLOCK):
+        digest.update(block)
+        size += len(block)
+    handle.seek(0)
+    return size, digest.hexdigest()
+
+
+def file_verdict(*, record: ReleaseFile, handle: BinaryIO) -> FileVerdict:
+    """Whether the open file holds exactly the bytes the file table records, hashing it only when
+    no verdict is cached for its identity (read from the open handle: the file checked is the file
+    sent, whatever happens to the path meanwhile)."""
+    key = file_identity_key(record, os.fstat(handle.fileno()))
+    cached = cache.get(key)
+    if isinstance(cached, FileVerdict):
+        return cached
+    size, sha256 = file_sha256(handle)
+    problems = []
+    if size != record.bytes:
+        problems.append(f"bytes is {size}, the release recorded {record.bytes}")
+    if sha256 != record.sha256:
+        problems.append(f"sha256 is {sha256}, the release recorded {record.sha256}")
+    verdict = FileVerdict(intact=not problems, problem=f"{record.name}: {'; '.join(problems)}" if problems else "")
+    cache.set(key, verdict, timeout=VERDICT_SECONDS)
+    return FileVerdict(intact=verdict.intact, problem=verdict.problem, fresh=True)

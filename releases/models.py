@@ -208,10 +208,11 @@ class ReleaseEvent(models.Model):
     cancel), written through `releases.lifecycle.RELEASES` (`common.lifecycle`) in the same locked
     transaction as the change.
 
-    A failed release, the only kind the admin may delete, takes its events with it; a published one
-    is never deleted (migration 0003's triggers)."""
+    Append-only (migration 0005, `common.append_only`): no UPDATE or DELETE. A failed release, the
+    only kind the admin may delete, leaves its events behind: the link has no database constraint
+    and deleting a release does nothing to them (a published one is never deleted: migration 0003)."""
 
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="events")
+    release = models.ForeignKey(Release, on_delete=models.DO_NOTHING, db_constraint=False, related_name="events")
     from_status = models.CharField(max_length=20, blank=True, help_text="Blank for the cut that created the release.")
     to_status = models.CharField(max_length=20, choices=ReleaseStatus.choices)
     attempt = models.PositiveSmallIntegerField(default=0, help_text="The build attempt the change belongs to.")
@@ -229,7 +230,9 @@ class ReleaseEvent(models.Model):
 
 
 class ReleaseFixityCheck(models.Model):
-    """One re-hash of a published release's files (`verify_release`, the weekly audit)."""
+    """One re-hash of a published release's files (`verify_release`, the weekly audit, or a download
+    that found a file damaged). Append-only (migration 0005); the latest check of a release says
+    whether it is damaged (`releases.selectors`)."""
 
     release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="fixity_checks")
     checked_at = models.DateTimeField(auto_now_add=True, db_index=True)

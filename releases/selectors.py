@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from django.db.models import (
@@ -22,7 +23,7 @@ from django.db.models import (
 from django.http import Http404
 
 from releases import exporter
-from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseRecord, ReleaseStatus
+from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseFixityCheck, ReleaseRecord, ReleaseStatus
 from releases.store import release_directory, release_file_path
 
 CHANGE_LIST_LIMIT = 100
@@ -42,7 +43,62 @@ def files_prefetch() -> Prefetch:
 
 
 def published_releases() -> QuerySet[Release]:
-    return Release.objects.published().newest_first().select_related("previous")
+    return with_last_check(Release.objects.published().newest_first().select_related("previous"))
+
+
+# ------------------------------------------------------------------ damage
+
+
+def with_last_check(queryset: QuerySet[Release]) -> QuerySet[Release]:
+    """Each release with its latest fixity check's outcome (no query more): `release_damage` reads it."""
+    latest = ReleaseFixityCheck.objects.filter(release=OuterRef("pk")).order_by("-checked_at", "-id")
+    return queryset.annotate(
+        last_check_intact=Subquery(latest.values("intact")[:1]),
+        last_check_problems=Subquery(latest.values("problems")[:1]),
+        last_checked_at=Subquery(latest.values("checked_at")[:1]),
+    )
+
+
+@dataclass(frozen=True)
+class ReleaseDamage:
+    """Whether a release is damaged: its latest fixity check (the audit's, or a download's) failed."""
+
+    damaged: bool
+    checked_at: datetime | None = None
+    files: tuple[str, ...] = ()
+
+
+def problem_file_names(problems: str) -> list[str]:
+    """The file names in a check's problem lines (each starts with one), for public pages."""
+    names: list[str] = []
+    for line in problems.splitlines():
+        name = line.split(":", 1)[0].strip()
+        if name and name != "bag" and name not in names:
+            names.append(name)
+    return names
+
+
+def damaged_file_names(check: ReleaseFixityCheck | None) -> list[str]:
+    """The file names a failed check names."""
+    return [] if check is None or check.intact else problem_file_names(check.problems)
+
+
+def release_damage(release: Release) -> ReleaseDamage:
+    """From `with_last_check`'s annotations when present, else one query (none before publication)."""
+    if release.status != ReleaseStatus.PUBLISHED or release.is_external:
+        return ReleaseDamage(damaged=False)
+    if hasattr(release, "last_check_intact"):
+        intact: bool | None = release.last_check_intact
+        checked_at: datetime | None = getattr(release, "last_checked_at", None)
+        problems: str = getattr(release, "last_check_problems", "") or ""
+    else:
+        check = release.fixity_checks.order_by("-checked_at", "-id").first() if release.pk else None
+        intact, checked_at, problems = (
+            (None, None, "") if check is None else (check.intact, check.checked_at, check.problems)
+        )
+    if intact is None or intact:
+        return ReleaseDamage(damaged=False, checked_at=checked_at)
+    return ReleaseDamage(damaged=True, checked_at=checked_at, files=tuple(problem_file_names(problems)))
 
 
 def unfinished_releases() -> QuerySet[Release]:
@@ -93,6 +149,7 @@ class ReleasePage:
     release: Release
     files: list[ReleaseFile]
     changes: ChangeList | None
+    damage: ReleaseDamage = ReleaseDamage(damaged=False)
 
     @property
     def payload_files(self) -> list[ReleaseFile]:
@@ -105,7 +162,7 @@ class ReleasePage:
 
 def published_by_id_or_404(release_id: str) -> Release:
     release = (
-        Release.objects.published()
+        with_last_check(Release.objects.published())
         .select_related("previous")
         .prefetch_related(files_prefetch())
         .filter(release_id=release_id)
@@ -119,7 +176,9 @@ def published_by_id_or_404(release_id: str) -> Release:
 def release_page(*, release_id: str) -> ReleasePage:
     release = published_by_id_or_404(release_id)
     changes = None if release.is_external else release_change_list(release=release, limit=CHANGE_LIST_LIMIT)
-    return ReleasePage(release=release, files=list(release.files.all()), changes=changes)
+    return ReleasePage(
+        release=release, files=list(release.files.all()), changes=changes, damage=release_damage(release)
+    )
 
 
 def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, ReleaseFile, Path]:

@@ -7,6 +7,8 @@ The row is the truth, the Celery message only a nudge (DESIGN.md, "Benchmark job
 - `release_cancel` lets a release manager stop a requested or building release.
 - `release_builds_sweep` re-sends lost builds and fails stale ones (what beat runs every minute).
 - `release_record_external` records a release published elsewhere (the seed page's).
+- `release_file_serve_check` says whether a download may send a file: a damaged one is recorded as
+  a failed fixity check, which marks its release damaged, and reported to the release managers.
 
 Elsewhere in the app: the worker's build path in `releases.build` (claim, stage, write, validate,
 install, publish), the release's status table, refusals and sweeper in `releases.lifecycle` (bound to
@@ -20,6 +22,7 @@ import them from here, with the services that raise them.
 from __future__ import annotations
 
 import datetime
+from typing import BinaryIO
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -27,9 +30,9 @@ from django.utils import timezone
 from common.lifecycle import NEW
 from common.types import Actor, acting_user
 from common.versions import version_bump
-from releases import exporter, lifecycle, selectors, tasks
+from releases import exporter, fixity, lifecycle, selectors, tasks
 from releases.lifecycle import RELEASES, REQUESTED, BuildInProgress, NothingChanged, ReleaseError, ReleaseForbidden
-from releases.models import UNFINISHED, Release, ReleaseRecord, ReleaseStatus
+from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseFixityCheck, ReleaseRecord, ReleaseStatus
 
 CUT_PERMISSION = "releases.cut_release"
 
@@ -153,3 +156,41 @@ def release_record_external(
     RELEASES.record_event(row=release, from_status=NEW, reason="recorded from a published page")
     version_bump()
     return release, True
+
+
+# ------------------------------------------------------------ damaged files
+
+
+def release_file_serve_check(*, release: Release, record: ReleaseFile, handle: BinaryIO) -> bool:
+    """Whether the open file may be sent: True when its bytes are those the file table records.
+
+    A damaged file is hashed once per identity (`fixity.file_verdict`, cached); the first request
+    that finds it writes one failed fixity check naming it (unless the release's latest check
+    already does), which marks the release damaged on its page and in the API, and mails the
+    release managers after commit. Repair: restore the file from a copy of the bag (its identity
+    changes, so it is hashed again and served once it matches), then `manage.py verify_release`
+    records an intact check, which lifts the mark.
+    """
+    verdict = fixity.file_verdict(record=record, handle=handle)
+    if verdict.intact:
+        return True
+    if verdict.fresh:
+        release_damage_record(release=release, problems=[verdict.problem], files_checked=1)
+    return False
+
+
+def release_damage_record(*, release: Release, problems: list[str], files_checked: int) -> ReleaseFixityCheck | None:
+    """Record damage found outside the audit as a failed fixity check, once: nothing is written when
+    the release's latest check already names every problem's file. Tells the release managers."""
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        latest = locked.fixity_checks.order_by("-checked_at", "-id").first()
+        known = selectors.damaged_file_names(latest)
+        if known and all(problem.split(":", 1)[0] in known for problem in problems):
+            return None
+        check = ReleaseFixityCheck.objects.create(
+            release=locked, intact=False, problems="\n".join(problems), files_checked=files_checked
+        )
+        tasks.release_damage_notify_after_commit(check)
+    fixity.logger.error("release %s: a download found damage: %s", release.release_id, "; ".join(problems))
+    return check

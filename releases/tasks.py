@@ -11,11 +11,20 @@ module imports the worker side (`build`, `lifecycle`, `fixity`), never the servi
 
 from __future__ import annotations
 
+import smtplib
+
 from celery import shared_task
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
+from django.urls import reverse
 
 from releases import build, conf, fixity, lifecycle
-from releases.models import Release
+from releases.models import Release, ReleaseFixityCheck
+from reviews.roles import RELEASE_MANAGERS
+
+MAIL_ERRORS = (smtplib.SMTPException, OSError)
 
 
 @shared_task(name="releases.tasks.release_build", acks_late=True, reject_on_worker_lost=True)
@@ -52,4 +61,40 @@ def release_builds_sweep() -> dict:
 def release_fixity_audit() -> dict:
     """Re-hash every file of every published release this portal holds; record and log differences."""
     checks = fixity.release_fixity_audit()
+    for check in checks:
+        if not check.intact:
+            release_damage_notify.delay(check.pk)
     return {"checked": len(checks), "problems": [c.release.release_id for c in checks if not c.intact]}
+
+
+def release_damage_notify_after_commit(check: ReleaseFixityCheck) -> None:
+    """Mail the release managers about a failed check once the transaction that wrote it commits."""
+    pk = check.pk
+    transaction.on_commit(lambda: release_damage_notify.delay(pk), robust=True)
+
+
+@shared_task(autoretry_for=MAIL_ERRORS, retry_backoff=True, retry_backoff_max=600, max_retries=6)
+def release_damage_notify(check_pk: int) -> int:
+    """Mail every active release manager with an address: which release, which files, what to do."""
+    check = ReleaseFixityCheck.objects.select_related("release").filter(pk=check_pk, intact=False).first()
+    if check is None:
+        return 0
+    release = check.release
+    managers = get_user_model().objects.filter(groups__name=RELEASE_MANAGERS.group, is_active=True).exclude(email="")
+    page = f"{settings.PORTAL_BASE_URL}{reverse('releases:detail', args=[release.release_id])}"
+    body = (
+        f"Release {release.release_id} failed a fixity check at {check.checked_at:%Y-%m-%d %H:%M} UTC:\n\n"
+        + "\n".join(f"- {line}" for line in check.problems.splitlines())
+        + f"\n\nThe damaged files are not served; the release page shows the release as damaged:\n{page}\n\n"
+        "Restore the files from a copy of the bag (their checksums are in the release's file table and"
+        f" manifests), then run `manage.py verify_release {release.release_id}`: an intact check lifts the mark.\n"
+    )
+    messages = [
+        EmailMessage(
+            subject=f"[{settings.PORTAL_SITE_NAME}] release {release.release_id} is damaged", body=body, to=[user.email]
+        )
+        for user in managers
+    ]
+    if messages:
+        get_connection().send_messages(messages)
+    return len(messages)

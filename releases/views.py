@@ -1,7 +1,9 @@
 """Public release pages and downloads. Each view validates its input and calls one read query.
 
 Downloads send ETag = the file's sha256, honour If-None-Match (304) and one byte range (206,
-416 when unsatisfiable), and only serve names listed in the release's file table.
+416 when unsatisfiable), and only serve names listed in the release's file table. Before any byte
+goes out, the file is checked against its recorded sha256 (once per file identity, cached): a
+damaged file answers 503 and is reported (`releases.services.release_file_serve_check`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,14 @@ import mimetypes
 import re
 from collections.abc import Iterator
 
-from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseNotModified, StreamingHttpResponse
+from django.http import (
+    FileResponse,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -19,6 +28,7 @@ from django.views.decorators.http import require_safe
 from records.models import CuratedModel
 from releases import selectors
 from releases.models import FileKind, Release, ReleaseStatus
+from releases.services import release_file_serve_check
 
 REFRESH_SECONDS = 3
 STREAM_BLOCK = 64 * 1024
@@ -72,6 +82,7 @@ def release_file(request, release_id: str, name: str):
         "X-Content-Type-Options": "nosniff",
     }
     if _etag_matches(request.headers.get("If-None-Match", ""), record.sha256):
+        # The client holds the recorded bytes already; nothing of the disk is sent.
         response = HttpResponseNotModified()
         for key, value in headers.items():
             response[key] = value
@@ -85,17 +96,52 @@ def release_file(request, release_id: str, name: str):
         for key, value in headers.items():
             response[key] = value
         return response
+    # The bytes sent come from the handle that was checked: never bytes that differ from the sha256.
+    handle = path.open("rb")
+    try:
+        if not release_file_serve_check(release=release, record=record, handle=handle):
+            handle.close()
+            return _damaged(request, release, record)
+    except BaseException:
+        handle.close()
+        raise
     if byte_range is None:
-        response = FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
+        response = FileResponse(handle, as_attachment=True, filename=filename, content_type=content_type)
         response["Content-Length"] = str(size)
     else:
         start, end = byte_range
-        response = StreamingHttpResponse(_file_slice(path, start, end), status=206, content_type=content_type)
+        response = StreamingHttpResponse(_file_slice(handle, start, end), status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
         response["Content-Length"] = str(end - start + 1)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
     for key, value in headers.items():
         response[key] = value
+    return response
+
+
+DAMAGED_RETRY_SECONDS = 3600
+
+
+def _damaged(request, release: Release, record) -> HttpResponse:
+    """503: the file is out of service until repaired (JSON for API clients, a page for people)."""
+    detail = (
+        f"The file {record.name} of release {release.release_id} is damaged: its bytes do not match the"
+        " recorded sha256. It is withheld while the release managers repair it."
+    )
+    if "application/json" in request.headers.get("Accept", ""):
+        response: HttpResponse = JsonResponse(
+            {"detail": detail, "code": "file_damaged", "release": release.release_id, "file": record.name},
+            status=503,
+        )
+    else:
+        response = render(
+            request,
+            "releases/file_damaged.html",
+            {"release": release, "file": record, "detail": detail},
+            status=503,
+        )
+    response["Retry-After"] = str(DAMAGED_RETRY_SECONDS)
+    response["Cache-Control"] = "no-store"
     return response
 
 
@@ -147,8 +193,8 @@ def _requested_range(request, sha256: str, size: int):
     return start, end
 
 
-def _file_slice(path, start: int, end: int) -> Iterator[bytes]:
-    with path.open("rb") as handle:
+def _file_slice(handle, start: int, end: int) -> Iterator[bytes]:
+    with handle:
         handle.seek(start)
         remaining = end - start + 1
         while remaining > 0:

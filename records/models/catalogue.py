@@ -10,8 +10,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Lower
-from simple_history.models import HistoricalRecords
 
+from common.history import AuditHistory
 from records.models.base import CuratedModel, Direction, SourceKind, _check, _non_empty, api_list_indexes
 from records.rules import count_off_unit
 from reviews.models import Reviewable
@@ -121,7 +121,7 @@ class Source(CuratedModel):
     copy_consulted = models.CharField(
         max_length=500, blank=True, help_text='Which copy was read, e.g. "full-text XML".'
     )
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     # Identifiers that name one work: a second source with the same one is a duplicate.
     IDENTIFIERS = ("doi", "arxiv_id", "url")
@@ -195,7 +195,7 @@ class Source(CuratedModel):
 
 class Area(CuratedModel):
     label = models.CharField(max_length=200)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["stable_id"]
@@ -207,7 +207,7 @@ class Area(CuratedModel):
 
 class Context(CuratedModel):
     label = models.CharField(max_length=200)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["stable_id"]
@@ -233,7 +233,7 @@ class Dataset(CuratedModel):
     metric = models.CharField(max_length=100, blank=True)
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="datasets")
     source_locator = models.CharField(max_length=500, blank=True)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["suite_id", "position", "name"]
@@ -276,7 +276,7 @@ class Configuration(CuratedModel):
     method = models.CharField(max_length=200, blank=True, help_text='e.g. "IA3 fine-tuning".')
     description = models.TextField(blank=True)
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="configurations")
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["name", "stable_id"]
@@ -319,7 +319,7 @@ class Protocol(CuratedModel, Reviewable):
     source_locator = models.CharField(max_length=500, blank=True)
     explanatory_profile = models.TextField(blank=True)
     explanatory_profile_reviewed = models.BooleanField(default=False)
-    history = HistoricalRecords(m2m_fields=[datasets, areas, contexts])
+    history = AuditHistory(m2m_fields=[datasets, areas, contexts])
 
     class Meta:
         ordering = ["title", "stable_id"]
@@ -364,7 +364,7 @@ class Limitation(models.Model):
     text = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["protocol_id", "position"]

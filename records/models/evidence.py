@@ -9,8 +9,8 @@ from django.db import models
 from django.db.models import F, FloatField, Q
 from django.db.models.functions import Cast
 from django.db.models.lookups import GreaterThanOrEqual, LessThanOrEqual
-from simple_history.models import HistoricalRecords
 
+from common.history import AuditHistory
 from records.fields import ExactDecimalField
 from records.models.base import (
     BaselineKind,
@@ -97,7 +97,7 @@ class Evaluation(CuratedModel, Reviewable):
             "protocol states. A different measurement is labelled as such and never compared with the protocol's own."
         ),
     )
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["configuration__name", "stable_id"]
@@ -271,7 +271,7 @@ class Result(CuratedModel):
         related_name="relative_results",
         help_text="For a ratio or difference: the configuration it is relative to.",
     )
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["evaluation_id", "stable_id"]
@@ -406,7 +406,7 @@ class EvidenceRow(CuratedModel, Reviewable):
     locator = models.CharField(max_length=500)
     quote = models.TextField(blank=True)
     support = models.CharField(max_length=20, choices=EvidenceSupport.choices, default=EvidenceSupport.VERIFIES_FIELD)
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["protocol_id", "property_name", "stable_id"]
@@ -442,7 +442,7 @@ class BaselineRole(CuratedModel, Reviewable):
         related_name="baseline_roles",
         help_text="The configuration that fills the role, once one is selected.",
     )
-    history = HistoricalRecords()
+    history = AuditHistory()
 
     class Meta:
         ordering = ["protocol_id", "kind"]
@@ -479,7 +479,7 @@ class Decision(CuratedModel):
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     protocols = models.ManyToManyField(Protocol, blank=True, related_name="decisions")
-    history = HistoricalRecords(m2m_fields=[protocols])
+    history = AuditHistory(m2m_fields=[protocols])
 
     class Meta:
         ordering = ["title", "stable_id"]

@@ -59,11 +59,12 @@ def published_releases_removed_before_flush(request):
     yield
     if not is_transactional(request):
         return
-    from django.db import connection
+    from django.db import connection, transaction
 
+    from common import append_only
     from releases import db_triggers
 
-    with connection.cursor() as cursor:
+    with transaction.atomic(), append_only.guards_lifted(connection), connection.cursor() as cursor:
         for statement in db_triggers.statements(connection.vendor, create=False):
             cursor.execute(statement, None)
         try:
