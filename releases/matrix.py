@@ -33,7 +33,8 @@ EVALUATION_COLUMNS = {
     for name, lookup in exports.MATRIX_COLUMNS.items()
     if lookup.startswith(_EVALUATION)
 }
-_ORIGINAL_STATE = "repeats__review_state"  # read to derive `comparable`
+# read to derive `comparable` (records.models.evaluation_comparable), after the table's columns
+_DERIVING = ("different_measurement", "repeats__review_state")
 _STATE = list(EVALUATION_COLUMNS).index("review_state")
 _FIELDS = [field.name for field in MODEL_EVALUATION_MATRIX.fields]
 _KEY_AT = _FIELDS.index(MODEL_EVALUATION_MATRIX.primary_key[0])
@@ -48,9 +49,13 @@ class MembershipSink(TypingProtocol):
 
 
 def _evaluation_values(values: tuple) -> tuple:
-    """An evaluation's matrix columns, `comparable` last (derived from its state and its original's)."""
-    *columns, original_state = values
-    return (*columns, m.evaluation_comparable(review_state=columns[_STATE], original_state=original_state))
+    """An evaluation's matrix columns, `comparable` last (derived from its state, whether it is a
+    different measurement, and its original's state)."""
+    *columns, different_measurement, original_state = values
+    comparable = m.evaluation_comparable(
+        review_state=columns[_STATE], original_state=original_state, different_measurement=different_measurement
+    )
+    return (*columns, comparable)
 
 
 def _columns(queryset: QuerySet) -> list[list]:
@@ -87,7 +92,7 @@ def _evaluations(key: str, after: object, last: object) -> dict[int, tuple]:
     if after is not None:
         in_chunk = in_chunk.filter(**{f"{key}__gt": after})
     evaluations = m.Evaluation.objects.filter(pk__in=in_chunk.values("evaluation_id")).order_by()
-    pks, *columns = _columns(evaluations.values_list("pk", *EVALUATION_COLUMNS.values(), _ORIGINAL_STATE))
+    pks, *columns = _columns(evaluations.values_list("pk", *EVALUATION_COLUMNS.values(), *_DERIVING))
     return dict(zip(pks, map(_evaluation_values, zip(*columns, strict=True)), strict=True))
 
 
