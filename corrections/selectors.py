@@ -109,6 +109,11 @@ def target_types() -> list[str]:
     return list(MODELS)
 
 
+def record_type_labels() -> dict[str, str]:
+    """model name -> what curators call that kind of record ("Evidence row")."""
+    return {name: str(model._meta.verbose_name).capitalize() for name, model in MODELS.items()}
+
+
 def resolve(target_type: str, stable_id: str) -> Target | None:
     model = MODELS.get(target_type)
     return None if model is None else model._default_manager.filter(stable_id=stable_id).first()
