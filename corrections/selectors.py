@@ -170,6 +170,20 @@ def label_of(record: Target) -> str:
     return str(record)
 
 
+def page_of(record: Target | None) -> str:
+    """The public page a suggestion's record is shown on ("" when it is gone): its own page, or, for
+    a result, its evaluation's row on the protocol page, where the form offered it."""
+    if record is None:
+        return ""
+    if isinstance(record, m.Result):
+        evaluation = record.evaluation
+        return f"{evaluation.protocol.get_absolute_url()}#evaluation-{evaluation.stable_id}"
+    if record.page_url_name:
+        return record.get_absolute_url()
+    protocol = getattr(record, "protocol", None)
+    return protocol.get_absolute_url() if protocol is not None else ""
+
+
 def protocol_of(record: Target) -> str:
     if isinstance(record, m.Protocol):
         return record.stable_id
