@@ -23,8 +23,8 @@
     document.querySelectorAll(".select2-selection__rendered > span.select2-selection__clear").forEach(function (cross) {
       cross.setAttribute("aria-hidden", "true");
     });
-    // a read-only inline wider than its box scrolls: keyboard users must be able to reach it
-    document.querySelectorAll(".inline-group .tabular").forEach(function (box) {
+    // a table wider than its box scrolls: keyboard users must be able to reach it
+    document.querySelectorAll(".inline-group .tabular, .table-wrap").forEach(function (box) {
       if (box.scrollWidth > box.clientWidth && !box.hasAttribute("tabindex")) {
         box.setAttribute("tabindex", "0");
       }
@@ -55,4 +55,5 @@
     new MutationObserver(soon).observe(document.body, { childList: true, subtree: true });
   });
   window.addEventListener("load", soon);
+  window.addEventListener("resize", soon);
 })();

@@ -1,7 +1,8 @@
 """Record pages render byte for byte as they did before the fast page path (issue 15).
 
 The expected renderings under `renderings/` (gzipped) were written on the base commit (5fadb0b) by this test
-with PAGE_RENDERINGS_WRITE=1, over a fixed data set: the seed record, the example documents and a
+with PAGE_RENDERINGS_WRITE=1 (and rewritten for issue 16's markup only: the site menu, phone tables,
+the coverage columns' order, limitations as a list), over a fixed data set: the seed record, the example documents and a
 protocol of 30 evaluations with uncertainty figures, bounds, repeats and an exclusion. What differs
 between two renderings of the same page is masked before comparing: the CSRF token, the correction
 form's signed time stamp and the review dates (the seed import records its reviews today).
