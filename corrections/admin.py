@@ -31,13 +31,33 @@ class ProtocolFilter(admin.SimpleListFilter):
     parameter_name = "protocol"
 
     def lookups(self, request, model_admin):
+        # order_by() first: the model's ordering would make DISTINCT distinguish rows by their dates
         values = (
-            Correction.objects.exclude(protocol_stable_id="").values_list("protocol_stable_id", flat=True).distinct()
+            Correction.objects.exclude(protocol_stable_id="")
+            .order_by()
+            .values_list("protocol_stable_id", flat=True)
+            .distinct()
         )
         return [(value, value) for value in sorted(values)]
 
     def queryset(self, request, queryset):
         return queryset.filter(protocol_stable_id=self.value()) if self.value() else queryset
+
+
+class RecordTypeFilter(admin.SimpleListFilter):
+    """The kind of record a suggestion is about, named as curators call it ("Protocol", not
+    "Catalogue | protocol"), listing only the kinds suggestions exist for."""
+
+    title = "record type"
+    parameter_name = "record_type"
+
+    def lookups(self, request, model_admin):
+        models = Correction.objects.order_by().values_list("content_type__model", flat=True).distinct()
+        labels = {model: label for model, label in selectors.record_type_labels().items() if model in set(models)}
+        return sorted(labels.items(), key=lambda item: item[1])
+
+    def queryset(self, request, queryset):
+        return queryset.filter(content_type__model=self.value()) if self.value() else queryset
 
 
 @admin.register(Correction)
@@ -47,16 +67,15 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
 
     list_display = (
         "id",
-        "created_at",
+        "created",
         "status",
-        "record_type",
-        "target_stable_id",
+        "record",
         "field_label",
         "value_now",
         "proposed_value_short",
         "folded",
     )
-    list_filter = ("status", ("content_type", admin.RelatedOnlyFieldListFilter), ProtocolFilter)
+    list_filter = ("status", RecordTypeFilter, ProtocolFilter)
     search_fields = ("target_stable_id", "explanation", "proposed_value", "protocol_stable_id")
     ordering = ("created_at", "id")
     change_form_template = "admin/corrections/correction_change_form.html"
@@ -72,21 +91,26 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
             .annotate(folded_count=Count("duplicates"))
         )
 
-    @admin.display(description="record type")
-    def record_type(self, obj):
-        return obj.content_type.model
+    @admin.display(description="sent (UTC)", ordering="created_at")
+    def created(self, obj):
+        return obj.created_at.strftime("%Y-%m-%d %H:%M")
+
+    @admin.display(description="record", ordering="target_stable_id")
+    def record(self, obj):
+        return f"{selectors.record_type_labels().get(obj.content_type.model, obj.content_type.model)}: {obj.target_stable_id}"
 
     @admin.display(description="current value")
     def value_now(self, obj):
         if not obj.field_name or obj.target is None:
             return "—"
-        return selectors.field_text(obj.target, obj.field_name)
+        text = selectors.field_text(obj.target, obj.field_name)
+        return text if len(text) <= 120 else text[:119] + "…"
 
     @admin.display(description="proposed value")
     def proposed_value_short(self, obj):
-        return obj.proposed_value[:80]
+        return obj.proposed_value if len(obj.proposed_value) <= 120 else obj.proposed_value[:119] + "…"
 
-    @admin.display(description="folded")
+    @admin.display(description="folded in")
     def folded(self, obj):
         return obj.folded_count
 

@@ -110,6 +110,11 @@ def target_types() -> list[str]:
     return list(MODELS)
 
 
+def record_type_labels() -> dict[str, str]:
+    """model name -> what curators call that kind of record ("Evidence row")."""
+    return {name: str(model._meta.verbose_name).capitalize() for name, model in MODELS.items()}
+
+
 def resolve(target_type: str, stable_id: str) -> Target | None:
     model = MODELS.get(target_type)
     return None if model is None else model._default_manager.filter(stable_id=stable_id).first()
@@ -166,6 +171,20 @@ def label_of(record: Target) -> str:
     if isinstance(record, m.Result):
         return f"{record.evaluation.title}: {record.display_value} {record.unit}"
     return str(record)
+
+
+def page_of(record: Target | None) -> str:
+    """The public page a suggestion's record is shown on ("" when it is gone): its own page, or, for
+    a result, its evaluation's row on the protocol page, where the form offered it."""
+    if record is None:
+        return ""
+    if isinstance(record, m.Result):
+        evaluation = record.evaluation
+        return f"{evaluation.protocol.get_absolute_url()}#evaluation-{evaluation.stable_id}"
+    if record.page_url_name:
+        return record.get_absolute_url()
+    protocol = getattr(record, "protocol", None)
+    return protocol.get_absolute_url() if protocol is not None else ""
 
 
 def protocol_of(record: Target) -> str:

@@ -76,9 +76,12 @@ def correction_new(request):
 @require_safe
 def correction_status(request, token: str):
     correction = get_object_or_404(Correction.objects.select_related("duplicate_of"), token=token)
-    response = render(
-        request, "corrections/correction_status.html", {"correction": correction, "sent": "sent" in request.GET}
-    )
+    context = {
+        "correction": correction,
+        "sent": "sent" in request.GET,
+        "record_url": selectors.page_of(correction.target),
+    }
+    response = render(request, "corrections/correction_status.html", context)
     response["X-Robots-Tag"] = "noindex"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the URL: never leak it to another site
     return response

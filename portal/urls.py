@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.http import HttpResponsePermanentRedirect
@@ -23,6 +24,13 @@ RECORD_PAGE_PARTS = PageParts(
     correction=correction_part,
     reviewed_recipes=reviewed_recipe_protocols,
 )
+
+# The admin is the portal's curation desk: it carries the portal's name, not "Django administration".
+admin.site.site_header = f"{settings.PORTAL_SITE_NAME} curation"
+admin.site.site_title = f"{settings.PORTAL_SITE_NAME} curation"
+admin.site.index_title = "Catalogue, reviews, releases and benchmark jobs"
+# No app list beside every page: the breadcrumbs lead back, and lists and forms get the width.
+admin.site.enable_nav_sidebar = False
 
 urlpatterns = [
     path("admin/review-queue/", admin.site.admin_view(review_queue_view), name="review-queue"),

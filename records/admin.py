@@ -13,6 +13,7 @@ from django.db.models import FloatField
 from django.db.models.functions import Cast
 from simple_history.admin import SimpleHistoryAdmin
 
+from common.admin import LabelledTabularInline
 from common.numbers import ASCII_NUMBER_FORM_FIELDS
 from records import models as m
 from records.services import record_delete, record_save
@@ -66,7 +67,7 @@ class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
         return readonly
 
 
-class LimitationInline(admin.TabularInline):
+class LimitationInline(LabelledTabularInline):
     model = m.Limitation
     extra = 0
     ordering = ["position"]
@@ -79,27 +80,28 @@ class BaselineRoleInline(admin.StackedInline):
     readonly_fields = REVIEW_FIELDS
 
 
-class ResultInline(admin.TabularInline):
+class ResultInline(admin.StackedInline):
+    """Stacked, in three lines of related fields: as a table its twelve columns were 1,924 px wide."""
+
     model = m.Result
     extra = 0
-    fields = (
-        "stable_id",
-        "value",
-        "unit",
-        "printed_value",
-        "uncertainty_kind",
-        "uncertainty_value",
-        "lower_bound",
-        "upper_bound",
-        "uncertainty_level",
-        "num_runs",
-        "relation",
-        "reference_configuration",
+    fieldsets = (
+        (None, {"fields": (("stable_id", "value", "unit", "printed_value"),)}),
+        (
+            "Uncertainty",
+            {
+                "fields": (
+                    ("uncertainty_kind", "uncertainty_value", "uncertainty_level"),
+                    ("lower_bound", "upper_bound", "num_runs"),
+                )
+            },
+        ),
+        ("Relative to a reference", {"fields": (("relation", "reference_configuration"),)}),
     )
     autocomplete_fields = ["reference_configuration"]
 
 
-class TaskInline(admin.TabularInline):
+class TaskInline(LabelledTabularInline):
     model = m.Dataset
     fk_name = "suite"
     extra = 0

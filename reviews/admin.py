@@ -20,7 +20,7 @@ from django.urls import URLPattern, path, reverse
 from common.admin import ReadOnlyAdminMixin
 from reviews.models import Reviewable, ReviewEvent, ReviewState
 from reviews.selectors import review_events
-from reviews.services import ReviewError, available_transitions, review_transition_apply
+from reviews.services import AvailableTransition, ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
 
 REASON_MAX_LENGTH = 5000
@@ -131,15 +131,26 @@ class ReviewableAdminMixin(_ModelAdminBase):
         obj: Any = None,
     ) -> HttpResponse:
         if obj is not None and obj.pk:
+            transitions = available_transitions(record=obj, user=request.user)
             context["review"] = {
                 "state": ReviewState(obj.review_state).label,
-                "transitions": available_transitions(record=obj, user=request.user),
+                "transitions": transitions,
+                "reason_label": reason_label(transitions),
                 "events": list(review_events(record=obj, newest_first=True)),
                 "action_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_transition", args=[obj.pk]),
                 "expected_state": obj.review_state,
                 "history_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_history", args=[obj.pk]),
             }
         return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+
+def reason_label(transitions: list[AvailableTransition]) -> str:
+    """The reason field's label: "Reason (required for reinstate and reopen)", once, not once per transition."""
+    needing = [t.label.lower() for t in transitions if t.needs_reason]
+    if not needing:
+        return "Reason (optional)"
+    named = needing[0] if len(needing) == 1 else ", ".join(needing[:-1]) + " and " + needing[-1]
+    return f"Reason (required for {named})"
 
 
 @admin.register(ReviewEvent)

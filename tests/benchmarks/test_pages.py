@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -90,6 +91,14 @@ def test_it_shows_a_failure_with_the_log_tail_to_operators_only(tiny_recipe, ope
     assert status["status"] == "failed" and status["error"] == "RuntimeError: CUDA out of memory"
     assert "log_tail" not in status
     assert client.get(f"/benchmarks/jobs/{job.pk}/status.json").json()["log_tail"] == "loading /srv/app/weights"
+
+
+def test_a_finished_job_shows_when_it_finished_not_a_heartbeat_age(tiny_recipe, operator, broker):
+    job = running_job(tiny_recipe, operator)
+    benchmark_job_fail(job_id=job.pk, attempt=1, error="RuntimeError: CUDA out of memory", log_tail="")
+    text = Client().get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    assert "Heartbeat" not in text and "s ago" not in text
+    assert re.search(r"<dt>Finished</dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</dd>", text)
 
 
 def test_it_links_a_succeeded_job_to_its_evaluation_and_report(tiny_recipe, operator, broker):

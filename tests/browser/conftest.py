@@ -58,8 +58,8 @@ AXE = __import__("pathlib").Path(__file__).resolve().parents[2] / "node_modules"
 SERIOUS = ("serious", "critical")
 
 
-def axe_violations(page) -> list[str]:
-    """axe-core's serious and critical accessibility violations on the page, one line each."""
+def axe_violations(page, impacts: tuple[str, ...] | None = SERIOUS) -> list[str]:
+    """axe-core's accessibility violations on the page of these impacts (None: every impact), one line each."""
     if not AXE.exists():
         pytest.fail(f"{AXE} is missing: bin/test installs it (npm ci)")
     page.add_script_tag(path=str(AXE))
@@ -67,7 +67,7 @@ def axe_violations(page) -> list[str]:
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
         for v in violations
-        if v["impact"] in SERIOUS
+        if impacts is None or v["impact"] in impacts
     ]
 
 

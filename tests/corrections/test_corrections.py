@@ -89,13 +89,21 @@ def test_it_lists_new_suggestions_oldest_first_beside_the_current_value(client, 
     body = client.get(reverse("admin:corrections_correction_changelist"), {"status__exact": "new"}).content.decode()
     assert body.index(RESULT_500M) < body.index(">title<")
     assert '<td class="field-value_now">20</td>' in body
-    assert (
-        client.get(
-            reverse("admin:corrections_correction_changelist"),
-            {"protocol": PROTOCOL_ID, "content_type__id__exact": Correction.objects.first().content_type_id},
-        ).status_code
-        == 200
+    filtered = client.get(
+        reverse("admin:corrections_correction_changelist"), {"protocol": PROTOCOL_ID, "record_type": "result"}
     )
+    assert filtered.status_code == 200 and ">title<" not in filtered.content.decode()
+    # each protocol once in its filter (two suggestions on one protocol), record types by name
+    filters = re.findall(r'<a href="\?[^"]*">([^<]+)</a>', body.split('id="changelist-filter"')[1])
+    assert filters.count(PROTOCOL_ID) == 1
+    assert {"Protocol", "Result"} <= set(filters) and not [name for name in filters if "|" in name]
+
+
+def test_the_thank_you_page_leads_back_to_the_record(client, seeded):
+    response = client.post("/corrections/new/", form_data())
+    body = client.get(response["Location"]).content.decode()
+    evaluation = m.Result.objects.get(stable_id=RESULT_500M).evaluation
+    assert f'href="/protocols/{PROTOCOL_ID}/#evaluation-{evaluation.stable_id}">Back to the record</a>' in body
 
 
 @pytest.mark.parametrize(

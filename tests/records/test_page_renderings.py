@@ -3,9 +3,10 @@
 The expected renderings under `renderings/` (gzipped) were written on the base commit (5fadb0b) by this test
 with PAGE_RENDERINGS_WRITE=1, over a fixed data set: the seed record, the example documents and a
 protocol of 30 evaluations with uncertainty figures, bounds, repeats and an exclusion. They were
-written again once, deliberately, when issue 16 changed the protocol page's sentences (the charts'
-and the best value's sentences, the exclusion badge, the portal's own results); every other byte
-was compared with them before that rewrite. What differs between two renderings of the same page
+written again, deliberately, when issue 16 changed the protocol page's sentences (the charts'
+and the best value's sentences, the exclusion badge, the portal's own results) and its markup (the
+site menu, phone tables, the coverage columns' order, limitations as a list); every other byte
+was compared with them before each rewrite. What differs between two renderings of the same page
 is masked before comparing: the CSRF token, the correction form's signed time stamp and the review
 dates (the seed import records its reviews today).
 Each page is fetched twice: cold (an empty cache) and from the page cache.

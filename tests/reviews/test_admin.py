@@ -31,6 +31,18 @@ def test_it_offers_buttons_for_the_legal_transitions_only(client, curator):
     assert buttons(client.get(change)) == ["reinstate", "reopen_excluded"]
 
 
+def test_it_names_each_transition_needing_a_reason_once_in_the_reason_label(client, curator, settings):
+    evaluation = EvaluationFactory()
+    apply_transitions(evaluation, "check_source", "exclude")
+    client.force_login(curator)
+    body = client.get(reverse("admin:records_evaluation_change", args=[evaluation.pk])).content.decode()
+    [label] = re.findall(r'<label for="review-reason">([^<]*)</label>', body)
+    assert label.count("required for") == 1 and "reinstate" in label and "reopen" in label
+    # the admin carries the portal's name
+    index = client.get(reverse("admin:index")).content.decode()
+    assert settings.PORTAL_SITE_NAME in index and "Django administration" not in index
+
+
 def test_it_applies_a_transition_from_the_panel_and_shows_it_in_the_review_log(client, curator):
     evaluation = EvaluationFactory()
     client.force_login(curator)

@@ -3,7 +3,7 @@ import datetime
 from django.core.management.base import BaseCommand
 
 from benchmarks.seed import seed_recipes
-from records.seed import SEED_PAGE, SEED_RELEASE_ID, seed_import, seed_record_keys
+from records.seed import PROTOCOL_ID, SEED_RELEASE_ID, seed_import, seed_record_keys
 from releases.services import release_record_external
 
 
@@ -16,7 +16,8 @@ class Command(BaseCommand):
         release, created = release_record_external(
             release_id=SEED_RELEASE_ID,
             release_date=datetime.date.fromisoformat(SEED_RELEASE_ID[:10]),
-            note=f"The release the seed record page {SEED_PAGE} was derived from.",
+            # a reader's sentence: the seed's internal page name stays out of public pages
+            note=f"The release the published page of protocol {PROTOCOL_ID} was derived from.",
             records=seed_record_keys(),
         )
         created_count = sum(len(ids) for ids in report.created.values())
