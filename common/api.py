@@ -45,6 +45,24 @@ class StableCursorPagination(CursorPagination):
     max_page_size = 200
     ordering = ("-created_at", "-id")
 
+    def get_page_size(self, request: Request) -> int:
+        """The asked page size, capped at `max_page_size`; anything but a whole number from 1 is a 400
+        (DRF would quietly answer a default page to `page_size=null` or `page_size=-3`)."""
+        asked = request.query_params.getlist(self.page_size_query_param)
+        if not asked:
+            return self.page_size
+        if not all(value.isascii() and value.isdigit() and value.strip("0") for value in asked):
+            raise ValidationError({self.page_size_query_param: "a whole number from 1 (pages hold at most 200 rows)"})
+        last = asked[-1].lstrip("0")
+        return self.max_page_size if len(last) > 3 else min(int(last), self.max_page_size)
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"]["minimum"] = 1
+        return parameters
+
     def decode_cursor(self, request: Request) -> Cursor | None:
         try:
             return super().decode_cursor(request)
