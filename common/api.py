@@ -9,12 +9,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
+from django import forms
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import SimpleTemplateResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
+from django_filters import rest_framework as filters
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
@@ -70,6 +72,33 @@ class StableCursorPagination(CursorPagination):
             raise ValidationError(
                 {self.cursor_query_param: "invalid cursor: use the next and previous links as given"}
             ) from None
+
+
+class StrictBooleanField(forms.NullBooleanField):
+    """`true` or `false` (an empty value: no filter); anything else is refused, not read as "no filter"."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value: Any) -> bool | None:
+        if value in (None, ""):
+            return None
+        if value in ("true", "false"):
+            return value == "true"
+        raise forms.ValidationError("true or false")
+
+    def validate(self, value: Any) -> None:
+        pass
+
+
+class StrictBooleanFilter(filters.BooleanFilter):
+    """A list filter's boolean: `true`, `false` or empty (no filter); `null`, `1`, `yes` are a 400
+    (django-filter's own reads anything else as "no filter")."""
+
+    field_class = StrictBooleanField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["widget"] = forms.TextInput  # the value as sent, for the field to judge
+        super().__init__(*args, **kwargs)
 
 
 class ModelPermissionsOrReadOnly(DjangoModelPermissionsOrAnonReadOnly):

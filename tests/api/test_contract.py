@@ -122,3 +122,22 @@ def test_it_refuses_a_page_size_that_is_not_a_whole_number_from_one(api, seeded,
     response = api.get("/api/v1/evaluations/", {"page_size": page_size})
     assert response.status_code == 400 and "page_size" in response.json()
     assert len(api.get("/api/v1/evaluations/", {"page_size": "100000"}).json()["results"]) == 2
+
+
+@pytest.mark.parametrize(("path", "name"), [("/api/v1/evaluations/", "comparable"), ("/api/v1/datasets/", "is_suite")])
+@pytest.mark.parametrize("value", ["null", "1", "yes"])
+def test_it_refuses_a_boolean_filter_that_is_neither_true_nor_false(api, seeded, path, name, value):
+    response = api.get(path, {name: value})
+    assert response.status_code == 400 and name in response.json()
+    assert api.get(path, {name: ""}).status_code == 200  # empty: no filter, as the schema's allowEmptyValue says
+
+
+def test_it_refuses_a_misspelt_dry_run_instead_of_importing(token_client):
+    from records.seed import seed_document
+
+    client = token_client("curator")
+    response = client.post("/api/v1/imports/?dry_run=yes-please", seed_document(), format="json")
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == "?dry_run"
+    assert not m.Protocol.objects.exists()
+    assert client.post("/api/v1/imports/?dry_run=1", seed_document(), format="json").status_code == 200
+    assert not m.Protocol.objects.exists()
