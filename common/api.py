@@ -79,7 +79,7 @@ class StrictBooleanField(forms.NullBooleanField):
 
     widget = forms.TextInput
 
-    def to_python(self, value: Any) -> bool | None:
+    def to_python(self, value: Any) -> bool | None:  # type: ignore[override]  # Null: None is "no filter"
         if value in (None, ""):
             return None
         if value in ("true", "false"):
