@@ -9,12 +9,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
+from django import forms
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import SimpleTemplateResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
+from django_filters import rest_framework as filters
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
@@ -45,6 +47,24 @@ class StableCursorPagination(CursorPagination):
     max_page_size = 200
     ordering = ("-created_at", "-id")
 
+    def get_page_size(self, request: Request) -> int:
+        """The asked page size, capped at `max_page_size`; anything but a whole number from 1 is a 400
+        (DRF would quietly answer a default page to `page_size=null` or `page_size=-3`)."""
+        asked = request.query_params.getlist(self.page_size_query_param)
+        if not asked:
+            return self.page_size
+        if not all(value.isascii() and value.isdigit() and value.strip("0") for value in asked):
+            raise ValidationError({self.page_size_query_param: "a whole number from 1 (pages hold at most 200 rows)"})
+        last = asked[-1].lstrip("0")
+        return self.max_page_size if len(last) > 3 else min(int(last), self.max_page_size)
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"]["minimum"] = 1
+        return parameters
+
     def decode_cursor(self, request: Request) -> Cursor | None:
         try:
             return super().decode_cursor(request)
@@ -52,6 +72,33 @@ class StableCursorPagination(CursorPagination):
             raise ValidationError(
                 {self.cursor_query_param: "invalid cursor: use the next and previous links as given"}
             ) from None
+
+
+class StrictBooleanField(forms.NullBooleanField):
+    """`true` or `false` (an empty value: no filter); anything else is refused, not read as "no filter"."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value: Any) -> bool | None:  # type: ignore[override]  # Null: None is "no filter"
+        if value in (None, ""):
+            return None
+        if value in ("true", "false"):
+            return value == "true"
+        raise forms.ValidationError("true or false")
+
+    def validate(self, value: Any) -> None:
+        pass
+
+
+class StrictBooleanFilter(filters.BooleanFilter):
+    """A list filter's boolean: `true`, `false` or empty (no filter); `null`, `1`, `yes` are a 400
+    (django-filter's own reads anything else as "no filter")."""
+
+    field_class = StrictBooleanField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["widget"] = forms.TextInput  # the value as sent, for the field to judge
+        super().__init__(*args, **kwargs)
 
 
 class ModelPermissionsOrReadOnly(DjangoModelPermissionsOrAnonReadOnly):

@@ -31,10 +31,18 @@ def _error(description: str) -> dict:
     }
 
 
+#: Query parameters whose empty value is an error, not "no filter".
+NOT_EMPTY = frozenset({"cursor", "page_size"})
+
+
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "query" and parameter["name"] not in NOT_EMPTY:
+                    parameter["allowEmptyValue"] = True  # a list filter left empty filters nothing
+
             responses = operation.setdefault("responses", {})
             extra = dict(COMMON)
             if method in {"post", "put", "patch", "delete"}:

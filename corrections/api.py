@@ -24,9 +24,10 @@ from corrections.services import correction_submit
 
 
 class CorrectionCreateSerializer(serializers.Serializer):
-    target_type = serializers.CharField(
-        max_length=40,
-        help_text="Record type: protocol, evaluation, result, configuration, dataset, source, evidencerow, baselinerole, decision.",
+    target_type = serializers.ChoiceField(
+        choices=selectors.target_types(),
+        help_text="The record's type.",
+        error_messages={"invalid_choice": "unknown record type; use one of: " + ", ".join(selectors.target_types())},
     )
     target_id = serializers.SlugField(max_length=150, help_text="The record's stable id.")
     field = serializers.CharField(
@@ -42,17 +43,14 @@ class CorrectionCreateSerializer(serializers.Serializer):
         max_length=SOURCE_MAX, required=False, allow_blank=True, default="", help_text="An http(s) URL or a DOI."
     )
     supporting_locator = serializers.CharField(max_length=LOCATOR_MAX, required=False, allow_blank=True, default="")
+    # No `default=""`: OpenAPI would publish it as the default of an email-format string, which
+    # strict validators refuse ('' is no email address); absent means none all the same.
     contact_email = serializers.EmailField(
-        max_length=254, required=False, allow_blank=True, default="", help_text="Never shown publicly."
+        max_length=254, required=False, allow_blank=True, help_text="Never shown publicly."
     )
     website = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="Must be empty (a trap for robots)."
     )
-
-    def validate_target_type(self, value: str) -> str:
-        if value not in selectors.target_types():
-            raise serializers.ValidationError(f"unknown record type; use one of: {', '.join(selectors.target_types())}")
-        return value
 
     def validate_supporting_source(self, value: str) -> str:
         try:
@@ -119,7 +117,7 @@ class CorrectionCreateView(APIView):
                 explanation=data["explanation"],
                 supporting_source=data["supporting_source"],
                 supporting_locator=data["supporting_locator"],
-                contact_email=data["contact_email"],
+                contact_email=data.get("contact_email", ""),
                 ip=client_ip(request),
             )
         except RateLimited as limited:

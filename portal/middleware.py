@@ -123,7 +123,7 @@ class NullCharacterGuardMiddleware:
 
 
 class DatabaseUnavailableMiddleware:
-    """A lost database connection answers 503 with Retry-After, not a 500, and is not reused.
+    """A lost database connection (or Redis server) answers 503 with Retry-After, not a 500, and is not reused.
 
     The next request opens a fresh connection (CONN_HEALTH_CHECKS also drops dead persistent ones).
     """
@@ -138,7 +138,19 @@ class DatabaseUnavailableMiddleware:
 
     def process_exception(self, request, exception):
         from django.db import InterfaceError, OperationalError, connections
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
 
+        if isinstance(exception, (RedisConnectionError, RedisTimeoutError)):
+            # the cache's (or the broker's) Redis server is down or restarting: a passing fault, like a lost database
+            logging.getLogger("portal.cache").warning(
+                "redis unavailable during %s %s: %s", request.method, request.path, exception
+            )
+            response = RequestSizeLimitMiddleware._refuse(
+                request, "a service the portal needs is unavailable for a moment; try again shortly", status=503
+            )
+            response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
+            return response
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
         logging.getLogger("portal.database").warning(

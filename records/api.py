@@ -276,6 +276,10 @@ ImportErrorsSerializer = inline_serializer(
 )
 
 
+#: The values `?dry_run=` takes, and what they mean.
+DRY_RUN = {"1": True, "true": True, "0": False, "false": False}
+
+
 class ImportView(APIView):
     """Import one paper's records (sources, datasets, protocols, configurations, evaluations, results).
 
@@ -292,8 +296,8 @@ class ImportView(APIView):
         parameters=[
             OpenApiParameter(
                 "dry_run",
-                OpenApiTypes.BOOL,
-                description="Validate and report what would change, and every conflict; write nothing.",
+                {"type": "string", "enum": sorted(DRY_RUN)},
+                description="`1` or `true`: validate and report what would change, and every conflict; write nothing.",
             ),
             OpenApiParameter(
                 "overwrite",
@@ -316,7 +320,18 @@ class ImportView(APIView):
         },
     )
     def post(self, request):
-        dry_run = request.query_params.get("dry_run", "").lower() in {"1", "true", "yes"}
+        asked = request.query_params.get("dry_run", "")
+        if asked not in DRY_RUN and asked != "":
+            # never read a misspelt dry run as a real import
+            message = "use one of " + ", ".join(sorted(DRY_RUN))
+            return Response(
+                {
+                    "detail": f"dry_run: {message}; nothing was written",
+                    "errors": [{"path": "?dry_run", "message": message}],
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        dry_run = DRY_RUN.get(asked, False)
         try:
             report = records_import(
                 document=request.data,

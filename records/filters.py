@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.db.models import Q
 from django_filters import rest_framework as filters
 
+from common.api import StrictBooleanFilter
 from records import models as m
 from reviews.models import ReviewState
 
 
-def comparable_filter(prefix: str = "", *, repeats: bool = False) -> filters.BooleanFilter:
+def comparable_filter(prefix: str = "", *, repeats: bool = False) -> StrictBooleanFilter:
     """`comparable=true`: rows whose (evaluation's) source was checked and that are not excluded;
     for evaluations and results, the rule of records.models.evaluation_comparable (a repeat counts
     through its original)."""
@@ -18,7 +19,7 @@ def comparable_filter(prefix: str = "", *, repeats: bool = False) -> filters.Boo
     def apply(queryset, name, value):
         return queryset.filter(comparable) if value else queryset.exclude(comparable)
 
-    return filters.BooleanFilter(
+    return StrictBooleanFilter(
         method=apply,
         help_text="Enters comparisons: source checked, not excluded, and not a repeat of a compared or excluded measurement.",
     )
@@ -96,7 +97,7 @@ class ResultFilter(filters.FilterSet):
 
 class DatasetFilter(filters.FilterSet):
     suite_id = filters.CharFilter(field_name="suite__stable_id")
-    is_suite = filters.BooleanFilter(
+    is_suite = StrictBooleanFilter(
         field_name="suite", lookup_expr="isnull", help_text="True: suites and stand-alone datasets only."
     )
 

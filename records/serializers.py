@@ -64,8 +64,6 @@ class CatalogueSerializer(serializers.ModelSerializer):
 
     def get_fields(self):
         fields = super().get_fields()
-        if self.instance is not None and not isinstance(self.instance, list):
-            fields[self.id_field].read_only = True  # stable ids never change
         for field in fields.values():
             if isinstance(field, serializers.ChoiceField) and not field.read_only:
                 # name the valid choices, so a client can correct its request from the error alone
@@ -79,6 +77,13 @@ class CatalogueSerializer(serializers.ModelSerializer):
         if self.instance is None and stable_id and self.Meta.model.objects.filter(stable_id=stable_id).exists():
             raise serializers.ValidationError(
                 {self.id_field: f"a record with stable id {stable_id!r} exists; update it with PUT or PATCH"}
+            )
+        if self.instance is not None and stable_id is not None and stable_id != self.instance.stable_id:
+            # Stable ids never change: an update names the record's own (PUT must, PATCH may).
+            raise serializers.ValidationError(
+                {
+                    self.id_field: f"stable ids never change: this record is {self.instance.stable_id!r}, not {stable_id!r}"
+                }
             )
         return attrs
 

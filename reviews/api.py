@@ -75,12 +75,19 @@ class ReviewErrorSerializer(serializers.Serializer):
     field = serializers.CharField(required=False, help_text="The request field at fault, when one is.")
 
 
+class RecordLogPagination(StableCursorPagination):
+    """A record's review log in cursor pages, oldest first."""
+
+    ordering = ("created_at", "id")
+
+
 class ReviewActionsMixin(_ViewSetBase):
     """`/transitions/` (GET: the transitions you may apply now; POST: apply one) and `/events/` on a record."""
 
     @extend_schema(
         methods=["GET"],
         responses={200: AvailableTransitionSerializer(many=True)},
+        filters=False,
         description="The transitions the caller may apply to the record now (the admin's buttons).",
     )
     @extend_schema(
@@ -99,7 +106,12 @@ class ReviewActionsMixin(_ViewSetBase):
         description="Apply a review transition through the same service as the admin: one event and one history row.",
     )
     @action(
-        detail=True, methods=["get", "post"], url_path="transitions", permission_classes=[IsAuthenticatedOrReadOnly]
+        detail=True,
+        methods=["get", "post"],
+        url_path="transitions",
+        permission_classes=[IsAuthenticatedOrReadOnly],
+        pagination_class=None,  # a handful at most: one array, as documented
+        filter_backends=[],
     )
     def transitions(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
@@ -107,7 +119,8 @@ class ReviewActionsMixin(_ViewSetBase):
             available = available_transitions(record=record, user=request.user)
             return Response(AvailableTransitionSerializer(available, many=True).data)
         serializer = TransitionRequestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            return Response(review_error_body(serializer.errors), status=400)
         try:
             event = review_transition_apply(record=record, actor=request.user, **serializer.validated_data)
         except ReviewError as error:
@@ -120,11 +133,26 @@ class ReviewActionsMixin(_ViewSetBase):
     @extend_schema(
         responses={200: ReviewEventSerializer(many=True)}, description="The record's review log, oldest first."
     )
-    @action(detail=True, methods=["get"], url_path="events", permission_classes=[AllowAny])
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="events",
+        permission_classes=[AllowAny],
+        pagination_class=RecordLogPagination,
+        filter_backends=[],
+    )
     def events(self, request: Request, **kwargs: Any) -> Response:
         record = self.get_object()
-        events = review_events(record=record)
-        return Response(ReviewEventSerializer(events, many=True).data)
+        paginator = RecordLogPagination()
+        page = paginator.paginate_queryset(review_events(record=record), request, view=self)
+        return paginator.get_paginated_response(ReviewEventSerializer(page, many=True).data)
+
+
+def review_error_body(errors: dict[str, Any]) -> dict[str, str]:
+    """A refused transition request as the other review errors are: `detail` and the `field` at fault."""
+    field, messages = next(iter(errors.items()))
+    message = messages[0] if isinstance(messages, list) and messages else str(messages)
+    return {"detail": f"{field}: {message}", "field": field}
 
 
 class ReviewEventFilter(filters.FilterSet):

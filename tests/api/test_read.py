@@ -113,7 +113,7 @@ def test_it_serves_the_protocol_with_its_limitations_in_order_and_the_suite_with
 
 
 def test_it_serves_a_records_review_events_oldest_first(api, seeded):
-    events = api.get(f"/api/v1/evaluations/{E500}/events/").json()
+    events = api.get(f"/api/v1/evaluations/{E500}/events/").json()["results"]
     assert [e["transition"] for e in events] == ["check_source", "exclude"]
     assert all(e["actor_role"] == "portal" for e in events)
     assert api.get("/api/v1/review-events/", {"record": E500}).json()["results"][0]["transition"] == "exclude"

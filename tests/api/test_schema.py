@@ -10,6 +10,8 @@ from django.core.management import call_command
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent]
@@ -55,36 +57,85 @@ generated = settings(
 )
 
 
-def exercise(schema, headers: dict[str, str]) -> list[str]:
+def exercise(schema, headers: dict[str, str], real_ids: dict[str, str]) -> list[str]:
     """Run schemathesis' generated cases against every operation; return the failures, named.
 
-    Every check runs but "schema-valid data is accepted": an opaque cursor or a stable id that names
-    no record is schema-valid text, and the right answer to it is a 400 or 404 naming the problem.
+    Each operation gets schema-valid requests and schema-violating ones (negative mode: a missing
+    required field, a wrong type, a value outside an enum must get a 4xx), and an operation on one
+    record (`{stable_id}`, `{key}`, `{id}`) gets them both for a stable id that names no record and
+    for one that does, so the shapes of real answers are checked too. Every check runs but
+    "schema-valid data is accepted": a stable id or a reference that names no record, an opaque
+    cursor, a result in another unit are schema-valid, and the right answer to them is a 400 or 404
+    naming the problem.
     """
     failures = []
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) > 20
     for operation in operations:
+        parameters = [name for name in ("stable_id", "key", "id") if "{" + name + "}" in operation.path]
+        real = real_ids.get(operation.path.split("/")[3]) if parameters else None
+        variants = [{}] + ([{parameters[0]: real}] if real else [])
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            for path_parameters in variants:
 
-        @generated
-        @given(case=operation.as_strategy())
-        def check(case):
-            response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
-            assert response.status_code < 500
+                @generated
+                @given(case=operation.as_strategy(generation_mode=mode, path_parameters=path_parameters or None))
+                def check(case):
+                    response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+                    assert response.status_code < 500
 
-        try:
-            check()
-        except Exception as failure:  # collect every operation's failure, not just the first
-            failures.append(f"{operation.method.upper()} {operation.path}: {str(failure)[:600]}")
+                try:
+                    check()
+                except Unsatisfiable:
+                    pass  # negative mode on a request with nothing to get wrong (a GET of one record)
+                except (Exception, BaseExceptionGroup) as failure:  # every operation's failure, not just the first
+                    label = f"{operation.method.upper()} {operation.path} {mode.value} {path_parameters or ''}"
+                    failures.append(f"{label}: {failure_text(failure)[:2500]}")
     return failures
 
 
-def test_the_api_answers_anonymous_requests_without_5xx_and_as_documented(api_schema):
-    assert exercise(api_schema, headers={}) == []
+def failure_text(failure: BaseException) -> str:
+    if isinstance(failure, BaseExceptionGroup):
+        return " | ".join(failure_text(inner) for inner in failure.exceptions)
+    return " ".join(str(failure).split())
 
 
-def test_the_api_answers_a_curators_requests_without_5xx_and_as_documented(api_schema, curator_token):
-    assert exercise(api_schema, headers={"Authorization": f"Token {curator_token}"}) == []
+@pytest.fixture
+def real_ids(seeded):
+    """One existing record per endpoint of records, by the path segment that names its type."""
+    from records import models as m
+    from releases.models import Release
+    from reviews.models import ReviewEvent
+
+    models = {
+        "sources": m.Source,
+        "datasets": m.Dataset,
+        "configurations": m.Configuration,
+        "protocols": m.Protocol,
+        "evaluations": m.Evaluation,
+        "results": m.Result,
+        "evidence-rows": m.EvidenceRow,
+        "baseline-roles": m.BaselineRole,
+        "decisions": m.Decision,
+    }
+    ids = {
+        segment: model.objects.order_by("pk").values_list("stable_id", flat=True).first()
+        for segment, model in models.items()
+    }
+    ids["releases"] = Release.objects.values_list("release_id", flat=True).first()
+    ids["review-events"] = str(ReviewEvent.objects.values_list("pk", flat=True).first())
+    assert sum(1 for value in ids.values() if value) >= 9, ids
+    return {segment: value for segment, value in ids.items() if value}
+
+
+def test_the_api_answers_anonymous_requests_without_5xx_and_as_documented(api_schema, real_ids):
+    failures = exercise(api_schema, headers={}, real_ids=real_ids)
+    assert not failures, "\n\n".join(failures)
+
+
+def test_the_api_answers_a_curators_requests_without_5xx_and_as_documented(api_schema, real_ids, curator_token):
+    failures = exercise(api_schema, headers={"Authorization": f"Token {curator_token}"}, real_ids=real_ids)
+    assert not failures, "\n\n".join(failures)
 
 
 @pytest.fixture
