@@ -21,7 +21,7 @@ def stale_after() -> timedelta:
 
 
 def resend_after() -> timedelta:
-    """A queued job not started this long after its message was sent gets its message again, same id (doubling each time)."""
+    """A queued job not started this long after its message was sent gets its message again, same id (doubling each time, up to four times this)."""
     return duration_setting("BENCHMARK_RESEND_AFTER_SECONDS", 600)
 
 

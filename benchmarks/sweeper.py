@@ -85,9 +85,17 @@ def _sweep_running(job: BenchmarkJob, *, send: Send, now: datetime, stale_after:
     return outcome
 
 
+#: A queued job's re-send waits at most 2**this times `resend_after` (4x: 40 min by default).
+MAX_BACKOFF_DOUBLINGS = 2
+
+
 def _sweep_queued(job: BenchmarkJob, *, send: Send, now: datetime, resend_after: timedelta) -> str | None:
-    """One queued job (locked) no worker started: its message sent again (same id) once its back-off is over."""
-    backoff = resend_after * 2 ** (min(job.sends, 7) - 1)
+    """One queued job (locked) no worker started: its message sent again (same id) once its back-off is over.
+
+    The back-off doubles with each re-send, up to 2**`MAX_BACKOFF_DOUBLINGS` times `resend_after` and no
+    further: a broker that kept nothing through restarts (the chaos run's Redis lost the messages
+    again and again) must not leave a job waiting hours for its next copy."""
+    backoff = resend_after * 2 ** min(job.sends - 1, MAX_BACKOFF_DOUBLINGS)
     if job.sent_at >= now - backoff:
         return None
     reason = f"re-sent: no worker started message {job.celery_task_id} within {now - job.sent_at}"
