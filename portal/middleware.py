@@ -122,6 +122,35 @@ class NullCharacterGuardMiddleware:
         return self.get_response(request)
 
 
+def unavailable_response(request, exception: BaseException | None):
+    """The 503 with Retry-After for a passing fault (a lost database connection or Redis server), or
+    None for any other exception. Used by `DatabaseUnavailableMiddleware` for views and by the
+    portal's `handler500` for what other middlewares raise (Django turns those into a 500 before any
+    other middleware sees them)."""
+    from django.db import InterfaceError, OperationalError, connections
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    if isinstance(exception, (RedisConnectionError, RedisTimeoutError)):
+        # the cache's (or the broker's) Redis server is down or restarting: a passing fault, like a lost database
+        logging.getLogger("portal.cache").warning(
+            "redis unavailable during %s %s: %s", request.method, request.path, exception
+        )
+        message = "a service the portal needs is unavailable for a moment; try again shortly"
+    elif isinstance(exception, (OperationalError, InterfaceError)):
+        logging.getLogger("portal.database").warning(
+            "database unavailable during %s %s: %s", request.method, request.path, exception
+        )
+        for connection in connections.all(initialized_only=True):
+            connection.close_if_unusable_or_obsolete()  # a connection that raised is checked, and closed if dead
+        message = "the database is unavailable for a moment; try again shortly"
+    else:
+        return None
+    response = RequestSizeLimitMiddleware._refuse(request, message, status=503)
+    response["Retry-After"] = str(DatabaseUnavailableMiddleware.RETRY_AFTER_SECONDS)
+    return response
+
+
 class DatabaseUnavailableMiddleware:
     """A lost database connection (or Redis server) answers 503 with Retry-After, not a 500, and is not reused.
 
@@ -137,32 +166,7 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        from django.db import InterfaceError, OperationalError, connections
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-
-        if isinstance(exception, (RedisConnectionError, RedisTimeoutError)):
-            # the cache's (or the broker's) Redis server is down or restarting: a passing fault, like a lost database
-            logging.getLogger("portal.cache").warning(
-                "redis unavailable during %s %s: %s", request.method, request.path, exception
-            )
-            response = RequestSizeLimitMiddleware._refuse(
-                request, "a service the portal needs is unavailable for a moment; try again shortly", status=503
-            )
-            response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
-            return response
-        if not isinstance(exception, (OperationalError, InterfaceError)):
-            return None
-        logging.getLogger("portal.database").warning(
-            "database unavailable during %s %s: %s", request.method, request.path, exception
-        )
-        for connection in connections.all(initialized_only=True):
-            connection.close_if_unusable_or_obsolete()  # a connection that raised is checked, and closed if dead
-        response = RequestSizeLimitMiddleware._refuse(
-            request, "the database is unavailable for a moment; try again shortly", status=503
-        )
-        response["Retry-After"] = str(self.RETRY_AFTER_SECONDS)
-        return response
+        return unavailable_response(request, exception)
 
 
 class PortalReleaseHeaderMiddleware:

@@ -58,8 +58,16 @@ def handler404(request, exception):
 
 
 def handler500(request):
+    """A 503 with Retry-After when the exception is a passing fault (raised by a middleware, outside
+    `DatabaseUnavailableMiddleware`'s reach); JSON under /api/, the site's page elsewhere."""
+    import sys
+
     from django.views.defaults import server_error
 
     from common.api import json_server_error
+    from portal.middleware import unavailable_response
 
+    unavailable = unavailable_response(request, sys.exc_info()[1])  # Django calls this inside its `except`
+    if unavailable is not None:
+        return unavailable
     return json_server_error(request) if request.path.startswith("/api/") else server_error(request)

@@ -38,3 +38,27 @@ def test_it_answers_503_with_retry_after_while_the_cache_server_is_down(client, 
                     del caches[alias]
     assert response.status_code == 503, response.content[:300]
     assert int(response["Retry-After"]) > 0 and b"try again" in response.content
+
+
+def test_it_answers_503_when_a_middleware_meets_the_cache_server_down(seeded):
+    # The admin login lock counts attempts in the cache inside a middleware: Django turns what a
+    # middleware raises into a 500 before the view-level 503 sees it (the chaos run's 11 500s).
+    from django.test import Client
+
+    store = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": f"redis://127.0.0.1:{closed_port()}/1",
+    }
+    client = Client(raise_request_exception=False)
+    with override_settings(CACHES={"default": store, "responses": {**store, "KEY_PREFIX": "responses"}}):
+        for alias in ("default", "responses"):
+            caches[alias].close()
+            del caches[alias]
+        try:
+            response = client.post("/admin/login/", {"username": "someone", "password": "wrong"})
+        finally:
+            for alias in ("default", "responses"):
+                with contextlib.suppress(AttributeError):
+                    del caches[alias]
+    assert response.status_code == 503, response.content[:300]
+    assert int(response["Retry-After"]) > 0 and b"try again" in response.content
