@@ -59,7 +59,10 @@ def public_text(text: str, *, worker_host: str = "") -> str:
     """A status change's reason or an error as the public reads it: without the worker's name."""
     for pattern, replacement in _WORKER_NAMED:
         text = pattern.sub(replacement, text)
-    return text.replace(worker_host, "a worker") if worker_host else text
+    if not worker_host:
+        return text
+    # the whole name only (a short host name such as "gpu" must not blank out ordinary words)
+    return re.sub(rf"(?<![\w@.-]){re.escape(worker_host)}(?![\w@.-])", "a worker", text)
 
 
 def _error_summary(error: str, *, worker_host: str = "") -> str:

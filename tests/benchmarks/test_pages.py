@@ -200,3 +200,12 @@ def test_it_links_a_measured_evaluation_to_its_job(tiny_recipe, operator, broker
     assert f'<a href="/benchmarks/jobs/{job.pk}/">benchmark job {job.pk}</a>' in text
     assert f"/benchmarks/jobs/{job.pk}/report.json" in text
     assert job_part(None, EvaluationFactory())["benchmark_job"].strip() == ""  # author-reported
+
+
+def test_it_hides_the_worker_host_only_where_the_whole_name_stands():
+    from benchmarks.views import public_text
+
+    text = "CUDA out of memory on node7 while node7b and node7.lab ran; see node7's log"
+    assert public_text(text, worker_host="node7") == (
+        "CUDA out of memory on a worker while node7b and node7.lab ran; see a worker's log"
+    )
