@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
+from django.db import models, transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -15,6 +15,57 @@ from records.values import ValueInvalid, exact_text, parse_exact
 from reviews.models import ReviewState
 
 # -- fields ------------------------------------------------------------------------------------
+
+
+class StringOnly:
+    """Text as the schema says: a JSON string. DRF's text fields take a number and store its text
+    (`"title": 5` became "5"); here a number, a boolean or an object is a 400 naming the field."""
+
+    default_error_messages = {"not_a_string": "Not a valid string: send text in quotes."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(StringOnly, serializers.CharField):
+    pass
+
+
+class StrictSlugField(StringOnly, serializers.SlugField):
+    pass
+
+
+class StrictURLField(StringOnly, serializers.URLField):
+    pass
+
+
+class StrictEmailField(StringOnly, serializers.EmailField):
+    pass
+
+
+class StrictSlugRelatedField(serializers.SlugRelatedField):
+    """A reference by stable id: a non-empty string, or null where allowed. DRF reads "" as null;
+    the schema promises a string of at least one character, so "" is a 400 naming the field."""
+
+    default_error_messages = {"not_a_string": "Not a valid stable id: send a non-empty string, or null."}
+
+    def run_validation(self, data=serializers.empty):
+        if data is not serializers.empty and data is not None and (not isinstance(data, str) or not data):
+            self.fail("not_a_string")
+        return super().run_validation(data)
+
+
+#: The catalogue's field mapping: numbers in the digits 0-9 only (common.numbers), text only as strings.
+CATALOGUE_FIELDS = {
+    **ASCII_NUMBER_FIELDS,
+    models.CharField: StrictCharField,
+    models.TextField: StrictCharField,
+    models.SlugField: StrictSlugField,
+    models.URLField: StrictURLField,
+    models.EmailField: StrictEmailField,
+}
 
 
 @extend_schema_field(
@@ -43,7 +94,7 @@ class ExactDecimalField(serializers.Field):
 
 
 def stable_id_field() -> serializers.SlugField:
-    return serializers.SlugField(
+    return StrictSlugField(
         source="stable_id", max_length=150, help_text="Stable id (slug); never changes once created."
     )
 
@@ -52,13 +103,13 @@ def ref(model, source: str | None = None, **kwargs) -> serializers.SlugRelatedFi
     """A reference to another record by its stable id."""
     if source is not None:
         kwargs["source"] = source
-    return serializers.SlugRelatedField(slug_field="stable_id", queryset=model.objects.all(), **kwargs)
+    return StrictSlugRelatedField(slug_field="stable_id", queryset=model.objects.all(), **kwargs)
 
 
 class CatalogueSerializer(serializers.ModelSerializer):
     """Writes through records.services; a Django validation error comes back naming the API's field."""
 
-    serializer_field_mapping = ASCII_NUMBER_FIELDS  # '١٢٣' is refused, not stored as 123 (common.numbers)
+    serializer_field_mapping = CATALOGUE_FIELDS  # '١٢٣' is refused, not stored as 123; text only as strings
 
     id_field: str = ""
 
@@ -164,7 +215,7 @@ class SourceSerializer(CatalogueSerializer):
 
 
 class TaskSerializer(serializers.ModelSerializer):
-    serializer_field_mapping = ASCII_NUMBER_FIELDS
+    serializer_field_mapping = CATALOGUE_FIELDS
     dataset_id = serializers.CharField(source="stable_id", read_only=True)
 
     class Meta:
@@ -265,7 +316,7 @@ class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
     areas = ref(m.Area, many=True, required=False)
     contexts = ref(m.Context, many=True, required=False)
     limitations = serializers.ListField(
-        child=serializers.CharField(max_length=5000),
+        child=StrictCharField(max_length=5000),
         source="limitations_texts",
         required=False,
         help_text="Ordered limitations.",

@@ -141,3 +141,22 @@ def test_it_refuses_a_misspelt_dry_run_instead_of_importing(token_client):
     assert not m.Protocol.objects.exists()
     assert client.post("/api/v1/imports/?dry_run=1", seed_document(), format="json").status_code == 200
     assert not m.Protocol.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"name": 5}, "name"),
+        ({"description": True}, "description"),
+        ({"source_id": ""}, "source_id"),
+        ({"source_id": 7}, "source_id"),
+    ],
+)
+def test_it_refuses_text_that_is_not_a_string_and_an_empty_reference_naming_the_field(token_client, change, field):
+    # schemathesis (negative mode) found numbers stored as their text and "" read as null, where the
+    # schema promises a string (a stable id of at least one character, or null)
+    client = token_client("curator")
+    client.post("/api/v1/configurations/", configuration(), format="json")
+    response = client.patch("/api/v1/configurations/config-new/", change, format="json")
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert list(m.Configuration.objects.values_list("stable_id", "name")) == [("config-new", "A new model")]
