@@ -29,20 +29,10 @@ class StringOnly:
         return super().to_internal_value(data)
 
 
-class StrictCharField(StringOnly, serializers.CharField):
-    pass
-
-
-class StrictSlugField(StringOnly, serializers.SlugField):
-    pass
-
-
-class StrictURLField(StringOnly, serializers.URLField):
-    pass
-
-
-class StrictEmailField(StringOnly, serializers.EmailField):
-    pass
+StrictCharField = type("StrictCharField", (StringOnly, serializers.CharField), {})
+StrictSlugField = type("StrictSlugField", (StringOnly, serializers.SlugField), {})
+StrictURLField = type("StrictURLField", (StringOnly, serializers.URLField), {})
+StrictEmailField = type("StrictEmailField", (StringOnly, serializers.EmailField), {})
 
 
 class StrictSlugRelatedField(serializers.SlugRelatedField):
