@@ -7,7 +7,7 @@ comparisons, charts and facets read of the models (the same field names, the sam
 review properties and URLs), built from two `values()` queries with their few related columns
 joined in. The small sets shared by every row (datasets, sources, reviewers) are model instances
 loaded once each by id. What the models compute, these compute by the same functions
-(`records.values.display`, `reviews.models.EXCLUDED_STATES`, `base._url_parts`), so the page's
+(`records.values.display`, `reviews.models.ReviewStateFacts`, `base._url_parts`), so the page's
 bytes are those of the model path (tests/records/test_page_renderings.py compares them).
 """
 
@@ -21,7 +21,7 @@ from django.db.models import Model
 from records import models as m
 from records.models.base import _url_parts
 from records.values import display
-from reviews.models import EXCLUDED_STATES, ReviewState
+from reviews.models import ReviewStateFacts
 
 
 def _labels(model: type[Model], name: str) -> dict[str, str]:
@@ -49,26 +49,7 @@ class ConfigurationLine:
         return _url(m.Configuration.page_url_name, self.stable_id)
 
 
-class _Reviewed:
-    """reviews.models.Reviewable's properties, on a row's review state."""
-
-    __slots__ = ()
-    review_state: str
-
-    @property
-    def is_excluded(self) -> bool:
-        return self.review_state in EXCLUDED_STATES
-
-    @property
-    def needs_recheck(self) -> bool:
-        return self.review_state == ReviewState.EXCLUDED_RECHECK
-
-    @property
-    def source_was_checked(self) -> bool:
-        return self.review_state in (ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES)
-
-
-class OriginalLine(_Reviewed):
+class OriginalLine(ReviewStateFacts):
     """The evaluation a repeat reports again: what a repeat's row says of it."""
 
     __slots__ = ("pk", "id", "stable_id", "title", "review_state", "concern")
@@ -136,7 +117,7 @@ class _Results(list["ResultLine"]):
         return self
 
 
-class EvaluationLine(_Reviewed):
+class EvaluationLine(ReviewStateFacts):
     """One evaluation of the protocol (the fields of records.models.Evaluation the page reads)."""
 
     FIELDS = (

@@ -31,7 +31,28 @@ REVIEW_STATE_FIELDS = (
 )
 
 
-class Reviewable(models.Model):
+class ReviewStateFacts:
+    """What a review state says, for anything with a `review_state`: a Reviewable record, or a page's
+    row read as values (records.page_rows)."""
+
+    __slots__ = ()
+    review_state: str
+
+    @property
+    def is_excluded(self) -> bool:
+        return self.review_state in EXCLUDED_STATES
+
+    @property
+    def needs_recheck(self) -> bool:
+        return self.review_state == ReviewState.EXCLUDED_RECHECK
+
+    @property
+    def source_was_checked(self) -> bool:
+        """Excluded records were source checked first: exclusion is only reachable from that state."""
+        return self.review_state in (ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES)
+
+
+class Reviewable(ReviewStateFacts, models.Model):
     """Mixin for every curated record that carries a review state.
 
     The state and the fields beside it are not editable in forms: only
@@ -63,19 +84,6 @@ class Reviewable(models.Model):
     @property
     def is_comparable(self) -> bool:
         return self.review_state == ReviewState.SOURCE_CHECKED
-
-    @property
-    def is_excluded(self) -> bool:
-        return self.review_state in EXCLUDED_STATES
-
-    @property
-    def needs_recheck(self) -> bool:
-        return self.review_state == ReviewState.EXCLUDED_RECHECK
-
-    @property
-    def source_was_checked(self) -> bool:
-        """Excluded records were source checked first: exclusion is only reachable from that state."""
-        return self.review_state in (ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES)
 
 
 class ReviewEvent(models.Model):
