@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.fresh_start import default_sigint, free_port, kill_session
 from benchmarks.models import BenchmarkJob, JobStatus
 from benchmarks.services import benchmark_job_enqueue, benchmark_jobs_sweep
 from releases.models import Release, ReleaseStatus
@@ -32,33 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Well under the "few seconds" a person waits after Ctrl-C; generous for a loaded CI machine. The
 #: script itself escalates to a cold shutdown after 4 s and to SIGKILL (never seen here) after 8 s.
 STOP_LIMIT_SECONDS = 8
-
-
-def default_sigint() -> None:
-    """In the child before it runs bin/serve: SIGINT back to its default. A process started in the
-    background of a non-interactive shell inherits SIGINT ignored, and bash cannot trap a signal
-    ignored when it starts: Ctrl-C's SIGINT would then do nothing."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def kill_session(session: int) -> None:
-    """SIGKILL every process of the session bin/serve leads (its processes have their own groups)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session:
-            try:
-                os.kill(int(stat.parent.name), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(check, *, timeout: float, what: str, log=lambda: ""):
