@@ -24,8 +24,15 @@ from records.values import display
 
 
 def e(value: object) -> str:
-    """A value as `{{ value }}` writes it with autoescaping on."""
-    return value if isinstance(value, SafeData) else html.escape(str(value))
+    """A value as `{{ value }}` writes it with autoescaping on (django.utils.html.escape is
+    html.escape of the text). Most values hold no character to escape: those are returned as they
+    are, without html.escape's five replacements (a 1,000-row page escapes some 18,000 values)."""
+    if isinstance(value, SafeData):
+        return value
+    text = str(value)
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        return html.escape(text)
+    return text
 
 
 def review(record: Any, *, public_reviewer_names: bool) -> str:

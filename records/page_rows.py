@@ -1,10 +1,10 @@
-"""A protocol page's evaluations and results read as `values()` rows, not model instances (issue 15).
+"""A protocol page's evaluations and results read as `values_list()` rows, not model instances (issue 15).
 
 A protocol of 1,000 evaluations built six model instances a row through `select_related` (the
 evaluation, its configuration, dataset, sources, reviewer, original) and one a result: most of the
 page's query time. Here an evaluation and a result are light objects that offer what the page, its
 comparisons, charts and facets read of the models (the same field names, the same `get_*_display`,
-review properties and URLs), built from two `values()` queries with their few related columns
+review properties and URLs), built from two `values_list()` queries with their few related columns
 joined in. The small sets shared by every row (datasets, sources, reviewers) are model instances
 loaded once each by id. What the models compute, these compute by the same functions
 (`records.values.display`, `reviews.models.ReviewStateFacts`, `base._url_parts`), so the page's
@@ -90,10 +90,11 @@ class ResultLine:
     _relation_labels = _labels(m.Result, "relation")
     _uncertainty_labels = _labels(m.Result, "uncertainty_kind")
 
-    def __init__(self, row: dict[str, Any], reference: ConfigurationLine | None) -> None:
-        self.pk = self.id = row["id"]
-        for name in self.FIELDS:
-            setattr(self, name, row[name])
+    def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
+        """`row`: the id, then FIELDS in order (a values_list() row; more columns may follow)."""
+        self.pk = self.id = row[0]
+        for name, value in zip(self.FIELDS, row[1:], strict=False):
+            setattr(self, name, value)
         self.reference_configuration = reference
 
     def __str__(self) -> str:
@@ -183,10 +184,11 @@ class EvaluationLine(ReviewStateFacts):
     _reading_labels = _labels(m.Evaluation, "reading_method")
     _review_labels = _labels(m.Evaluation, "review_state")
 
-    def __init__(self, row: dict[str, Any]) -> None:
-        self.pk = self.id = row["id"]
-        for name in self.FIELDS:
-            setattr(self, name, row[name])
+    def __init__(self, row: tuple[Any, ...]) -> None:
+        """`row`: the id, then FIELDS in order (a values_list() row; more columns may follow)."""
+        self.pk = self.id = row[0]
+        for name, value in zip(self.FIELDS, row[1:], strict=False):
+            setattr(self, name, value)
         self.results = _Results()
 
     def __str__(self) -> str:
@@ -226,14 +228,23 @@ _REFERENCE = (
 )
 
 
+_EVALUATION_COLUMNS = ("id", *EvaluationLine.FIELDS, *_CONFIGURATION, *_ORIGINAL)
+_RESULT_COLUMNS = ("id", *ResultLine.FIELDS, *_REFERENCE)
+
+
+def _positions(columns: tuple[str, ...], *names: str) -> list[int]:
+    return [columns.index(name) for name in names]
+
+
 def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
     """The protocol's evaluations in page order (configuration name, stable id), each with its
     results (by stable id): five queries whatever their number (evaluations, results, and the
-    datasets, sources and reviewers they name)."""
+    datasets, sources and reviewers they name). Rows are values_list() tuples: a dict a row cost
+    more than the rest of reading them."""
     rows = list(
         m.Evaluation.objects.filter(protocol=protocol)
         .order_by("configuration__name", "stable_id")
-        .values("id", *EvaluationLine.FIELDS, *_CONFIGURATION, *_ORIGINAL)
+        .values_list(*_EVALUATION_COLUMNS)
     )
     configurations: dict[int, ConfigurationLine] = {}
 
@@ -245,37 +256,41 @@ def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
             line = configurations[pk] = ConfigurationLine(pk, stable_id, name, short_name)
         return line
 
-    datasets = m.Dataset.objects.in_bulk({row["dataset_id"] for row in rows})
+    at_configuration, at_dataset, at_source, at_concern_source, at_reviewer, at_repeats = _positions(
+        _EVALUATION_COLUMNS,
+        "configuration_id",
+        "dataset_id",
+        "source_id",
+        "concern_source_id",
+        "review_state_changed_by_id",
+        "repeats_id",
+    )
+    configuration_columns = _positions(_EVALUATION_COLUMNS, *_CONFIGURATION)
+    original_columns = _positions(_EVALUATION_COLUMNS, *_ORIGINAL)
+    datasets = m.Dataset.objects.in_bulk({row[at_dataset] for row in rows})
     sources = m.Source.objects.in_bulk(
-        {row[key] for row in rows for key in ("source_id", "concern_source_id") if row[key] is not None}
+        {row[at] for row in rows for at in (at_source, at_concern_source) if row[at] is not None}
     )
-    reviewers = get_user_model().objects.in_bulk(
-        {row["review_state_changed_by_id"] for row in rows if row["review_state_changed_by_id"] is not None}
-    )
+    reviewers = get_user_model().objects.in_bulk({row[at_reviewer] for row in rows if row[at_reviewer] is not None})
     evaluations: dict[int, EvaluationLine] = {}
     for row in rows:
         line = EvaluationLine(row)
         line.protocol = protocol
-        line.configuration = configuration(
-            row["configuration_id"],
-            row["configuration__stable_id"],
-            row["configuration__name"],
-            row["configuration__short_name"],
-        )
-        line.dataset = datasets[row["dataset_id"]]
-        line.source = sources.get(row["source_id"])
-        line.concern_source = sources.get(row["concern_source_id"])
-        line.review_state_changed_by = reviewers.get(row["review_state_changed_by_id"])
+        line.configuration = configuration(row[at_configuration], *(row[at] for at in configuration_columns))
+        line.dataset = datasets[row[at_dataset]]
+        line.source = sources.get(row[at_source])
+        line.concern_source = sources.get(row[at_concern_source])
+        line.review_state_changed_by = reviewers.get(row[at_reviewer])
         line.repeats = (
-            None if row["repeats_id"] is None else OriginalLine(row["repeats_id"], *(row[key] for key in _ORIGINAL))
+            None if row[at_repeats] is None else OriginalLine(row[at_repeats], *(row[at] for at in original_columns))
         )
         evaluations[line.pk] = line
+    at_evaluation, at_reference = _positions(_RESULT_COLUMNS, "evaluation_id", "reference_configuration_id")
+    reference_columns = _positions(_RESULT_COLUMNS, *_REFERENCE)
     results = (
-        m.Result.objects.filter(evaluation__protocol=protocol)
-        .order_by("stable_id")
-        .values("id", *ResultLine.FIELDS, *_REFERENCE)
+        m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
     )
     for row in results:
-        reference = configuration(row["reference_configuration_id"], *(row[key] for key in _REFERENCE))
-        evaluations[row["evaluation_id"]].results.append(ResultLine(row, reference))
+        reference = configuration(row[at_reference], *(row[at] for at in reference_columns))
+        evaluations[row[at_evaluation]].results.append(ResultLine(row, reference))
     return list(evaluations.values())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -222,8 +223,16 @@ EVIDENCE_FACETS = (
 )
 
 
+# What quote_plus leaves as it is: most keys and values (parameter names, stable ids) need no encoding.
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
 def _encode_pair(key: str, value: str) -> str:
-    return urlencode({key.encode(): str(value).encode()})
+    """`key=value` as QueryDict.urlencode writes it."""
+    value = str(value)
+    if _UNQUOTED.fullmatch(key) and _UNQUOTED.fullmatch(value):
+        return f"{key}={value}"
+    return urlencode({key.encode(): value.encode()})
 
 
 def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
@@ -253,28 +262,32 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
     facets: list[Facet] = []
     applied: list[tuple[str, str, str]] = []
     for spec in specs:
+        param, value_of, label_of, current = spec.param, spec.value_of, spec.label_of, selected.get(spec.param)
         counts: dict[str, list[Any]] = {}
-        counted = [item for item in items if matches(item, skip=spec.param)] if chosen else items
+        counted = [item for item in items if matches(item, skip=param)] if chosen else items
         for item in counted:
-            value = spec.value_of(item)
+            value = value_of(item)
             entry = counts.get(value)
             if entry is None:  # the label of the option's first item, as before, computed once
-                entry = counts[value] = [spec.label_of(item), 0]
+                entry = counts[value] = [label_of(item), 0]
             entry[1] += 1
+        # query_with(param=value) for each option: the other pairs are the same for all of them.
+        without = query_with(**{param: None})
+        joiner = "&" if without else ""
         options = [
             FacetOption(
                 value=value,
                 label=label,
                 count=count,
-                selected=selected.get(spec.param) == value,
-                query=query_with(**{spec.param: None if selected.get(spec.param) == value else value}),
+                selected=current == value,
+                query=without if current == value else f"{without}{joiner}{_encode_pair(param, value)}",
             )
             for value, (label, count) in sorted(counts.items(), key=lambda kv: kv[1][0].lower())
         ]
-        facets.append(Facet(param=spec.param, label=spec.label, options=options))
-        if spec.param in selected:
-            label = next((o.label for o in options if o.selected), selected[spec.param])
-            applied.append((spec.label, label, query_with(**{spec.param: None})))
+        facets.append(Facet(param=param, label=spec.label, options=options))
+        if param in selected:
+            label = next((o.label for o in options if o.selected), selected[param])
+            applied.append((spec.label, label, without))
     return Faceted(
         items=[item for item in items if matches(item)],
         total=len(items),

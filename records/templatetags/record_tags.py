@@ -1,8 +1,7 @@
-import html
 from decimal import Decimal
 
 from django import template
-from django.utils.safestring import SafeData, SafeString, mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from records import page_html
 from records.values import display, exact_text
@@ -30,11 +29,9 @@ def or_not_reported(value, text: str = "Not reported") -> str:
 # -- rows of a protocol's comparison, rendered in Python: a page holds one per result (1,000 and more),
 # and a template included per row cost most of the page's rendering time. Same bytes as the
 # templates they replaced (tests/records/test_page_renderings.py): values escaped as templates
-# escape them (django.utils.html.escape is html.escape of the text), literal text as written.
+# escape them (page_html.e), literal text as written.
 
-
-def _e(value: object) -> str:
-    return value if isinstance(value, SafeData) else html.escape(str(value))
+_e = page_html.e
 
 
 @register.simple_tag
