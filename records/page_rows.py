@@ -287,9 +287,7 @@ def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
         evaluations[line.pk] = line
     at_evaluation, at_reference = _positions(_RESULT_COLUMNS, "evaluation_id", "reference_configuration_id")
     reference_columns = _positions(_RESULT_COLUMNS, *_REFERENCE)
-    results = (
-        m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
-    )
+    results = m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
     for row in results:
         reference = configuration(row[at_reference], *(row[at] for at in reference_columns))
         evaluations[row[at_evaluation]].results.append(ResultLine(row, reference))

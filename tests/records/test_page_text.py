@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from records.page_html import e
 from records.selectors import _encode_pair
 
-TEXT = st.one_of(st.text(), st.from_regex(r"[A-Za-z0-9_.~-]*", fullmatch=True), st.sampled_from(["a b", "&", "é", "<x>"]))
+TEXT = st.one_of(
+    st.text(), st.from_regex(r"[A-Za-z0-9_.~-]*", fullmatch=True), st.sampled_from(["a b", "&", "é", "<x>"])
+)
 
 
 @given(TEXT)
