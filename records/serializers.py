@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models, transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.relations import MANY_RELATION_KWARGS
 
 from common.numbers import ASCII_NUMBER_FIELDS
 from records import models as m
@@ -45,6 +46,23 @@ class StrictSlugRelatedField(serializers.SlugRelatedField):
         if data is not serializers.empty and data is not None and (not isinstance(data, str) or not data):
             self.fail("not_a_string")
         return super().run_validation(data)
+
+    @classmethod
+    def many_init(cls, *args, **kwargs):
+        """A list of references: as DRF's RelatedField.many_init, with a field that takes only a list."""
+        list_kwargs = {"child_relation": cls(*args, **kwargs)}
+        list_kwargs.update((key, value) for key, value in kwargs.items() if key in MANY_RELATION_KWARGS)
+        return StrictManyRelatedField(**list_kwargs)
+
+
+class StrictManyRelatedField(serializers.ManyRelatedField):
+    """A list of references, and only a list: DRF's takes any iterable but a string, so a JSON object
+    came in as the list of its keys (schemathesis, negative mode: protocol_ids sent as an object)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return super().to_internal_value(data)
 
 
 #: The catalogue's field mapping: numbers in the digits 0-9 only (common.numbers), text only as strings.

@@ -160,3 +160,14 @@ def test_it_refuses_text_that_is_not_a_string_and_an_empty_reference_naming_the_
     response = client.patch("/api/v1/configurations/config-new/", change, format="json")
     assert response.status_code == 400 and field in response.json(), response.content
     assert list(m.Configuration.objects.values_list("stable_id", "name")) == [("config-new", "A new model")]
+
+
+def test_it_refuses_references_that_are_not_a_list_naming_the_field(token_client):
+    # schemathesis (negative mode) found a JSON object accepted as the list of its keys
+    client = token_client("curator")
+    body = {"decision_id": "decision-new", "title": "A decision", "description": "Why.", "protocol_ids": {"a": 1}}
+    response = client.post("/api/v1/decisions/", body, format="json")
+    assert response.status_code == 400 and "protocol_ids" in response.json(), response.content
+    assert not m.Decision.objects.exists()
+    body["protocol_ids"] = []
+    assert client.post("/api/v1/decisions/", body, format="json").status_code == 201
