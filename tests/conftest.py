@@ -60,9 +60,33 @@ def empty_cache():
 @pytest.fixture
 def seeded(db):
     """The seed record page, imported as `manage.py import_seed` does."""
-    from django.core.management import call_command
+    from tests.helpers import seed_import
 
-    call_command("import_seed", stdout=open("/dev/null", "w"))
+    seed_import()
+
+
+@pytest.fixture(scope="module")
+def module_transaction(django_db_setup, django_db_blocker):
+    """One transaction open around a whole test module, rolled back after its last test.
+
+    What a module-scoped fixture writes in it, with the blocker it yields unblocked (real papers'
+    tables take seconds to import), is then there for each of the module's tests, and each test still runs in its own
+    savepoint (pytest-django's non-transactional test case), so none sees another's writes and the
+    module leaves nothing behind. Only for modules whose tests are all non-transactional: a
+    transactional test's flush, and any other process (a worker, a server), would not see the
+    uncommitted rows."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic._from_testcase = True  # a durable block inside runs as under a TestCase
+        atomic.__enter__()
+    try:
+        yield django_db_blocker
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
 
 
 class WorkerProcess:

@@ -11,6 +11,13 @@ def apply_transitions(record, *names: str, reason: str = "test reason") -> None:
         review_transition_apply(record=record, transition=name, actor=None, reason=reason, automatic=True)
 
 
+def seed_import() -> None:
+    """The seed record page, imported as `manage.py import_seed` does."""
+    from django.core.management import call_command
+
+    call_command("import_seed", stdout=open("/dev/null", "w"))
+
+
 def load_examples(*names: str):
     """Import the named documents of data/examples/ (file-name stems, in the order given; the seed
     first: they name its areas, contexts and sources), with

@@ -17,7 +17,7 @@ from records.api import (
     ResultViewSet,
     SourceViewSet,
 )
-from tests.helpers import load_examples
+from tests.helpers import load_examples, seed_import
 
 pytestmark = pytest.mark.django_db
 
@@ -55,9 +55,12 @@ def same_answer(url: str, view_class=EvaluationViewSet, **headers) -> bytes:
     return reference.content
 
 
-@pytest.fixture
-def papers(seeded):
-    load_examples(*EXAMPLES)
+@pytest.fixture(scope="module")
+def papers(module_transaction):
+    """The seed and the four papers, loaded once for the module's tests (each reads only)."""
+    with module_transaction.unblock():
+        seed_import()
+        load_examples(*EXAMPLES)
 
 
 QUERIES = [

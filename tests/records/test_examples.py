@@ -15,7 +15,7 @@ from records import comparisons
 from records import models as m
 from records.examples import EXAMPLES_DIR, example_document, example_paths, examples_load
 from records.values import display, exact_text, parse_exact
-from tests.helpers import load_examples
+from tests.helpers import seed_import
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +23,15 @@ GUE = "01-dnabert2-gue"
 NT_V1 = "02-nt-benchmark-hyenadna-caduceus"
 DNA_FM = "03-dna-foundation-models-benchmark-nat-commun"
 FACTS = "04-pretraining-facts-and-speedups"
+
+
+@pytest.fixture(scope="module")
+def first_load(module_transaction):
+    """The seed, then one load of every document (it takes seconds), shared by the module's tests:
+    each reads what it needs, in its own savepoint."""
+    with module_transaction.unblock():
+        seed_import()
+        return examples_load()
 
 
 def expected(name: str) -> dict:
@@ -52,8 +61,7 @@ def test_every_shipped_number_shows_where_it_was_read():
                 assert exact_text(value) == exact_text(parse_exact(str(result["value"])))
 
 
-def test_the_gue_tasks_best_marks_are_the_papers_bold_cells(seeded, client):
-    load_examples(GUE)
+def test_the_gue_tasks_best_marks_are_the_papers_bold_cells(first_load, client):
     bold = expected(GUE)["protocols"]
     assert sum(len(tasks) for tasks in bold.values()) == 28
     for protocol_id, tasks in bold.items():
@@ -72,16 +80,14 @@ def test_the_gue_tasks_best_marks_are_the_papers_bold_cells(seeded, client):
     assert "(MCC x 100)" in table  # the unit heads every task column
 
 
-def test_the_benchmarks_best_marks_are_each_rows_highest_auc(seeded):
+def test_the_benchmarks_best_marks_are_each_rows_highest_auc(first_load):
     """Its bold means 'higher than at least two other AUCs', not best: the portal marks the highest."""
-    load_examples(DNA_FM)
     highest = expected(DNA_FM)["column_max"]
     for protocol_id, tasks in highest.items():
         assert best_by_task(protocol_id) == {task: sorted(configs) for task, configs in tasks.items()}
 
 
-def test_the_hyenadna_self_reports_stay_out_and_the_copied_nt_numbers_compare(seeded):
-    load_examples(NT_V1)
+def test_the_hyenadna_self_reports_stay_out_and_the_copied_nt_numbers_compare(first_load):
     document = example_document(EXAMPLES_DIR / f"{NT_V1}.json")
     excluded = {item["record"].split("/")[1] for item in document["reviews"]}
     assert m.Evaluation.objects.filter(stable_id__in=excluded, review_state="excluded").count() == len(excluded) == 26
@@ -94,10 +100,10 @@ def test_the_hyenadna_self_reports_stay_out_and_the_copied_nt_numbers_compare(se
 
 
 def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_never_rank_descriptive_facts(
-    seeded, client
+    first_load, client
 ):
-    """One load of every document (it takes seconds), then what a reader and a re-import see."""
-    first = examples_load()
+    """The first load of every document, then what a reader and a re-import see."""
+    first = first_load
     assert sum(len(ids) for report in first.documents.values() for ids in report.created.values()) > 1500
     # Every value comes back with its printed digits from the database, the API and the page.
     printed: dict[str, Decimal] = {}
@@ -136,8 +142,7 @@ def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_nev
     assert {model: model.history.count() for model in counts} == counts
 
 
-def test_a_number_searched_finds_its_results_with_value_unit_task_and_state(seeded, client):
-    load_examples(DNA_FM)
+def test_a_number_searched_finds_its_results_with_value_unit_task_and_state(first_load, client):
     body = client.get("/search/", {"q": "0.7377"}).content.decode()
     assert "dnafm-t3-human-5mc-nt-v2-r1" in body
     assert "0.7377 AUC (printed 0.7377) · Human 5mC · source checked" in body

@@ -21,7 +21,7 @@ from records.examples import EXAMPLES_DIR, example_document
 from records.imports import records_import
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionConflict, TransitionForbidden, review_transition_apply
-from tests.helpers import load_examples
+from tests.helpers import load_examples, seed_import
 
 pytestmark = pytest.mark.django_db
 
@@ -61,9 +61,16 @@ def best_configurations(client) -> set[str]:
 TIED_BEST = {"hyena-nt-2-5b-3202-genomes", "hyena-gpt-1-6m-ft"}  # 59.3 each; HyenaDNA's 62.6 is excluded
 
 
+@pytest.fixture(scope="module")
+def loaded(module_transaction):
+    """The seed and the document, loaded once for the module: each test edits in its own savepoint."""
+    with module_transaction.unblock():
+        seed_import()
+        load_examples(DOCUMENT)
+
+
 @pytest.fixture
-def conflict(seeded):
-    load_examples(DOCUMENT)
+def conflict(loaded):
     evaluation = m.Evaluation.objects.get(stable_id=EXCLUDED)
     assert evaluation.review_state == ReviewState.EXCLUDED and evaluation.concern.startswith(
         "Self-reported by the HyenaDNA authors"

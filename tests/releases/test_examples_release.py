@@ -12,16 +12,24 @@ import pytest
 
 from records.examples import example_document, example_paths, examples_load
 from records.values import exact_text, parse_exact
+from tests.helpers import seed_import
 from tests.releases.test_build import FRICTIONLESS, bag_of, table
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def papers(module_transaction):
+    """The seed and every document, loaded once for the module: each test cuts its own release."""
+    with module_transaction.unblock():
+        seed_import()
+        examples_load()
+
+
 @pytest.fixture
-def examples_release(seeded, releases_dir, release_manager, build_now):
+def examples_release(papers, releases_dir, release_manager, build_now):
     from releases.services import release_cut
 
-    examples_load()
     release = build_now(release_cut(actor=release_manager))
     assert release.status == "published", release.error
     return release
