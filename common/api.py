@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django_filters import rest_framework as filters
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissionsOrAnonReadOnly
@@ -72,6 +72,32 @@ class StableCursorPagination(CursorPagination):
             raise ValidationError(
                 {self.cursor_query_param: "invalid cursor: use the next and previous links as given"}
             ) from None
+
+
+class StringOnly(serializers.CharField):
+    """Text as the schema says: a JSON string. DRF's text fields take a number and store its text
+    (`"title": 5` became "5"); here a number, a boolean or an object is a 400 naming the field."""
+
+    default_error_messages = {"not_a_string": "Not a valid string: send text in quotes."}
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        """The schema's maxLength is of the text as sent: DRF trims first, so a long run of spaces
+        (or a value padded with them) passed its length check, and only spaces became ""."""
+        max_length = getattr(self, "max_length", None)
+        if isinstance(data, str) and max_length is not None and len(data) > max_length:
+            self.fail("max_length", max_length=max_length)
+        return super().run_validation(data)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+StrictCharField = StringOnly
+StrictSlugField = type("StrictSlugField", (StringOnly, serializers.SlugField), {})
+StrictURLField = type("StrictURLField", (StringOnly, serializers.URLField), {})
+StrictEmailField = type("StrictEmailField", (StringOnly, serializers.EmailField), {})
 
 
 class StrictBooleanField(forms.NullBooleanField):

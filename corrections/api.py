@@ -10,6 +10,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.api import StrictCharField, StrictEmailField, StrictSlugField
 from common.ratelimit import RateLimited, client_ip
 from corrections import selectors
 from corrections.forms import (
@@ -24,31 +25,33 @@ from corrections.services import correction_submit
 
 
 class CorrectionCreateSerializer(serializers.Serializer):
+    """Text only as JSON strings, no longer than the schema says as sent (common.api.StringOnly)."""
+
     target_type = serializers.ChoiceField(
         choices=selectors.target_types(),
         help_text="The record's type.",
         error_messages={"invalid_choice": "unknown record type; use one of: " + ", ".join(selectors.target_types())},
     )
-    target_id = serializers.SlugField(max_length=150, help_text="The record's stable id.")
-    field = serializers.CharField(
+    target_id = StrictSlugField(max_length=150, help_text="The record's stable id.")
+    field = StrictCharField(
         max_length=60,
         required=False,
         allow_blank=True,
         default="",
         help_text="The field concerned; empty for the record as a whole.",
     )
-    proposed_value = serializers.CharField(max_length=PROPOSED_VALUE_MAX, required=False, allow_blank=True, default="")
-    explanation = serializers.CharField(max_length=EXPLANATION_MAX)
-    supporting_source = serializers.CharField(
+    proposed_value = StrictCharField(max_length=PROPOSED_VALUE_MAX, required=False, allow_blank=True, default="")
+    explanation = StrictCharField(max_length=EXPLANATION_MAX)
+    supporting_source = StrictCharField(
         max_length=SOURCE_MAX, required=False, allow_blank=True, default="", help_text="An http(s) URL or a DOI."
     )
-    supporting_locator = serializers.CharField(max_length=LOCATOR_MAX, required=False, allow_blank=True, default="")
+    supporting_locator = StrictCharField(max_length=LOCATOR_MAX, required=False, allow_blank=True, default="")
     # No `default=""`: OpenAPI would publish it as the default of an email-format string, which
     # strict validators refuse ('' is no email address); absent means none all the same.
-    contact_email = serializers.EmailField(
+    contact_email = StrictEmailField(
         max_length=254, required=False, allow_blank=True, help_text="Never shown publicly."
     )
-    website = serializers.CharField(
+    website = StrictCharField(
         required=False, allow_blank=True, default="", help_text="Must be empty (a trap for robots)."
     )
 

@@ -8,26 +8,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.relations import MANY_RELATION_KWARGS
 
+from common.api import StrictCharField, StrictEmailField, StrictSlugField, StrictURLField
 from common.numbers import ASCII_NUMBER_FIELDS
 from records.values import ValueInvalid, exact_text, parse_exact
-
-
-class StringOnly:
-    """Text as the schema says: a JSON string. DRF's text fields take a number and store its text
-    (`"title": 5` became "5"); here a number, a boolean or an object is a 400 naming the field."""
-
-    default_error_messages = {"not_a_string": "Not a valid string: send text in quotes."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("not_a_string")
-        return super().to_internal_value(data)
-
-
-StrictCharField = type("StrictCharField", (StringOnly, serializers.CharField), {})
-StrictSlugField = type("StrictSlugField", (StringOnly, serializers.SlugField), {})
-StrictURLField = type("StrictURLField", (StringOnly, serializers.URLField), {})
-StrictEmailField = type("StrictEmailField", (StringOnly, serializers.EmailField), {})
 
 
 class StrictSlugRelatedField(serializers.SlugRelatedField):

@@ -171,3 +171,31 @@ def test_it_refuses_references_that_are_not_a_list_naming_the_field(token_client
     assert not m.Decision.objects.exists()
     body["protocol_ids"] = []
     assert client.post("/api/v1/decisions/", body, format="json").status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("padding", "field"),
+    [({"proposed_value": "0.5" + " " * 2000}, "proposed_value"), ({"explanation": "Why." + " " * 5000}, "explanation")],
+)
+def test_it_refuses_text_longer_than_the_schema_allows_even_when_spaces_make_it_long(api, seeded, padding, field):
+    # schemathesis (negative mode) found a suggestion padded past maxLength accepted: DRF trims, then counts
+    from corrections.models import Correction
+
+    body = {
+        "target_type": "protocol",
+        "target_id": m.Protocol.objects.values_list("stable_id", flat=True).first(),
+        "explanation": "Why.",
+        **padding,
+    }
+    response = api.post("/api/v1/corrections/", body, format="json")
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert not Correction.objects.exists()
+    assert api.post("/api/v1/corrections/", {**body, field: padding[field].strip()}, format="json").status_code == 201
+
+
+def test_it_refuses_a_catalogue_text_padded_past_its_length(token_client):
+    client = token_client("curator")
+    client.post("/api/v1/configurations/", configuration(), format="json")
+    response = client.patch("/api/v1/configurations/config-new/", {"name": "A" + " " * 400}, format="json")
+    assert response.status_code == 400 and "name" in response.json(), response.content
+    assert list(m.Configuration.objects.values_list("name", flat=True)) == ["A new model"]
