@@ -72,7 +72,9 @@ def axe_violations(page, impacts: tuple[str, ...] | None = SERIOUS) -> list[str]
 
 
 def pytest_collection_modifyitems(items):
-    """Pages render the same on both backends (other tests cover the queries): CI runs these once."""
+    """Pages render the same on both backends (other tests cover the queries): CI runs these once, in
+    the embedded pass (the one a newcomer's machine runs)."""
     for item in items:
         if "/browser/" in str(item.fspath):
             item.add_marker(pytest.mark.backend_independent)
+            item.add_marker(pytest.mark.embedded_pass)

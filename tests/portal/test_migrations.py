@@ -25,7 +25,8 @@ def schema_after_migrate(tmp_path, **env) -> str:
     return done.stdout
 
 
-@pytest.mark.backend_independent
+@pytest.mark.backend_independent  # it builds SQLite databases of its own, whatever the pass's backend
+@pytest.mark.embedded_pass
 def test_the_squashed_migrations_build_the_schema_of_the_migrations_they_replace(tmp_path):
     """A new database takes the squashed migrations; one from before them took the replaced ones:
     both must end with the same tables, constraints, indexes and triggers."""
