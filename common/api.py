@@ -74,19 +74,22 @@ class StableCursorPagination(CursorPagination):
             ) from None
 
 
-class StringOnly(serializers.CharField):
-    """Text as the schema says: a JSON string. DRF's text fields take a number and store its text
-    (`"title": 5` became "5"); here a number, a boolean or an object is a 400 naming the field."""
-
-    default_error_messages = {"not_a_string": "Not a valid string: send text in quotes."}
+class LengthAsSentCharField(serializers.CharField):
+    """Text no longer than the schema's maxLength as sent: DRF trims first, so a long run of spaces
+    (or a value padded with them) passed its length check, and only spaces became ""."""
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
-        """The schema's maxLength is of the text as sent: DRF trims first, so a long run of spaces
-        (or a value padded with them) passed its length check, and only spaces became ""."""
         max_length = getattr(self, "max_length", None)
         if isinstance(data, str) and max_length is not None and len(data) > max_length:
             self.fail("max_length", max_length=max_length)
         return super().run_validation(data)
+
+
+class StringOnly(LengthAsSentCharField):
+    """Text as the schema says: a JSON string. DRF's text fields take a number and store its text
+    (`"title": 5` became "5"); here a number, a boolean or an object is a 400 naming the field."""
+
+    default_error_messages = {"not_a_string": "Not a valid string: send text in quotes."}
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):

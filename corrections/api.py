@@ -10,7 +10,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import StrictCharField, StrictEmailField, StrictSlugField
+from common.api import LengthAsSentCharField, StrictCharField, StrictEmailField, StrictSlugField
 from common.ratelimit import RateLimited, client_ip
 from corrections import selectors
 from corrections.forms import (
@@ -25,7 +25,8 @@ from corrections.services import correction_submit
 
 
 class CorrectionCreateSerializer(serializers.Serializer):
-    """Text only as JSON strings, no longer than the schema says as sent (common.api.StringOnly)."""
+    """Text only as JSON strings (a proposed value may be a number), no longer than the schema says
+    as sent (common.api)."""
 
     target_type = serializers.ChoiceField(
         choices=selectors.target_types(),
@@ -40,7 +41,8 @@ class CorrectionCreateSerializer(serializers.Serializer):
         default="",
         help_text="The field concerned; empty for the record as a whole.",
     )
-    proposed_value = StrictCharField(max_length=PROPOSED_VALUE_MAX, required=False, allow_blank=True, default="")
+    # A JSON number is taken too, with its printed digits (the API's parser reads it as a decimal).
+    proposed_value = LengthAsSentCharField(max_length=PROPOSED_VALUE_MAX, required=False, allow_blank=True, default="")
     explanation = StrictCharField(max_length=EXPLANATION_MAX)
     supporting_source = StrictCharField(
         max_length=SOURCE_MAX, required=False, allow_blank=True, default="", help_text="An http(s) URL or a DOI."
