@@ -31,7 +31,7 @@ from benchmarks.services import (
     benchmark_job_rerun,
 )
 from benchmarks.views import VIEW_PERMISSION, job_status
-from common.api import ConditionalGetMixin, StableCursorPagination
+from common.api import ConditionalGetMixin, StableCursorPagination, StrictCharField
 from common.numbers import AsciiFloatField, AsciiIntegerField
 
 
@@ -48,7 +48,7 @@ class HasPermission(BasePermission):
 
 class OverridesSerializer(serializers.Serializer):
     preset = serializers.ChoiceField(choices=list(PRESETS), required=False)
-    task = serializers.CharField(required=False, max_length=100)
+    task = StrictCharField(required=False, max_length=100)
     steps = AsciiIntegerField(required=False, min_value=1, max_value=MAX_STEPS)
     batch_size = AsciiIntegerField(required=False, min_value=1, max_value=MAX_BATCH_SIZE)
     learning_rate = AsciiFloatField(required=False, min_value=0)
@@ -73,7 +73,7 @@ class JobCreateSerializer(serializers.Serializer):
 
 
 class CancelSerializer(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    reason = StrictCharField(required=False, allow_blank=True, max_length=2000)
 
 
 def job_json(job: BenchmarkJob) -> dict:

@@ -22,7 +22,7 @@ from rest_framework.exceptions import MethodNotAllowed, NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import ConditionalGetMixin
+from common.api import ConditionalGetMixin, StrictCharField
 from releases import selectors
 from releases.models import Release, ReleaseFile, ReleaseStatus
 from releases.services import CUT_PERMISSION, ReleaseError, may_cut_release, release_cut
@@ -156,7 +156,7 @@ ReleaseListSerializer = inline_serializer(
 
 
 class CutRequest(serializers.Serializer):
-    note = serializers.CharField(
+    note = StrictCharField(
         max_length=2000, required=False, allow_blank=True, default="", help_text="A note shown with the release."
     )
 

@@ -12,7 +12,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from common.api import ConditionalGetMixin, StableCursorPagination
+from common.api import ConditionalGetMixin, StableCursorPagination, StrictCharField
 from reviews.models import ReviewEvent, ReviewState
 from reviews.selectors import review_events
 from reviews.services import ReviewError, available_transitions, review_transition_apply
@@ -29,7 +29,7 @@ else:
 
 class TransitionRequestSerializer(serializers.Serializer):
     transition = serializers.ChoiceField(choices=[(name, spec.label) for name, spec in TRANSITIONS.items()])
-    reason = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    reason = StrictCharField(max_length=5000, required=False, allow_blank=True, default="")
     expected_state = serializers.ChoiceField(
         choices=ReviewState.choices,
         required=False,

@@ -199,3 +199,16 @@ def test_it_refuses_a_catalogue_text_padded_past_its_length(token_client):
     response = client.patch("/api/v1/configurations/config-new/", {"name": "A" + " " * 400}, format="json")
     assert response.status_code == 400 and "name" in response.json(), response.content
     assert list(m.Configuration.objects.values_list("name", flat=True)) == ["A new model"]
+
+
+def test_it_refuses_a_reason_that_is_not_a_string_and_applies_no_transition(token_client):
+    # schemathesis (negative mode) found a number accepted as a transition's reason, stored as its text
+    evaluation = EvaluationFactory()
+    response = token_client("curator").post(
+        f"/api/v1/evaluations/{evaluation.stable_id}/transitions/",
+        {"transition": "check_source", "reason": -1.9e16},
+        format="json",
+    )
+    assert response.status_code == 400 and response.json()["field"] == "reason", response.content
+    evaluation.refresh_from_db()
+    assert evaluation.review_state == "proposed"

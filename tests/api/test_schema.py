@@ -82,7 +82,11 @@ def exercise(schema, headers: dict[str, str], real_ids: dict[str, str]) -> list[
                 @generated
                 @given(case=operation.as_strategy(generation_mode=mode, path_parameters=path_parameters or None))
                 def check(case):
-                    response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+                    try:
+                        response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+                    except (Exception, BaseExceptionGroup) as failure:
+                        failure.add_note(f"request body: {case.body!r:.1500}")  # what to reproduce it with
+                        raise
                     assert response.status_code < 500
 
                 try:
@@ -91,14 +95,15 @@ def exercise(schema, headers: dict[str, str], real_ids: dict[str, str]) -> list[
                     pass  # negative mode on a request with nothing to get wrong (a GET of one record)
                 except (Exception, BaseExceptionGroup) as failure:  # every operation's failure, not just the first
                     label = f"{operation.method.upper()} {operation.path} {mode.value} {path_parameters or ''}"
-                    failures.append(f"{label}: {failure_text(failure)[:2500]}")
+                    failures.append(f"{label}: {failure_text(failure)[:4000]}")
     return failures
 
 
 def failure_text(failure: BaseException) -> str:
+    notes = " ".join(getattr(failure, "__notes__", []))
     if isinstance(failure, BaseExceptionGroup):
-        return " | ".join(failure_text(inner) for inner in failure.exceptions)
-    return " ".join(str(failure).split())
+        return " | ".join([*(failure_text(inner) for inner in failure.exceptions), notes])
+    return " ".join(f"{failure} {notes}".split())
 
 
 @pytest.fixture

@@ -132,3 +132,13 @@ def test_it_cancels_a_running_job(tiny_recipe, operator, broker, django_capture_
         response = post(client, f"{JOBS}{job.pk}/cancel/")
     assert response.status_code == 200
     assert broker.revoked == [{"task_id": job.celery_task_id, "terminate": True, "signal": "SIGTERM"}]
+
+
+def test_it_refuses_a_cancel_reason_that_is_not_a_string_and_keeps_the_job(tiny_recipe, operator, broker):
+    client = Client()
+    client.force_login(operator)
+    job = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+    response = post(client, f"{JOBS}{job.pk}/cancel/", {"reason": 12})
+    assert response.status_code == 400 and "reason" in response.json(), response.content
+    job.refresh_from_db()
+    assert job.status == "queued" and broker.revoked == []

@@ -250,3 +250,11 @@ def test_two_cuts_at_the_same_moment_create_one_release(make_user, monkeypatch):
         thread.join(timeout=60)
     assert sorted(outcomes) == ["cut", "in progress"]
     assert Release.objects.count() == 1
+
+
+def test_it_refuses_a_note_that_is_not_a_string_and_cuts_nothing(make_user):
+    client = APIClient()
+    client.force_authenticate(make_user("release_manager", "note-checker"))
+    response = client.post("/api/v1/releases/", {"note": 2026}, format="json")
+    assert response.status_code == 400 and "note" in response.json(), response.content
+    assert not Release.objects.exists()
