@@ -161,6 +161,9 @@ class Workload:
             k: [] for k in ("corrections", "configurations", "review_events", "jobs", "releases")
         }
         self.statuses: dict[str, Counter[int]] = {}
+        # Server errors other than 503 (a service down, Retry-After) and 599 (no answer): what was asked
+        # and the first bytes of the answer, to be explained (the gunicorn log holds the traceback).
+        self.server_errors: list[str] = []
         self.count, self.lock = 0, threading.Lock()
         self.evaluations = [
             "nt-500m-ia3-finetune-runtime-dalla-torre-2025",
@@ -183,6 +186,8 @@ class Workload:
             status, raw = 599, b""  # no answer: the process serving it was killed
         with self.lock:
             self.statuses.setdefault(name, Counter())[status] += 1
+            if status >= 500 and status not in (503, 599):
+                self.server_errors.append(f"{time.strftime('%H:%M:%S')} {status} {method} {path}: {raw[:300]!r}")
         try:
             data = json.loads(raw) if raw and raw[:1] in b"{[" else {}
         except ValueError:
@@ -381,6 +386,11 @@ def main() -> int:
         for name, statuses in sorted(workload.statuses.items()):
             print(f"  {name:<18} {sum(statuses.values()):>7}  {dict(sorted(statuses.items()))}")
         print(f"kills: {dict(fleet.kills)}; restarts: {dict(fleet.restarts)} (gunicorn's master replaces its workers)")
+        print(f"server errors other than 503: {len(workload.server_errors)}")
+        for line in workload.server_errors[:20]:
+            print(f"  {line}")
+        if workload.server_errors:
+            print(f"  (tracebacks: {folder / 'gunicorn.log'}; the folder is kept)")
         print("2xx writes: " + ", ".join(f"{k} {len(v)}" for k, v in workload.writes.items()))
         print("invariants:")
         report = django_run(CHECK, env, stdin=json.dumps(workload.writes))
