@@ -118,6 +118,18 @@ class _Results(list["ResultLine"]):
         return self
 
 
+#: The foreign keys an evaluation row carries as ids; the rows below turn each into the record it
+#: names, once per id.
+_EVALUATION_REFERENCES = (
+    "configuration_id",
+    "dataset_id",
+    "source_id",
+    "concern_source_id",
+    "review_state_changed_by_id",
+    "repeats_id",
+)
+
+
 class EvaluationLine(ReviewStateFacts):
     """One evaluation of the protocol (the fields of records.models.Evaluation the page reads)."""
 
@@ -140,12 +152,7 @@ class EvaluationLine(ReviewStateFacts):
         "review_state_changed_at",
         "review_state_changed_by_role",
         "concern",
-        "configuration_id",
-        "dataset_id",
-        "source_id",
-        "concern_source_id",
-        "review_state_changed_by_id",
-        "repeats_id",
+        *_EVALUATION_REFERENCES,
         "protocol_id",
     )
     __slots__ = (
@@ -257,13 +264,7 @@ def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
         return line
 
     at_configuration, at_dataset, at_source, at_concern_source, at_reviewer, at_repeats = _positions(
-        _EVALUATION_COLUMNS,
-        "configuration_id",
-        "dataset_id",
-        "source_id",
-        "concern_source_id",
-        "review_state_changed_by_id",
-        "repeats_id",
+        _EVALUATION_COLUMNS, *_EVALUATION_REFERENCES
     )
     configuration_columns = _positions(_EVALUATION_COLUMNS, *_CONFIGURATION)
     original_columns = _positions(_EVALUATION_COLUMNS, *_ORIGINAL)
