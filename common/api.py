@@ -85,7 +85,7 @@ class LengthAsSentCharField(serializers.CharField):
         return super().run_validation(data)
 
 
-class StringOnly(LengthAsSentCharField):
+class StrictCharField(LengthAsSentCharField):
     """Text as the schema says: a JSON string. DRF's text fields take a number and store its text
     (`"title": 5` became "5"); here a number, a boolean or an object is a 400 naming the field."""
 
@@ -97,10 +97,9 @@ class StringOnly(LengthAsSentCharField):
         return super().to_internal_value(data)
 
 
-StrictCharField = StringOnly
-StrictSlugField = type("StrictSlugField", (StringOnly, serializers.SlugField), {})
-StrictURLField = type("StrictURLField", (StringOnly, serializers.URLField), {})
-StrictEmailField = type("StrictEmailField", (StringOnly, serializers.EmailField), {})
+StrictSlugField = type("StrictSlugField", (StrictCharField, serializers.SlugField), {})
+StrictURLField = type("StrictURLField", (StrictCharField, serializers.URLField), {})
+StrictEmailField = type("StrictEmailField", (StrictCharField, serializers.EmailField), {})
 
 
 class StrictBooleanField(forms.NullBooleanField):
