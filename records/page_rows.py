@@ -290,6 +290,12 @@ def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
     reference_columns = _positions(_RESULT_COLUMNS, *_REFERENCE)
     results = m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
     for row in results:
+        evaluation = evaluations.get(row[at_evaluation])
+        if evaluation is None:
+            # Its evaluation was committed after the first read (a job's result landing between the
+            # two queries; the chaos run met it): the page shows what the first read saw, and the
+            # write's version bump makes the next request render both.
+            continue
         reference = configuration(row[at_reference], *(row[at] for at in reference_columns))
-        evaluations[row[at_evaluation]].results.append(ResultLine(row, reference))
+        evaluation.results.append(ResultLine(row, reference))
     return list(evaluations.values())
