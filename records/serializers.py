@@ -8,14 +8,9 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.api import StrictCharField
 from records import models as m
-from records.api_fields import (
-    CATALOGUE_FIELDS,
-    ExactDecimalField,
-    StrictCharField,
-    ref,
-    stable_id_field,
-)
+from records.api_fields import CATALOGUE_FIELDS, ExactDecimalField, ref, stable_id_field
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from reviews.models import ReviewState
 

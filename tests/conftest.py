@@ -69,10 +69,10 @@ def seeded(db):
 def module_transaction(django_db_setup, django_db_blocker):
     """One transaction open around a whole test module, rolled back after its last test.
 
-    What a module-scoped fixture writes in it, with the blocker it yields unblocked (real papers'
-    tables take seconds to import), is then there for each of the module's tests, and each test still runs in its own
-    savepoint (pytest-django's non-transactional test case), so none sees another's writes and the
-    module leaves nothing behind. Only for modules whose tests are all non-transactional: a
+    What a module-scoped fixture writes in it, with the blocker it yields unblocked
+    (tests.helpers.load_for_module: real papers' tables take seconds to import), is then there for
+    each of the module's tests, and each test still runs in its own savepoint (pytest-django's
+    non-transactional test case), so none sees another's writes and the module leaves nothing behind. Only for modules whose tests are all non-transactional: a
     transactional test's flush, and any other process (a worker, a server), would not see the
     uncommitted rows."""
     from django.db import transaction

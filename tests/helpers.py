@@ -19,9 +19,17 @@ def seed_import() -> None:
 
 
 def load_examples(*names: str):
-    """Import the named documents of data/examples/ (file-name stems, in the order given; the seed
-    first: they name its areas, contexts and sources), with
-    their curation review, as `manage.py load_examples` does for all of them."""
+    """Import the named documents of data/examples/ (file-name stems, in the order given; every one
+    when none is named; the seed first: they name its areas, contexts and sources), with their
+    curation review, as `manage.py load_examples` does for all of them."""
     from records.examples import EXAMPLES_DIR, examples_load
 
-    return examples_load(paths=[EXAMPLES_DIR / f"{name}.json" for name in names])
+    return examples_load(paths=[EXAMPLES_DIR / f"{name}.json" for name in names] if names else None)
+
+
+def load_for_module(module_transaction, *names: str):
+    """The seed, then `load_examples(*names)`, in a module's transaction (tests/conftest.py's
+    `module_transaction`): loaded once for the module's tests, rolled back after them."""
+    with module_transaction.unblock():
+        seed_import()
+        return load_examples(*names)

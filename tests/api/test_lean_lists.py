@@ -17,7 +17,7 @@ from records.api import (
     ResultViewSet,
     SourceViewSet,
 )
-from tests.helpers import load_examples, seed_import
+from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
@@ -58,9 +58,7 @@ def same_answer(url: str, view_class=EvaluationViewSet, **headers) -> bytes:
 @pytest.fixture(scope="module")
 def papers(module_transaction):
     """The seed and the four papers, loaded once for the module's tests (each reads only)."""
-    with module_transaction.unblock():
-        seed_import()
-        load_examples(*EXAMPLES)
+    load_for_module(module_transaction, *EXAMPLES)
 
 
 QUERIES = [

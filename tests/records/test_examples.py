@@ -15,7 +15,7 @@ from records import comparisons
 from records import models as m
 from records.examples import EXAMPLES_DIR, example_document, example_paths, examples_load
 from records.values import display, exact_text, parse_exact
-from tests.helpers import seed_import
+from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +29,7 @@ FACTS = "04-pretraining-facts-and-speedups"
 def first_load(module_transaction):
     """The seed, then one load of every document (it takes seconds), shared by the module's tests:
     each reads what it needs, in its own savepoint."""
-    with module_transaction.unblock():
-        seed_import()
-        return examples_load()
+    return load_for_module(module_transaction)
 
 
 def expected(name: str) -> dict:

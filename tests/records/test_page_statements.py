@@ -9,7 +9,7 @@ import re
 import pytest
 
 from records.seed import PROTOCOL_ID
-from tests.helpers import load_examples, seed_import
+from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
@@ -17,9 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def loaded(module_transaction):
     """The seed and a paper whose protocols compare source-checked and excluded rows, loaded once."""
-    with module_transaction.unblock():
-        seed_import()
-        load_examples("02-nt-benchmark-hyenadna-caduceus")
+    load_for_module(module_transaction, "02-nt-benchmark-hyenadna-caduceus")
 
 
 SEED = f"/protocols/{PROTOCOL_ID}/"

@@ -21,7 +21,7 @@ from records.examples import EXAMPLES_DIR, example_document
 from records.imports import records_import
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionConflict, TransitionForbidden, review_transition_apply
-from tests.helpers import load_examples, seed_import
+from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
@@ -64,9 +64,7 @@ TIED_BEST = {"hyena-nt-2-5b-3202-genomes", "hyena-gpt-1-6m-ft"}  # 59.3 each; Hy
 @pytest.fixture(scope="module")
 def loaded(module_transaction):
     """The seed and the document, loaded once for the module: each test edits in its own savepoint."""
-    with module_transaction.unblock():
-        seed_import()
-        load_examples(DOCUMENT)
+    load_for_module(module_transaction, DOCUMENT)
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import bagit
 import frictionless
 import pytest
 
-from records.examples import example_document, example_paths, examples_load
+from records.examples import example_document, example_paths
 from records.values import exact_text, parse_exact
-from tests.helpers import seed_import
+from tests.helpers import load_for_module
 from tests.releases.test_build import FRICTIONLESS, bag_of, table
 
 pytestmark = pytest.mark.django_db
@@ -21,9 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def papers(module_transaction):
     """The seed and every document, loaded once for the module: each test cuts its own release."""
-    with module_transaction.unblock():
-        seed_import()
-        examples_load()
+    load_for_module(module_transaction)
 
 
 @pytest.fixture
