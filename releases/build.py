@@ -19,50 +19,42 @@ Imports point down only: never `releases.services` nor `releases.tasks`.
 from __future__ import annotations
 
 import datetime
-import itertools
 import logging
 import os
 import socket
 import time
 import traceback
 import uuid
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
-from releases import conf, db_triggers, exporter, selectors, store
+from releases import conf, exporter, selectors, store
 from releases.bundle import BundleResult, verify_bundle
+from releases.export_pass import export_pass
 from releases.lifecycle import (
     BUILDING,
     PUBLISHED,
     RELEASES,
+    BuildFailed,
+    BuildSuperseded,
     append_log,
     give_up_out_of_attempts,
     log_line,
     out_of_attempts,
     release_fail_locked,
 )
+from releases.memberships import MembershipWriter, memberships_discard
 from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseRecord
 
 logger = logging.getLogger(__name__)
 
-MEMBERSHIP_BATCH = 5_000  # membership rows per executemany (memory stays flat in N)
 EXPORT_PASSES = 3  # the catalogue changed during each of this many exports: give up
 HEARTBEAT_EVERY_SECONDS = 1.0
-
-
-class BuildFailed(Exception):
-    """The build cannot succeed; the message is the release's error."""
-
-
-class BuildSuperseded(Exception):
-    """This worker's claim on the build is gone (cancelled, or another worker took it over): stop quietly."""
 
 
 # ------------------------------------------------------------------- claim
@@ -175,80 +167,6 @@ class Progress:
 # ------------------------------------------------------------------- build
 
 
-class MembershipFile:
-    """Memberships spilled to files while the tables stream past (never a table's worth in memory):
-    one file per record type, so that they go into the database in the order of its unique index
-    (release, record type, stable id), and counted by type as they come."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        path.mkdir()
-        self.handles: dict[str, TextIO] = {}
-        self.counts: dict[str, int] = {}
-        self.count = 0
-
-    def add(self, record_type: str, stable_id: str, content_sha256: str) -> None:
-        handle = self.handles.get(record_type)
-        if handle is None:
-            handle = self.handles[record_type] = (self.path / f"{record_type}.tsv").open(
-                "x", encoding="utf-8", newline="\n"
-            )
-            self.counts[record_type] = 0
-        handle.write(f"{stable_id}\t{content_sha256}\n")
-        self.counts[record_type] += 1
-        self.count += 1
-
-    def add_many(self, record_type: str, stable_ids: Sequence[str], digests: Sequence[str]) -> None:
-        """`add` of many records of one type (one write)."""
-        if not stable_ids:
-            return
-        if record_type not in self.handles:
-            self.add(record_type, stable_ids[0], digests[0])
-            stable_ids, digests = stable_ids[1:], digests[1:]
-        self.handles[record_type].write("".join(f"{i}\t{d}\n" for i, d in zip(stable_ids, digests, strict=True)))
-        self.counts[record_type] += len(stable_ids)
-        self.count += len(stable_ids)
-
-    def close(self) -> None:
-        for handle in self.handles.values():
-            handle.close()
-
-    def by_type(self) -> dict[str, int]:
-        """How many memberships of each record type (what `selectors.records_by_type` counts in the table)."""
-        return dict(sorted(self.counts.items()))
-
-    def rows(self, release_pk: int) -> Iterator[tuple[int, str, str, str]]:
-        """The memberships read back as parameter tuples, by record type then as they came (on SQLite in
-        stable id order: the unique index grows at its end), streamed (never a file's worth in memory)."""
-        for record_type in sorted(self.counts):
-            with (self.path / f"{record_type}.tsv").open(encoding="utf-8", newline="\n") as handle:
-                for line in handle:
-                    stable_id, digest = line.rstrip("\n").split("\t")
-                    yield release_pk, record_type, stable_id, digest
-
-
-def _insert_memberships(release_pk: int, memberships: MembershipFile) -> None:
-    """Every membership by one prepared INSERT run over the spilled file (`executemany` a batch at a
-    time), not as model instances: the rows are plain tuples already, and nothing of a model's save
-    applies to them.
-
-    Called in the publishing transaction, with the release locked and still building: on SQLite the
-    per-row guard against inserting into a published release is lifted for this transaction only
-    (`db_triggers.inserts_unguarded_in_this_transaction`), as it guards nothing here.
-    """
-    meta = ReleaseRecord._meta
-    quote = connection.ops.quote_name
-    column = {field.name: field.column for field in meta.concrete_fields}
-    names = ", ".join(quote(column[name]) for name in ("release", "record_type", "stable_id", "content_sha256"))
-    sql = f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES (%s, %s, %s, %s)"
-    rows = memberships.rows(release_pk)
-    with db_triggers.inserts_unguarded_in_this_transaction(connection, meta.db_table), connection.cursor() as cursor:
-        # In batches: Django's SQLite cursor tees the parameters to peek at the first, which would
-        # keep every row of one long generator in memory. The driver keeps the statement prepared.
-        while batch := list(itertools.islice(rows, MEMBERSHIP_BATCH)):
-            cursor.executemany(sql, batch)
-
-
 def release_build(*, release_pk: int) -> Release | None:
     """Build and publish one release. Idempotent: does nothing for a finished release or a live build."""
     claimed = release_build_claim(release_pk=release_pk)
@@ -286,7 +204,7 @@ def _build(claimed: Claim) -> None:
     staging = store.staging_directory(release.pk, token)
     staging.mkdir()
     progress = Progress(release.pk, token, exporter.table_row_counts(), sorted_here=not exporter.reads_in_key_order())
-    result, watermark, memberships = _export(release, staging, progress)
+    result, watermark, memberships = _export(release, token, staging, progress)
 
     progress.report("validating the bag", 92, force=True)
     problems = verify_bundle(result.bag_dir)
@@ -319,28 +237,29 @@ def _remove_installed(release_pk: int, token: str, final: Path) -> None:
             store.remove_tree(final)
 
 
-def _export(release: Release, staging: Path, progress: Progress) -> tuple[BundleResult, str, MembershipFile]:
-    """Write the bundle from a consistent view of the catalogue: the watermark must not move meanwhile."""
+def _export(
+    release: Release, token: str, staging: Path, progress: Progress
+) -> tuple[BundleResult, str, MembershipWriter]:
+    """Write the bundle from a consistent view of the catalogue (the watermark must not move
+    meanwhile), its memberships stored as the tables stream past (`releases.export_pass`: on two
+    cores where it may)."""
     chunk = conf.chunk_rows()
+    previous = selectors.latest_published()
     for attempt in range(1, EXPORT_PASSES + 1):
-        output = staging / "release"
-        if output.exists():
-            store.remove_tree(output)
+        for leftover in (staging / "release", staging / "other-tables"):
+            if leftover.exists():
+                store.remove_tree(leftover)
+        memberships_discard(release_pk=release.pk, token=token)  # a lost worker's, or the pass before's
         before = exporter.catalogue_watermark()
-        memberships = MembershipFile(staging / f"memberships-{attempt}")
-        try:
-            result = exporter.bundle_write(
-                output_dir=output,
-                release_date=release.release_date,
-                chunk_size=chunk,
-                memberships=memberships,
-                progress=progress,
-            )
-            progress.report("listing derived records", 90, force=True)
-            for record_type, stable_id, digest in exporter.derived_memberships(chunk_size=chunk):
-                memberships.add(record_type, stable_id, digest)
-        finally:
-            memberships.close()
+        result, memberships = export_pass(
+            release=release,
+            token=token,
+            previous=previous,
+            output=staging / "release",
+            folder=staging / "other-tables",
+            chunk_size=chunk,
+            progress=progress,
+        )
         if exporter.catalogue_watermark() == before:
             append_log(
                 release.pk,
@@ -370,9 +289,15 @@ def _install(staged: Path, result: BundleResult) -> tuple[Path, bool]:
 
 
 def _publish(
-    release_pk: int, token: str, result: BundleResult, payload_sha256: str, watermark: str, memberships: MembershipFile
+    release_pk: int,
+    token: str,
+    result: BundleResult,
+    payload_sha256: str,
+    watermark: str,
+    memberships: MembershipWriter,
 ) -> None:
-    """Publish in one transaction: files, memberships, change counts and the status, with the row locked."""
+    """Publish in one transaction, with the row locked: the files, the check that every exported
+    membership is stored (they were stored during the export), the change counts and the status."""
     files = store.release_files(store.installed_result(result))
     with transaction.atomic():
         release = RELEASES.locked(release_pk)
@@ -385,14 +310,20 @@ def _publish(
             )
             for kind, info in files
         )
-        _insert_memberships(release.pk, memberships)
+        stored = ReleaseRecord.objects.filter(release=release).count()
+        if stored != memberships.count:
+            raise BuildFailed(f"{stored} memberships are stored for the {memberships.count} records exported")
         previous = selectors.latest_published()
+        format_version = exporter.FORMAT_VERSION
+        changes = memberships.changes(
+            release=release, previous=previous, format_version=format_version
+        ) or selectors.membership_changes(release=release, previous=previous, format_version=format_version)
         now = timezone.now()
         counts = {
-            "format_version": exporter.FORMAT_VERSION,
+            "format_version": format_version,
             "rows": dict(result.row_counts),
             "records": memberships.by_type(),
-            **selectors.membership_changes(release=release, previous=previous, format_version=exporter.FORMAT_VERSION),
+            **changes,
         }
         try:
             RELEASES.change(

@@ -22,6 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
 IMMUTABLE_MESSAGE = "a published release is immutable"
 PART_TABLES = ("releases_releasefile", "releases_releaserecord")
@@ -132,7 +136,7 @@ SQLITE_DROP = [
 
 
 @contextmanager
-def inserts_unguarded_in_this_transaction(connection, table: str) -> Iterator[None]:
+def inserts_unguarded_in_this_transaction(connection: BaseDatabaseWrapper, table: str) -> Iterator[None]:
     """On SQLite, lift the INSERT guard of `table` (one of PART_TABLES) for the caller's transaction.
 
     SQLite runs a row trigger as a sub-program per row, and that alone costs more than the row:
@@ -166,16 +170,16 @@ def statements(vendor: str, *, create: bool) -> list[str]:
     raise NotImplementedError(f"no release immutability triggers for the {vendor} backend")
 
 
-def _run(schema_editor, *, create: bool) -> None:
+def _run(schema_editor: BaseDatabaseSchemaEditor, *, create: bool) -> None:
     vendor = schema_editor.connection.vendor
     for statement in statements(vendor, create=create):
         # No parameters: the PL/pgSQL bodies contain '%' placeholders of their own.
         schema_editor.execute(statement, params=None)
 
 
-def create(apps, schema_editor) -> None:
+def create(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
     _run(schema_editor, create=True)
 
 
-def drop(apps, schema_editor) -> None:
+def drop(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
     _run(schema_editor, create=False)

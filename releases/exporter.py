@@ -34,7 +34,7 @@ from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage, exports
 from records import models as m
 from releases import conf, matrix
-from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
+from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, TableWrittenElsewhere, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
 from releases.tables import (
@@ -413,10 +413,14 @@ def bundle_write(
     chunk_size: int,
     memberships: MembershipSink | None = None,
     progress: Callable[[str, int], None] | None = None,
+    written_elsewhere: Mapping[str, TableWrittenElsewhere] | None = None,
 ) -> BundleResult:
-    """Write the catalogue's bundle for `release_date` under `output_dir` (see `releases.bundle.write_bundle`)."""
+    """Write the catalogue's bundle for `release_date` under `output_dir` (see `releases.bundle.write_bundle`);
+    the tables named in `written_elsewhere` are written by someone else meanwhile (`releases.export_pass`)."""
+    elsewhere = written_elsewhere or {}
+    tables = bundle_tables(chunk_size=chunk_size, memberships=memberships)
     return write_bundle(
-        tables=bundle_tables(chunk_size=chunk_size, memberships=memberships),
+        tables=[(spec, elsewhere.get(spec.name, rows)) for spec, rows in tables],
         release_date=release_date,
         release_metadata=release_metadata(),
         package_name=PACKAGE_NAME,

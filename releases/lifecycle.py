@@ -56,6 +56,14 @@ class ReleaseError(DomainError):
         self.release = release
 
 
+class BuildFailed(Exception):
+    """The build cannot succeed; the message is the release's error."""
+
+
+class BuildSuperseded(Exception):
+    """This worker's claim on the build is gone (cancelled, or another worker took it over): stop quietly."""
+
+
 class ReleaseForbidden(ReleaseError):
     status = 403
     code = "permission_denied"
@@ -151,6 +159,7 @@ def release_fail_locked(release: Release, *, error: str, actor: Actor = None) ->
     )
     store.remove_staging(release.pk)
     store.remove_unpublished_folders(release)
+    release.records.all().delete()  # memberships stored while it was being built (releases.memberships)
 
 
 def out_of_attempts(release: Release) -> bool:

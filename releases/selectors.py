@@ -207,6 +207,9 @@ def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, Release
 # ------------------------------------------------------------------ changes
 
 
+Matches = dict[str, tuple[int, int, int]]  # record type -> (memberships, kept, changed)
+
+
 def records_by_type(queryset: QuerySet[ReleaseRecord]) -> dict[str, int]:
     """How many of the memberships in `queryset` there are of each record type (one query)."""
     return dict(
@@ -240,22 +243,19 @@ def _change_querysets(
     return added, removed, changed
 
 
-def membership_changes(
-    *, release: Release, previous: Release | None, format_version: int | None = None
-) -> dict[str, dict[str, int]]:
-    """How many records of each type `release` added, removed and changed against `previous` (the
-    counts of `_change_querysets`' three querysets), in two queries: one pass over the release's
-    memberships, each looked up in the previous release's, and a count of the previous release's."""
-    if previous is None:
-        return {"added": records_by_type(ReleaseRecord.objects.filter(release=release)), "removed": {}, "changed": {}}
-    comparable = content_comparable(release=release, previous=previous, format_version=format_version)
-    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=exporter.RECORD_TYPES)
+def membership_matches(*, release_pk: int, previous_pk: int, record_type: str | None = None) -> Matches:
+    """For each record type (or only `record_type`): how many memberships the release has, how many of
+    them the previous release has too, and how many of those with another digest. One pass over the
+    release's memberships, each looked up in the previous release's (one statement)."""
+    theirs = ReleaseRecord.objects.filter(release_id=previous_pk, record_type__in=exporter.RECORD_TYPES)
     their_digest = theirs.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id")).values(
         "content_sha256"
     )[:1]
+    mine = ReleaseRecord.objects.filter(release_id=release_pk)
+    if record_type is not None:
+        mine = mine.filter(record_type=record_type)
     matched = (
-        ReleaseRecord.objects.filter(release=release)
-        .order_by()
+        mine.order_by()
         .annotate(their_digest=Subquery(their_digest))
         .values("record_type")
         .annotate(
@@ -265,12 +265,26 @@ def membership_changes(
         )
         .values_list("record_type", "n", "kept", "changed")
     )
-    added: dict[str, int] = {}
-    kept: dict[str, int] = {}
-    changed: dict[str, int] = {}
-    for record_type, n, n_kept, n_changed in matched:
-        added[record_type], kept[record_type], changed[record_type] = n - n_kept, n_kept, n_changed
-    removed = {record_type: n - kept.get(record_type, 0) for record_type, n in records_by_type(theirs).items()}
+    return {record_type: (n, kept, changed) for record_type, n, kept, changed in matched}
+
+
+def membership_changes(
+    *, release: Release, previous: Release | None, format_version: int | None = None, matches: Matches | None = None
+) -> dict[str, dict[str, int]]:
+    """How many records of each type `release` added, removed and changed against `previous` (the
+    counts of `_change_querysets`' three querysets): from `membership_matches` (given, or one query)
+    and a count of the previous release's memberships."""
+    if previous is None:
+        return {"added": records_by_type(ReleaseRecord.objects.filter(release=release)), "removed": {}, "changed": {}}
+    comparable = content_comparable(release=release, previous=previous, format_version=format_version)
+    if matches is None:
+        matches = membership_matches(release_pk=release.pk, previous_pk=previous.pk)
+    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=exporter.RECORD_TYPES)
+    added = {record_type: n - kept for record_type, (n, kept, _) in matches.items()}
+    changed = {record_type: n_changed for record_type, (_, _, n_changed) in matches.items()}
+    removed = {
+        record_type: n - matches.get(record_type, (0, 0, 0))[1] for record_type, n in records_by_type(theirs).items()
+    }
 
     def nonzero(counts: dict[str, int]) -> dict[str, int]:
         return {record_type: n for record_type, n in sorted(counts.items()) if n}

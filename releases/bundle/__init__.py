@@ -36,7 +36,8 @@ The package, by responsibility (each imports only those above it):
 * ``bag``: hashed writing, the release id, the tag files, the archive;
 * ``package``: datapackage.json and release.json;
 * ``verify``: :func:`verify_bundle`;
-* ``writer``: :func:`write_bundle`.
+* ``writer``: :func:`write_bundle` (and :func:`write_table_file`, for a table another process
+  writes meanwhile: :class:`TableWrittenElsewhere`).
 
 Callers import from ``releases.bundle``, the names below.
 """
@@ -65,7 +66,7 @@ from releases.bundle.tables import (
     write_csv_rows,
 )
 from releases.bundle.verify import verify_bundle
-from releases.bundle.writer import write_bundle
+from releases.bundle.writer import TableWrittenElsewhere, write_bundle, write_table_file
 
 __all__ = [
     "BAG_SOFTWARE_AGENT",
@@ -80,6 +81,7 @@ __all__ = [
     "KeyOrdered",
     "RELEASE_ID_TAG",
     "TableSpec",
+    "TableWrittenElsewhere",
     "compute_release_id",
     "file_info",
     "payload_manifest_sha256",
@@ -88,4 +90,5 @@ __all__ = [
     "verify_bundle",
     "write_bundle",
     "write_csv_rows",
+    "write_table_file",
 ]

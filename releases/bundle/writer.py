@@ -7,8 +7,9 @@ import datetime
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
@@ -24,7 +25,6 @@ from releases.bundle.bag import (
     write_tarball,
 )
 from releases.bundle.order import (
-    Batch,
     Rows,
     cell_batches,
     merged_unique,
@@ -46,13 +46,39 @@ from releases.bundle.tables import CODEC_BATCH_ROWS, BundleError, Progress, RowC
 _EMPTY_BAG_INFO: Mapping[str, str] = MappingProxyType({})
 
 
-def _write_table(path: Path, spec: TableSpec, batches: Iterable[Batch]) -> tuple[FileInfo, int]:
-    return write_gzip_csv_batches(path, f"data/{path.name}", [f.name for f in spec.fields], batches)
+@dataclass(frozen=True)
+class TableWrittenElsewhere:
+    """A table whose file someone else writes meanwhile (another process, with `write_table_file`):
+    `wait()` returns the finished file's path (on the bundle's file system), its info and its row
+    count. The writer writes its own tables first, then moves these into the bag; the payload is the
+    same as if it had written them itself (the descriptor keeps the tables' order)."""
+
+    wait: Callable[[], tuple[Path, FileInfo, int]]
+
+
+TableRows = Rows | TableWrittenElsewhere
+
+
+def write_table_file(
+    path: Path, spec: TableSpec, rows: Rows, *, chunk_rows: int, progress: Progress | None, spill_dir: Path
+) -> tuple[FileInfo, int]:
+    """Write one table's gzip-compressed CSV at `path` (named ``data/<file name>`` in its info): rows
+    streamed when promised in key order, else through the external sort (spills under `spill_dir`)."""
+    codec = RowCodec(spec)
+    with ExitStack() as spills:
+        cells = cell_batches(codec, rows, chunk_rows)
+        if promised_in_key_order(rows):
+            ordered = ordered_unique(codec, cells)
+        else:
+            runs = sorted_runs(codec, cells, chunk_rows, spill_dir, spills, progress)
+            ordered = merged_unique(codec, runs, min(chunk_rows, CODEC_BATCH_ROWS))
+        written = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
+        return write_gzip_csv_batches(path, f"data/{path.name}", [f.name for f in spec.fields], written)
 
 
 def write_bundle(
     *,
-    tables: Sequence[tuple[TableSpec, Rows]],
+    tables: Sequence[tuple[TableSpec, TableRows]],
     release_date: datetime.date,
     release_metadata: Mapping[str, object],
     package_name: str,
@@ -118,7 +144,7 @@ def write_bundle(
 
 def _write_payload(
     data: Path,
-    tables: Sequence[tuple[TableSpec, Rows]],
+    tables: Sequence[tuple[TableSpec, TableRows]],
     release_json: bytes,
     package_name: str,
     package_title: str,
@@ -128,20 +154,21 @@ def _write_payload(
 ) -> tuple[tuple[FileInfo, ...], dict[str, int]]:
     """Write the tables, release.json and datapackage.json; return their infos sorted by path."""
     data.mkdir(parents=True)
-    tables_written: list[tuple[TableSpec, FileInfo]] = []
+    infos: dict[str, FileInfo] = {}
     row_counts: dict[str, int] = {}
+    for spec, rows in tables:  # this writer's own tables first: the others are being written meanwhile
+        if not isinstance(rows, TableWrittenElsewhere):
+            infos[spec.name], row_counts[spec.name] = write_table_file(
+                data / spec.filename, spec, rows, chunk_rows=chunk_rows, progress=progress, spill_dir=spill_dir
+            )
     for spec, rows in tables:
-        codec = RowCodec(spec)
-        with ExitStack() as spills:
-            cells = cell_batches(codec, rows, chunk_rows)
-            if promised_in_key_order(rows):
-                ordered = ordered_unique(codec, cells)
-            else:
-                runs = sorted_runs(codec, cells, chunk_rows, spill_dir, spills, progress)
-                ordered = merged_unique(codec, runs, min(chunk_rows, CODEC_BATCH_ROWS))
-            written = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
-            info, row_counts[spec.name] = _write_table(data / spec.filename, spec, written)
-        tables_written.append((spec, info))
+        if isinstance(rows, TableWrittenElsewhere):
+            written, infos[spec.name], row_counts[spec.name] = rows.wait()
+            if infos[spec.name].name != f"data/{spec.filename}":
+                raise BundleError(f"the file written elsewhere is {infos[spec.name].name}", table=spec.name)
+            os.replace(written, data / spec.filename)
+    tables_written = [(spec, infos[spec.name]) for spec, _ in tables]
+    row_counts = {spec.name: row_counts[spec.name] for spec, _ in tables}
     release = write_bytes(data / RELEASE_JSON, f"data/{RELEASE_JSON}", release_json)
     package = datapackage_descriptor(package_name, package_title, tables_written, release)
     descriptor = write_bytes(data / DATAPACKAGE_JSON, f"data/{DATAPACKAGE_JSON}", json_bytes(package))

@@ -1,6 +1,6 @@
 """The release build's fast paths give what the plain ones gave, byte for byte: the column-wise codec,
 key-ordered rows streamed without the external sort, the threaded gzip writer, the digest encoder,
-and memberships inserted by one executemany with SQLite's insert guard lifted only inside it."""
+and SQLite's insert guard lifted only inside a transaction (memberships: test_memberships.py)."""
 
 from __future__ import annotations
 
@@ -267,27 +267,6 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
     names = [f.name for f in MODEL_EVALUATION_MATRIX.fields]
     assert rows == plain and len(rows) == 5
     assert sink.added == [("result", r["result_id"], exporter.content_digest([r[n] for n in names])) for r in plain]
-
-
-def test_memberships_come_back_by_type_and_are_counted(tmp_path: Path) -> None:
-    from releases.build import MembershipFile
-
-    spilled = MembershipFile(tmp_path / "memberships")
-    for record_type, stable_id in [("result", "r-1"), ("protocol", "p-1"), ("result", "r-2"), ("evaluation", "e")]:
-        spilled.add(record_type, stable_id, f"sha-{stable_id}")
-    spilled.add_many("source", ["s-1", "s-2"], ["sha-s-1", "sha-s-2"])
-    spilled.add_many("result", ["r-3"], ["sha-r-3"])
-    spilled.close()
-    assert spilled.by_type() == {"evaluation": 1, "protocol": 1, "result": 3, "source": 2} and spilled.count == 7
-    assert list(spilled.rows(7)) == [
-        (7, "evaluation", "e", "sha-e"),
-        (7, "protocol", "p-1", "sha-p-1"),
-        (7, "result", "r-1", "sha-r-1"),
-        (7, "result", "r-2", "sha-r-2"),
-        (7, "result", "r-3", "sha-r-3"),
-        (7, "source", "s-1", "sha-s-1"),
-        (7, "source", "s-2", "sha-s-2"),
-    ]
 
 
 @pytest.mark.django_db

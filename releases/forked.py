@@ -1,0 +1,124 @@
+"""A function run in a forked child process while the caller goes on: the release build's second core.
+
+`ForkedCall(work)` forks; the child runs `work()` and sends its JSON-able result (or its error) back
+through a pipe, then leaves with `os._exit` (no clean-up of the parent's state runs in the child);
+`result()` waits for it and returns the result or raises the error; `cancel()` kills the child.
+The child dies with its parent (Linux `PR_SET_PDEATHSIG`): a worker killed mid-build leaves none
+behind.
+
+Database connections: the child never uses, closes or finalises a connection it inherited (a
+connection carried across a fork and used or closed in the child corrupts the other side's state:
+SQLite's locks, PostgreSQL's session); Django opens new ones in the child. Fork only where the
+caller holds no transaction and no other thread runs (`may_fork`): SQLite's per-process lock
+bookkeeping is copied as it stands, which is only right while the parent holds no lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connections
+
+from releases.bundle import BundleError
+from releases.lifecycle import BuildFailed, BuildSuperseded
+
+logger = logging.getLogger(__name__)
+
+_KEPT_IN_CHILD: list[object] = []  # inherited connections: never closed or finalised in the child
+_ERRORS: dict[str, type[Exception]] = {
+    "BundleError": BundleError,
+    "BuildFailed": BuildFailed,
+    "BuildSuperseded": BuildSuperseded,
+}
+_PR_SET_PDEATHSIG = 1
+
+
+def may_fork() -> bool:
+    """Whether a child may be forked here: POSIX, this thread alone, and no connection in a transaction."""
+    return (
+        hasattr(os, "fork")
+        and threading.active_count() == 1
+        and not any(connection.in_atomic_block for connection in connections.all(initialized_only=True))
+    )
+
+
+def _in_child() -> None:
+    """What a child does first: die with its parent, default signal handlers, fresh connections."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (AttributeError, OSError):  # not Linux: the parent kills it on its way out
+        pass
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
+        signal.signal(signum, signal.SIG_DFL)
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None:
+            _KEPT_IN_CHILD.append(connection.connection)
+            connection.connection = None  # the next query opens the child's own
+
+
+class ForkedCall:
+    """`work()` in a forked child process; its result (JSON) by `result()`."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        if not may_fork():
+            raise RuntimeError("a child is forked only by a thread alone, outside any transaction")
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read_end)
+            status = 1
+            try:
+                _in_child()
+                outcome: dict[str, Any] = {"result": work()}
+                status = 0
+            except BaseException as exc:
+                if not isinstance(exc, (BundleError, BuildFailed, BuildSuperseded)):
+                    logger.exception("the forked part of the build failed")
+                outcome = {"error": type(exc).__name__, "message": str(exc)}
+            try:
+                with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
+                    json.dump(outcome, pipe)
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        self.pid: int | None = pid
+        self.pipe = os.fdopen(read_end, "r", encoding="utf-8")
+
+    def result(self) -> Any:
+        """Wait for the child; its result, or its error raised here (`BundleError`, `BuildFailed` and
+        `BuildSuperseded` as themselves, anything else as a BuildFailed naming it)."""
+        try:
+            text = self.pipe.read()
+        finally:
+            self.pipe.close()
+            self._reap()
+        outcome = json.loads(text) if text else {"error": "ChildLost", "message": "the child process died"}
+        if "error" not in outcome:
+            return outcome["result"]
+        error = _ERRORS.get(outcome["error"])
+        if error is not None:
+            raise error(outcome["message"])
+        raise BuildFailed(f"{outcome['error']}: {outcome['message']}")
+
+    def cancel(self) -> None:
+        """Kill the child (if it still runs) and reap it."""
+        if self.pid is None:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.pipe.close()
+        self._reap()
+
+    def _reap(self) -> None:
+        if self.pid is not None:
+            os.waitpid(self.pid, 0)
+            self.pid = None

@@ -1,0 +1,303 @@
+"""A release's memberships, stored while its export runs (on a second thread), not in the publishing
+transaction.
+
+Every record a release exports is one `ReleaseRecord` (type, stable id, sha256 of its exported values).
+The export hands them over as the tables stream past (`MembershipWriter.add` / `add_many`, a chunk of
+results at a time); the writer batches them by record type and stores each batch in a transaction of
+its own (`memberships_insert`: one set-based INSERT of the whole batch, the release row locked and
+checked to be still building under this claim's token), then compares the batch with the previous
+release (one statement: how many it holds too, how many of those with another digest; the sums are
+`releases.selectors.membership_matches`' figures). Both are long SQL statements that run without
+Python's GIL, so on their own thread, with a connection of
+their own, they overlap the export's Python work instead of following it (the publishing transaction
+held the write lock for all of them before). The queue between the two threads holds at most
+`QUEUE_BATCHES` batches: memory stays flat in N.
+
+Memberships of a release that is not published are nobody's to read (every reader asks for
+published releases), so storing them before publication changes nothing anyone sees. What is left
+of them is removed: by the next export pass or the next claim (`memberships_discard`, under the lock
+and the new token) and when the release fails (`releases.lifecycle.release_fail_locked`). The
+publishing transaction checks that exactly the exported number is stored.
+
+Inside a transaction (the tests' transactional wrapper) a second connection would see none of it:
+there the same work runs inline, on the caller's connection.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Callable, Sequence
+
+from django.db import connection, transaction
+
+from releases import db_triggers, selectors
+from releases.lifecycle import BUILDING, RELEASES, BuildFailed, BuildSuperseded
+from releases.models import Release, ReleaseRecord
+from releases.selectors import Matches
+
+BATCH = 10_000  # memberships per INSERT (one transaction each)
+QUEUE_BATCHES = 4  # batches waiting for the storing thread, at most
+
+
+# ------------------------------------------------------------------ storing
+
+
+def _locked_building(release_pk: int, token: str) -> Release:
+    """The release, locked, if it is still being built under `token`; else BuildSuperseded."""
+    release = RELEASES.locked(release_pk)
+    if release is None or release.status != BUILDING or release.build_token != token:
+        raise BuildSuperseded()
+    return release
+
+
+def _statements() -> tuple[str, str]:
+    """The batch's INSERT and its comparison with another release, each one statement for the whole
+    batch: the stable ids and digests travel as one JSON object (SQLite's `json_each`) or as two
+    arrays (PostgreSQL's `unnest`), never as a statement per row."""
+    meta = ReleaseRecord._meta
+    quote = connection.ops.quote_name
+    column = {field.name: quote(field.column) for field in meta.concrete_fields}
+    table = quote(meta.db_table)
+    release, record_type, stable_id, digest = (
+        column[name] for name in ("release", "record_type", "stable_id", "content_sha256")
+    )
+    if connection.vendor == "postgresql":
+        batch, ids, digests = "unnest(%s::text[], %s::text[]) AS b(stable_id, digest)", "b.stable_id", "b.digest"
+        changed, join = f"COUNT(*) FILTER (WHERE p.{digest} <> {digests})", "JOIN"
+    else:  # CROSS JOIN: SQLite's planner would otherwise scan the table and the batch inside it
+        batch, ids, digests = "json_each(%s) AS b", "b.key", "b.value"
+        changed, join = f"COALESCE(SUM(p.{digest} <> {digests}), 0)", "CROSS JOIN"
+    insert = (
+        f"INSERT INTO {table} ({release}, {record_type}, {stable_id}, {digest}) "
+        f"SELECT %s, %s, {ids}, {digests} FROM {batch}"
+    )
+    compare = (
+        f"SELECT COUNT(p.{stable_id}), {changed} FROM {batch} {join} {table} p "
+        f"ON p.{release} = %s AND p.{record_type} = %s AND p.{stable_id} = {ids}"
+    )
+    return insert, compare
+
+
+def memberships_insert(
+    *,
+    release_pk: int,
+    token: str,
+    record_type: str,
+    stable_ids: Sequence[str],
+    digests: Sequence[str],
+    previous_pk: int | None = None,
+) -> tuple[int, int]:
+    """Store one batch of memberships of `record_type`, if the build is still this claim's; then, given
+    `previous_pk`, how many of them that release holds too and how many of those with another digest.
+
+    On SQLite the per-row guard against inserting into a published release is lifted for the
+    insert's transaction only (`db_triggers.inserts_unguarded_in_this_transaction`): the transaction
+    holds the one write lock and has just checked that the release is building.
+    """
+    if len(stable_ids) != len(digests):
+        raise ValueError("one digest per stable id")
+    pairs = dict(zip(stable_ids, digests, strict=True))
+    if len(pairs) != len(stable_ids):
+        raise BuildFailed(f"a {record_type} was exported twice")
+    if connection.vendor == "postgresql":
+        batch: list[list[str] | str] = [list(stable_ids), list(digests)]
+    else:
+        batch = [json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))]
+    insert, compare = _statements()
+    with transaction.atomic():
+        release = _locked_building(release_pk, token)
+        with (
+            db_triggers.inserts_unguarded_in_this_transaction(connection, ReleaseRecord._meta.db_table),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(insert, [release.pk, record_type, *batch])
+    if previous_pk is None:
+        return 0, 0
+    with connection.cursor() as cursor:
+        cursor.execute(compare, [*batch, previous_pk, record_type])
+        kept, changed = cursor.fetchone()
+    return kept, changed
+
+
+def memberships_discard(*, release_pk: int, token: str) -> int:
+    """Remove the memberships stored for the release (a lost worker's, or an export pass's that was
+    discarded), if the build is this claim's; how many."""
+    with transaction.atomic():
+        release = _locked_building(release_pk, token)
+        deleted, _ = ReleaseRecord.objects.filter(release=release).delete()
+    return deleted
+
+
+# ------------------------------------------------------------------ the thread
+
+
+class _StoringThread:
+    """Runs the writer's jobs in order on a thread with its own database connection. The first job
+    that fails stops it: the jobs after it are dropped, and `submit` and `join` raise its error."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=QUEUE_BATCHES)
+        self.error: BaseException | None = None
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, name="release-memberships", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (job := self.jobs.get()) is not None:
+                if self.error is None and not self.stopping:
+                    try:
+                        job()
+                    except BaseException as exc:  # handed to the export's thread
+                        self.error = exc
+        finally:
+            connection.close()  # this thread's own
+
+    def raise_error(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self.raise_error()
+        self.jobs.put(job)
+
+    def join(self, *, abandon: bool = False) -> None:
+        """Wait for every job (none more after the first error, or at all when `abandon`), then
+        raise the first error."""
+        self.stopping = self.stopping or abandon
+        self.jobs.put(None)
+        self.thread.join()
+        if not abandon:
+            self.raise_error()
+
+
+# ------------------------------------------------------------------ the writer
+
+
+class MembershipWriter:
+    """The export's membership sink (`releases.matrix.MembershipSink`): counts the memberships by
+    type, stores them a batch at a time, and compares each batch with `previous`.
+
+    A record type must come in one run (the tables are written one after another); `close` stores
+    what is left and waits for the storing thread; `abandon` stops it without waiting for its jobs.
+    """
+
+    def __init__(self, *, release_pk: int, token: str, previous: Release | None, threaded: bool) -> None:
+        self.release_pk = release_pk
+        self.token = token
+        self.previous = previous
+        self.counts: dict[str, int] = {}
+        self.count = 0
+        self.matches: Matches = {}
+        self._type: str | None = None
+        self._ids: list[str] = []
+        self._digests: list[str] = []
+        self._thread = _StoringThread() if threaded else None
+
+    def add(self, record_type: str, stable_id: str, content_sha256: str) -> None:
+        if record_type != self._type:
+            self._start(record_type)
+        self._ids.append(stable_id)
+        self._digests.append(content_sha256)
+        self.counts[record_type] += 1
+        self.count += 1
+        if len(self._ids) >= BATCH:
+            self._store()
+
+    def add_many(self, record_type: str, stable_ids: Sequence[str], digests: Sequence[str]) -> None:
+        """`add` of many records of one type."""
+        if len(stable_ids) != len(digests):
+            raise ValueError("one digest per stable id")
+        if not stable_ids:
+            return
+        if record_type != self._type:
+            self._start(record_type)
+        self._ids += stable_ids
+        self._digests += digests
+        self.counts[record_type] += len(stable_ids)
+        self.count += len(stable_ids)
+        if len(self._ids) >= BATCH:
+            self._store()
+
+    def by_type(self) -> dict[str, int]:
+        """How many memberships of each record type (what `selectors.records_by_type` counts in the table)."""
+        return dict(sorted(self.counts.items()))
+
+    def close(self) -> None:
+        """Store what is left and wait until all of it is stored and compared."""
+        self._end_type()
+        if self._thread is not None:
+            self._thread.join()
+
+    def abandon(self) -> None:
+        """Stop without storing more (the export failed); what was stored stays for the next claim,
+        pass or failure to remove."""
+        if self._thread is not None:
+            self._thread.join(abandon=True)
+
+    def absorb(self, *, counts: dict[str, int], matches: Matches) -> None:
+        """Take over the counts and comparisons of memberships another writer stored (the other side
+        of the export: `releases.export_pass`); their types are not this writer's."""
+        if set(counts) & set(self.counts):
+            raise BuildFailed(
+                f"the memberships of type {sorted(set(counts) & set(self.counts))[0]} came from both sides"
+            )
+        self.counts.update(counts)
+        self.count += sum(counts.values())
+        self.matches.update(matches)
+
+    def changes(
+        self, *, release: Release, previous: Release | None, format_version: int
+    ) -> dict[str, dict[str, int]] | None:
+        """The change counts against `previous` from the batches compared as they were stored; None when
+        `previous` is not the release they were compared with (one was published meanwhile)."""
+        if (previous and previous.pk) != (self.previous and self.previous.pk):
+            return None
+        return selectors.membership_changes(
+            release=release, previous=previous, format_version=format_version, matches=self.matches
+        )
+
+    # ------------------------------------------------------------ inside
+
+    def _start(self, record_type: str) -> None:
+        self._end_type()
+        if record_type in self.counts:
+            raise BuildFailed(f"the memberships of type {record_type} came in two runs")
+        self._type = record_type
+        self.counts[record_type] = 0
+
+    def _end_type(self) -> None:
+        if self._type is not None:
+            self._store()
+            self._type = None
+
+    def _store(self) -> None:
+        """Store the batch gathered so far, and count it into this type's comparison with `previous`."""
+        if not self._ids:
+            return
+        record_type, stable_ids, digests = str(self._type), self._ids, self._digests
+        self._ids, self._digests = [], []
+        previous_pk = None if self.previous is None else self.previous.pk
+
+        def store() -> None:
+            kept, changed = memberships_insert(
+                release_pk=self.release_pk,
+                token=self.token,
+                record_type=record_type,
+                stable_ids=stable_ids,
+                digests=digests,
+                previous_pk=previous_pk,
+            )
+            if previous_pk is not None:
+                n0, kept0, changed0 = self.matches.get(record_type, (0, 0, 0))
+                self.matches[record_type] = (n0 + len(stable_ids), kept0 + kept, changed0 + changed)
+
+        self._run(store)
+
+    def _run(self, job: Callable[[], None]) -> None:
+        if self._thread is None:
+            job()
+        else:
+            self._thread.submit(job)
