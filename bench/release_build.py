@@ -8,7 +8,8 @@ It uses a throw-away SQLite database and release folder under a temp folder, or 
 named by DATABASE_URL if set: then it must be a scratch database. The catalogue grows to each
 size in turn (bulk inserts: a bench, not a curation), and each size is built `--repeats` times by
 the real service (`releases.build.release_build`: export, write, validate, install, publish with
-memberships), each in a fresh process so that its peak RSS is the builder's own; one source more
+memberships), each in a fresh process so that its peak RSS is the builder's own (the build's forked
+child, which writes the other tables, is reported beside it); one source more
 before each build gives each release new content (a build of unchanged content publishes nothing).
 Each build's bag is then compressed again by `gzip -n -9` and hashed by `sha256sum`, right after it:
 its ratio is build seconds / those seconds, printed as min / median over the repeats. On a shared,
@@ -210,6 +211,8 @@ def build_in_this_process() -> None:
             "seconds": seconds,
             "rss_before_kib": before,
             "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            # the build's forked child (releases.forked), once reaped; 0 where the build forked none
+            "child_peak_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
             "rows": built.counts["rows"],
             "records": sum(built.counts["records"].values()),
         },
@@ -319,6 +322,7 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
             ratio = min_median([b["seconds"] / t for b, t, _ in builds])
             rows = sum(builds[0][0]["rows"].values())
             peak = max(b["peak_rss_kib"] for b, _, _ in builds)
+            child_peak = max(b.get("child_peak_rss_kib", 0) for b, _, _ in builds)
             growth = max(b["peak_rss_kib"] - b["rss_before_kib"] for b, _, _ in builds)
             print(
                 f"{size:>8,} {label:>6} {seconds[0]:>6.2f}/{seconds[1]:<6.2f} {rows / seconds[1]:>8,.0f} "
@@ -329,8 +333,9 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
             cpu = min_median([b["process_cpu_s"] for b, _, _ in builds])
             cpu_ratio = min_median(cpu_ratios[label])
             print(
-                f"{'':>8} {label:>6} CPU s of the whole builder process (start-up included): {cpu[0]:.2f}/{cpu[1]:.2f}; "
-                f"its ratio to the tools' CPU s: {cpu_ratio[0]:.1f}/{cpu_ratio[1]:.1f}",
+                f"{'':>8} {label:>6} CPU s of the whole builder process (start-up and its child included): "
+                f"{cpu[0]:.2f}/{cpu[1]:.2f}; its ratio to the tools' CPU s: {cpu_ratio[0]:.1f}/{cpu_ratio[1]:.1f}; "
+                f"peak RSS of its child: {child_peak / 1024:.1f} MiB",
                 flush=True,
             )
             last[label] = ratio
