@@ -245,6 +245,9 @@ RELEASE_BUILD_CHUNK_ROWS = env_int("PORTAL_RELEASE_BUILD_CHUNK_ROWS", 10_000, mi
 RELEASE_GIVE_UP_AFTER_SECONDS = env_int("PORTAL_RELEASE_GIVE_UP_AFTER_SECONDS", 3600, minimum=60)
 RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS = env_int("PORTAL_RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS", 7200, minimum=60)
 RELEASE_BUILD_TIME_LIMIT_SECONDS = env_int("PORTAL_RELEASE_BUILD_TIME_LIMIT_SECONDS", 7500, minimum=61)
+RELEASE_BUILD_FORK = env_str("PORTAL_RELEASE_BUILD_FORK", "auto").strip().lower()
+if RELEASE_BUILD_FORK not in ("auto", "always", "never"):
+    raise ImproperlyConfigured(f"PORTAL_RELEASE_BUILD_FORK={RELEASE_BUILD_FORK!r} is not one of auto, always, never")
 
 # Benchmark jobs (defaults in benchmarks/conf.py; time limits per preset in benchmarks/presets.py).
 BENCHMARK_HEARTBEAT_SECONDS = env_int("BENCHMARK_HEARTBEAT_SECONDS", 30, minimum=1)

@@ -239,14 +239,14 @@ class MembershipWriter:
 
     def absorb(self, *, counts: dict[str, int], matches: Matches) -> None:
         """Take over the counts and comparisons of memberships another writer stored (the other side
-        of the export: `releases.export_pass`); their types are not this writer's."""
-        if set(counts) & set(self.counts):
-            raise BuildFailed(
-                f"the memberships of type {sorted(set(counts) & set(self.counts))[0]} came from both sides"
-            )
-        self.counts.update(counts)
-        self.count += sum(counts.values())
-        self.matches.update(matches)
+        of the export, `releases.export_pass`: other types, or other records of one type; the unique
+        index refuses any record stored by both)."""
+        for record_type, n in counts.items():
+            self.counts[record_type] = self.counts.get(record_type, 0) + n
+            self.count += n
+        for record_type, (n, kept, changed) in matches.items():
+            n0, kept0, changed0 = self.matches.get(record_type, (0, 0, 0))
+            self.matches[record_type] = (n0 + n, kept0 + kept, changed0 + changed)
 
     def changes(
         self, *, release: Release, previous: Release | None, format_version: int

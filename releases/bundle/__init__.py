@@ -36,8 +36,9 @@ The package, by responsibility (each imports only those above it):
 * ``bag``: hashed writing, the release id, the tag files, the archive;
 * ``package``: datapackage.json and release.json;
 * ``verify``: :func:`verify_bundle`;
-* ``writer``: :func:`write_bundle` (and :func:`write_table_file`, for a table another process
-  writes meanwhile: :class:`TableWrittenElsewhere`).
+* ``writer``: :func:`write_bundle` (and :func:`write_table_file` and :func:`write_csv_text_file`,
+  for a table or the later rows of one that another process writes meanwhile:
+  :class:`TableWrittenElsewhere`, :class:`RowsThenText`).
 
 Callers import from ``releases.bundle``, the names below.
 """
@@ -66,7 +67,14 @@ from releases.bundle.tables import (
     write_csv_rows,
 )
 from releases.bundle.verify import verify_bundle
-from releases.bundle.writer import TableWrittenElsewhere, write_bundle, write_table_file
+from releases.bundle.writer import (
+    RowsThenText,
+    TableRows,
+    TableWrittenElsewhere,
+    write_bundle,
+    write_csv_text_file,
+    write_table_file,
+)
 
 __all__ = [
     "BAG_SOFTWARE_AGENT",
@@ -80,6 +88,8 @@ __all__ = [
     "ForeignKey",
     "KeyOrdered",
     "RELEASE_ID_TAG",
+    "RowsThenText",
+    "TableRows",
     "TableSpec",
     "TableWrittenElsewhere",
     "compute_release_id",
@@ -90,5 +100,6 @@ __all__ = [
     "verify_bundle",
     "write_bundle",
     "write_csv_rows",
+    "write_csv_text_file",
     "write_table_file",
 ]

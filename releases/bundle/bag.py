@@ -12,7 +12,7 @@ import itertools
 import re
 import tarfile
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -118,7 +118,12 @@ def write_gzip_csv(path: Path, name: str, header: Sequence[str], rows: Iterable[
 
 
 def write_gzip_csv_batches(
-    path: Path, name: str, header: Sequence[str], batches: Iterable[Sequence[Sequence[str]]]
+    path: Path,
+    name: str,
+    header: Sequence[str],
+    batches: Iterable[Sequence[Sequence[str]]],
+    *,
+    more: Callable[[], Iterable[bytes]] | None = None,
 ) -> tuple[FileInfo, int]:
     """`write_gzip_csv` of rows given in batches (each written by one ``writerows``).
 
@@ -127,6 +132,10 @@ def write_gzip_csv_batches(
     not depend on how its input is cut into blocks; the stream ends, as it always has, with a sync
     flush (what a text wrapper's close gave, before the final block): so the bytes are those of one
     plain ``gzip.GzipFile`` written in one go and flushed before closing.
+
+    ``more()``, called once the batches are written, gives CSV text (UTF-8 bytes, in blocks) of rows
+    someone else serialised meanwhile, compressed after them into the same stream; they are not
+    counted here.
     """
     count = 0
     with hashed_file(path) as sink, gzip_stream(sink) as compressed:
@@ -146,6 +155,10 @@ def write_gzip_csv_batches(
                     while len(waiting) > CSV_BLOCKS_WAITING:
                         waiting.popleft().result()
             waiting.append(pool.submit(compressed.write, text.getvalue().encode("utf-8")))
+            for block in more() if more is not None else ():
+                waiting.append(pool.submit(compressed.write, block))
+                while len(waiting) > CSV_BLOCKS_WAITING:
+                    waiting.popleft().result()
             while waiting:
                 waiting.popleft().result()
         finally:

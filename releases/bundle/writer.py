@@ -7,7 +7,7 @@ import datetime
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from releases.bundle.bag import (
     write_tarball,
 )
 from releases.bundle.order import (
+    Batch,
     Rows,
     cell_batches,
     merged_unique,
@@ -41,7 +42,16 @@ from releases.bundle.package import (
     json_bytes,
     release_json_bytes,
 )
-from releases.bundle.tables import CODEC_BATCH_ROWS, BundleError, Progress, RowCodec, TableSpec, check_specs
+from releases.bundle.tables import (
+    CODEC_BATCH_ROWS,
+    BundleError,
+    Key,
+    Progress,
+    RowCodec,
+    TableSpec,
+    check_specs,
+    write_csv_rows,
+)
 
 _EMPTY_BAG_INFO: Mapping[str, str] = MappingProxyType({})
 
@@ -56,24 +66,85 @@ class TableWrittenElsewhere:
     wait: Callable[[], tuple[Path, FileInfo, int]]
 
 
-TableRows = Rows | TableWrittenElsewhere
+@dataclass(frozen=True)
+class RowsThenText:
+    """A table's rows in key order (`KeyOrdered` or key-ordered `ColumnChunks`), then the rows after
+    them, which someone else serialises meanwhile (another process, with `write_csv_text_file`):
+    `wait()` returns that CSV text file's path, its row count and its first key. Their key order is
+    checked where the two meet."""
+
+    rows: Rows
+    wait: Callable[[], tuple[Path, int, Key | None]]
+
+
+TableRows = Rows | TableWrittenElsewhere | RowsThenText
+TEXT_BLOCK_BYTES = 1 << 20  # CSV text read from a file written elsewhere at a time
+
+
+def write_csv_text_file(path: Path, spec: TableSpec, rows: Rows, *, chunk_rows: int) -> tuple[int, Key | None]:
+    """Write rows promised in key order as the table's CSV text (UTF-8, no header) at `path`, for
+    a writer to compress after its own (`RowsThenText`); their count and first key."""
+    codec = RowCodec(spec)
+    if not promised_in_key_order(rows):
+        raise BundleError("rows written as text for another writer must come in key order", table=spec.name)
+    count, first = 0, None
+    with path.open("x", encoding="utf-8", newline="") as handle:
+        for batch in ordered_unique(codec, cell_batches(codec, rows, chunk_rows)):
+            first = first if first is not None else codec.key(batch[0])
+            write_csv_rows(handle, batch)
+            count += len(batch)
+    return count, first
 
 
 def write_table_file(
-    path: Path, spec: TableSpec, rows: Rows, *, chunk_rows: int, progress: Progress | None, spill_dir: Path
+    path: Path,
+    spec: TableSpec,
+    rows: Rows | RowsThenText,
+    *,
+    chunk_rows: int,
+    progress: Progress | None,
+    spill_dir: Path,
 ) -> tuple[FileInfo, int]:
     """Write one table's gzip-compressed CSV at `path` (named ``data/<file name>`` in its info): rows
-    streamed when promised in key order, else through the external sort (spills under `spill_dir`)."""
+    streamed when promised in key order, else through the external sort (spills under `spill_dir`);
+    for `RowsThenText`, the text written elsewhere after them."""
     codec = RowCodec(spec)
+    then = rows if isinstance(rows, RowsThenText) else None
+    own = rows.rows if isinstance(rows, RowsThenText) else rows
+    if then is not None and not promised_in_key_order(own):
+        raise BundleError("rows followed by text written elsewhere must come in key order", table=spec.name)
+    header = [f.name for f in spec.fields]
     with ExitStack() as spills:
-        cells = cell_batches(codec, rows, chunk_rows)
-        if promised_in_key_order(rows):
+        cells = cell_batches(codec, own, chunk_rows)
+        if promised_in_key_order(own):
             ordered = ordered_unique(codec, cells)
         else:
             runs = sorted_runs(codec, cells, chunk_rows, spill_dir, spills, progress)
             ordered = merged_unique(codec, runs, min(chunk_rows, CODEC_BATCH_ROWS))
         written = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
-        return write_gzip_csv_batches(path, f"data/{path.name}", [f.name for f in spec.fields], written)
+        if then is None:
+            return write_gzip_csv_batches(path, f"data/{path.name}", header, written)
+        last: list[Key] = []
+        elsewhere: list[int] = []
+
+        def remembering_the_last_key(batches: Iterable[Batch]) -> Iterator[Batch]:
+            for batch in batches:
+                last[:] = [codec.key(batch[-1])]
+                yield batch
+
+        def text_after() -> Iterator[bytes]:
+            text, count, first = then.wait()
+            if first is not None and last and tuple(first) <= last[0]:
+                raise codec.error(f"the rows written elsewhere do not follow {last[0]!r}", tuple(first), None)
+            elsewhere.append(count)
+            with text.open("rb") as handle:
+                while block := handle.read(TEXT_BLOCK_BYTES):
+                    yield block
+
+        info, count = write_gzip_csv_batches(
+            path, f"data/{path.name}", header, remembering_the_last_key(written), more=text_after
+        )
+        return info, count + sum(elsewhere)
 
 
 def write_bundle(

@@ -14,6 +14,7 @@ from unittest import mock
 import pytest
 from django.db import connection
 
+from releases import export_pass as export_pass_module
 from releases import exporter, memberships, selectors
 from releases.build import release_build
 from releases.bundle import BundleError
@@ -25,6 +26,13 @@ from releases.models import Release, ReleaseRecord, ReleaseStatus
 from releases.services import release_cut
 
 DATE = datetime.date(2026, 11, 1)
+
+
+@pytest.fixture(autouse=True)
+def fork_beside_the_test_sessions_threads(settings):
+    """A whole test session runs threads of its own (the live server's, idle between tests): these
+    tests fork whatever runs beside them (RELEASE_BUILD_FORK "always"), except where they say."""
+    settings.RELEASE_BUILD_FORK = "always"
 
 
 def building(token: str = "claim-a", **fields) -> Release:
@@ -173,35 +181,57 @@ def test_an_error_on_the_storing_thread_reaches_the_export_and_nothing_after_it_
 
 
 def test_a_forked_call_returns_the_childs_result_and_raises_its_errors_as_themselves() -> None:
-    assert ForkedCall(lambda: {"pid": os.getpid(), "n": [1, 2]}).result()["n"] == [1, 2]
-    assert ForkedCall(lambda: os.getpid()).result() != os.getpid()
+    assert ForkedCall(lambda send: {"pid": os.getpid(), "n": [1, 2]}).result()["n"] == [1, 2]
+    assert ForkedCall(lambda send: os.getpid()).result() != os.getpid()
 
-    def bad_row():
+    def bad_row(send):
         raise BundleError("required value is empty", table="evidence", primary_key=("e1",), field="quote")
 
     with pytest.raises(BundleError) as refused:
         ForkedCall(bad_row).result()
     assert str(refused.value) == "table 'evidence', primary key ('e1',), field 'quote': required value is empty"
     with pytest.raises(BuildFailed, match=r"^ZeroDivisionError: division by zero$"):
-        ForkedCall(lambda: 1 / 0).result()
+        ForkedCall(lambda send: 1 / 0).result()
+
+
+def test_a_forked_call_sends_its_messages_before_its_result_and_its_error_ends_the_wait() -> None:
+    def work(send):
+        send(1)
+        send(["two", None])
+        return 3
+
+    call = ForkedCall(work)
+    assert call.receive() == 1 and call.receive() == ["two", None] and call.result() == 3
+
+    def fails_before_sending(send):
+        raise BuildSuperseded()
+
+    call = ForkedCall(fails_before_sending)
+    with pytest.raises(BuildSuperseded):
+        call.receive()
+    with pytest.raises(BuildSuperseded):
+        call.result()
 
 
 def test_a_cancelled_forked_call_leaves_no_process() -> None:
-    call = ForkedCall(lambda: time.sleep(60))
+    call = ForkedCall(lambda send: time.sleep(60))
     pid = call.pid
     call.cancel()
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
 
 
-def test_no_child_is_forked_beside_another_thread() -> None:
+def test_no_child_is_forked_beside_another_thread_nor_when_the_setting_says_never(settings) -> None:
+    settings.RELEASE_BUILD_FORK = "never"
+    assert not may_fork()
+    settings.RELEASE_BUILD_FORK = "auto"
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
         assert not may_fork()
         with pytest.raises(RuntimeError):
-            ForkedCall(lambda: None)
+            ForkedCall(lambda send: None)
     finally:
         stop.set()
         other.join()
@@ -213,7 +243,7 @@ def test_a_forked_child_reads_with_a_connection_of_its_own_and_leaves_the_parent
     connection.ensure_connection()
     inherited = connection.connection
     assert may_fork()
-    in_child = ForkedCall(lambda: [Release.objects.count(), id(connection.connection) != id(inherited)]).result()
+    in_child = ForkedCall(lambda send: [Release.objects.count(), id(connection.connection) != id(inherited)]).result()
     assert in_child == [1, True]
     assert connection.connection is inherited and Release.objects.count() == 1
     building(token="")  # and the parent still writes
@@ -221,7 +251,16 @@ def test_a_forked_child_reads_with_a_connection_of_its_own_and_leaves_the_parent
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_export_in_two_processes_writes_and_stores_what_one_process_does(seeded, releases_dir, tmp_path) -> None:
+@pytest.mark.parametrize("child_results", [False, True])
+def test_the_export_in_two_processes_writes_and_stores_what_one_process_does(
+    seeded, releases_dir, tmp_path, monkeypatch, child_results
+) -> None:
+    from tests.factories import EvaluationFactory, ResultFactory
+
+    for _ in range(4):
+        ResultFactory(evaluation=EvaluationFactory())
+    if child_results:  # the child takes the last fifth of the results too (SQLite reads them in key order)
+        monkeypatch.setattr(export_pass_module, "SPLIT_FROM_RESULTS", 1)
     release = building(token="claim-a")
     forks = []
     with mock.patch("releases.export_pass.ForkedCall", side_effect=lambda work: forks.append(1) or ForkedCall(work)):
@@ -257,6 +296,31 @@ def test_the_export_in_two_processes_writes_and_stores_what_one_process_does(see
     assert one == two
     assert stored(release) == sorted(sink.added)
     assert writer.count == len(sink.added) and sum(writer.by_type().values()) == writer.count
+    split = child_results and connection.vendor == "sqlite"
+    assert (tmp_path / "other-tables" / export_pass_module.RESULTS_TEXT).exists() == split
+
+
+def test_text_written_elsewhere_follows_the_rows_in_the_one_stream_and_in_key_order(tmp_path: Path) -> None:
+    from releases.bundle import KeyOrdered, RowsThenText, write_csv_text_file, write_table_file
+    from tests.releases.bundle_data import RESULTS, result_rows
+
+    rows = sorted(result_rows(), key=lambda r: tuple(r[n] for n in RESULTS.primary_key))
+    rows = [{**row, "value": row["value"] if not isinstance(row["value"], int) else None} for row in rows]
+    whole, _ = write_table_file(
+        tmp_path / "whole.csv.gz", RESULTS, KeyOrdered(rows), chunk_rows=2, progress=None, spill_dir=tmp_path
+    )
+    count, first = write_csv_text_file(tmp_path / "tail.csv", RESULTS, KeyOrdered(rows[3:]), chunk_rows=2)
+    assert count == len(rows) - 3 and first == tuple(rows[3][n] for n in RESULTS.primary_key)
+    joined = RowsThenText(rows=KeyOrdered(rows[:3]), wait=lambda: (tmp_path / "tail.csv", count, first))
+    (tmp_path / "joined").mkdir()
+    info, written = write_table_file(
+        tmp_path / "joined" / "whole.csv.gz", RESULTS, joined, chunk_rows=2, progress=None, spill_dir=tmp_path
+    )
+    assert written == len(rows) and (info.sha256, info.bytes) == (whole.sha256, whole.bytes)
+    assert (tmp_path / "joined" / "whole.csv.gz").read_bytes() == (tmp_path / "whole.csv.gz").read_bytes()
+    overlapping = RowsThenText(rows=KeyOrdered(rows[:4]), wait=lambda: (tmp_path / "tail.csv", count, first))
+    with pytest.raises(BundleError, match="do not follow"):
+        write_table_file(tmp_path / "bad.csv.gz", RESULTS, overlapping, chunk_rows=2, progress=None, spill_dir=tmp_path)
 
 
 @pytest.mark.django_db(transaction=True)
