@@ -4,13 +4,15 @@
 1. claims the row (`release_build_claim`: `common.lifecycle`'s conditional update, a new build token);
 2. stages: a folder of this claim under RELEASES_DIR (`releases.store.staging_directory`);
 3. writes the bundle there from a consistent view of the catalogue (`releases.exporter` gives the
-   rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more);
+   rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more), on two cores
+   (`releases.export_pass`), storing its memberships as it goes (`releases.memberships`);
 4. validates the bag once (`releases.bundle.verify_bundle`: bagit's full check, the release id
    recomputed, datapackage.json's sizes and hashes);
 5. installs it once: one rename to RELEASES_DIR/<id>, then read-only once (`releases.store.install`);
-6. publishes the release with its files and memberships in one locked transaction.
+6. publishes the release in one locked transaction: its files, the check that every exported
+   membership is stored, the change counts, the status.
 A second message for the same release does nothing; a failure of any step fails the release with
-its reason and leaves no files behind. Progress is the heartbeat (`Progress`, through
+its reason and leaves no files and no memberships behind. Progress is the heartbeat (`Progress`, through
 `releases.lifecycle.RELEASES.heartbeat`): a worker whose claim is gone stops (`BuildSuperseded`).
 
 Imports point down only: never `releases.services` nor `releases.tasks`.

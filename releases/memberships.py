@@ -244,9 +244,8 @@ class MembershipWriter:
         for record_type, n in counts.items():
             self.counts[record_type] = self.counts.get(record_type, 0) + n
             self.count += n
-        for record_type, (n, kept, changed) in matches.items():
-            n0, kept0, changed0 = self.matches.get(record_type, (0, 0, 0))
-            self.matches[record_type] = (n0 + n, kept0 + kept, changed0 + changed)
+        for record_type, figures in matches.items():
+            self._count_in(record_type, figures)
 
     def changes(
         self, *, release: Release, previous: Release | None, format_version: int
@@ -267,6 +266,12 @@ class MembershipWriter:
             raise BuildFailed(f"the memberships of type {record_type} came in two runs")
         self._type = record_type
         self.counts[record_type] = 0
+
+    def _count_in(self, record_type: str, figures: tuple[int, int, int]) -> None:
+        """Add (memberships, kept, changed) to `record_type`'s comparison with `previous`."""
+        self.matches[record_type] = tuple(  # type: ignore[assignment]
+            total + more for total, more in zip(self.matches.get(record_type, (0, 0, 0)), figures, strict=True)
+        )
 
     def _end_type(self) -> None:
         if self._type is not None:
@@ -291,8 +296,7 @@ class MembershipWriter:
                 previous_pk=previous_pk,
             )
             if previous_pk is not None:
-                n0, kept0, changed0 = self.matches.get(record_type, (0, 0, 0))
-                self.matches[record_type] = (n0 + len(stable_ids), kept0 + kept, changed0 + changed)
+                self._count_in(record_type, (len(stable_ids), kept, changed))
 
         self._run(store)
 
