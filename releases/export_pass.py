@@ -17,6 +17,7 @@ discards the pass (`releases.build._export`).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,7 @@ from releases import exporter
 from releases.bundle import (
     BundleResult,
     FileInfo,
+    Rows,
     RowsThenText,
     TableRows,
     TableSpec,
@@ -128,12 +130,10 @@ def export_pass(
         if forked is None
         else f"in two processes (child {forked.pid}; its results from {split})",
     )
-    done: list[dict[str, Any]] = []
 
+    @functools.cache
     def other_side() -> dict[str, Any]:
-        if not done:
-            done.append(forked.result() if forked is not None else work(lambda message: None))
-        return done[0]
+        return forked.result() if forked is not None else work(lambda message: None)
 
     def written_elsewhere(name: str) -> TableWrittenElsewhere:
         def wait() -> tuple[Path, FileInfo, int]:
@@ -142,7 +142,7 @@ def export_pass(
 
         return TableWrittenElsewhere(wait=wait)
 
-    def results_after(rows: Any) -> RowsThenText:
+    def results_after(rows: Rows) -> RowsThenText:
         def wait() -> tuple[Path, int, tuple[object, ...] | None]:
             assert forked is not None  # a split is made only for a child
             count, first = forked.receive()

@@ -55,7 +55,7 @@ from releases.bundle.bag import (
     file_info,
     payload_manifest_sha256,
 )
-from releases.bundle.order import ColumnChunks, KeyOrdered
+from releases.bundle.order import ColumnChunks, KeyOrdered, Rows
 from releases.bundle.tables import (
     BundleDialect,
     BundleError,
@@ -88,6 +88,7 @@ __all__ = [
     "ForeignKey",
     "KeyOrdered",
     "RELEASE_ID_TAG",
+    "Rows",
     "RowsThenText",
     "TableRows",
     "TableSpec",

@@ -11,14 +11,13 @@ import io
 import itertools
 import re
 import tarfile
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from common.pipeline import OneThread
 from releases.bundle.tables import BundleDialect, BundleError
 
 BAG_SOFTWARE_AGENT = "releases.bundle 1"
@@ -139,8 +138,7 @@ def write_gzip_csv_batches(
     """
     count = 0
     with hashed_file(path) as sink, gzip_stream(sink) as compressed:
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bundle-gzip")
-        waiting: deque[Future[int]] = deque()
+        compressing = OneThread(waiting=CSV_BLOCKS_WAITING, name="bundle-gzip")
         try:
             text = io.StringIO()
             writer = csv.writer(text, dialect=BundleDialect)
@@ -149,20 +147,15 @@ def write_gzip_csv_batches(
                 writer.writerows(batch)
                 count += len(batch)
                 if text.tell() >= CSV_BLOCK_CHARACTERS:
-                    waiting.append(pool.submit(compressed.write, text.getvalue().encode("utf-8")))
+                    compressing.submit(compressed.write, text.getvalue().encode("utf-8"))
                     text = io.StringIO()
                     writer = csv.writer(text, dialect=BundleDialect)
-                    while len(waiting) > CSV_BLOCKS_WAITING:
-                        waiting.popleft().result()
-            waiting.append(pool.submit(compressed.write, text.getvalue().encode("utf-8")))
+            compressing.submit(compressed.write, text.getvalue().encode("utf-8"))
             for block in more() if more is not None else ():
-                waiting.append(pool.submit(compressed.write, block))
-                while len(waiting) > CSV_BLOCKS_WAITING:
-                    waiting.popleft().result()
-            while waiting:
-                waiting.popleft().result()
+                compressing.submit(compressed.write, block)
+            compressing.finish()
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            compressing.abandon()
         compressed.flush()  # zlib.Z_SYNC_FLUSH, as the text wrapper of every earlier release did
     return sink.info(name), count
 
