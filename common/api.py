@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
 from django import forms
+from django.core import signing
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import SimpleTemplateResponse
@@ -18,11 +20,12 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django_filters import rest_framework as filters
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissionsOrAnonReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from common.versions import code_fingerprint, request_version
@@ -34,6 +37,10 @@ else:
 
 #: The cache alias (settings.CACHES) of rendered API answers: Redis in production, local memory embedded.
 RESPONSE_CACHE = "responses"
+
+
+def _cursor_signer() -> signing.Signer:
+    return signing.Signer(salt="common.api.cursor", algorithm="sha256")
 
 
 class StableCursorPagination(CursorPagination):
@@ -65,13 +72,34 @@ class StableCursorPagination(CursorPagination):
                 parameter["schema"]["minimum"] = 1
         return parameters
 
+    # A cursor is the portal's own: signed (with the list's ordering), so one it did not issue, or
+    # one issued for another ordering, is a 400 naming `cursor`, never a position fed to a query.
+    invalid_cursor = "invalid cursor: use the next and previous links as given (or start again without a cursor)"
+
+    def encode_cursor(self, cursor: Cursor) -> str:
+        payload = {"o": cursor.offset, "r": int(cursor.reverse), "p": cursor.position, "k": list(self.ordering)}
+        encoded = _cursor_signer().sign_object(payload, compress=True)
+        return replace_query_param(self.base_url, self.cursor_query_param, encoded)
+
     def decode_cursor(self, request: Request) -> Cursor | None:
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded is None:
+            return None
         try:
-            return super().decode_cursor(request)
-        except NotFound:
-            raise ValidationError(
-                {self.cursor_query_param: "invalid cursor: use the next and previous links as given"}
-            ) from None
+            payload = _cursor_signer().unsign_object(encoded)
+            offset, reverse, position, ordering = payload["o"], payload["r"], payload["p"], payload["k"]
+        except (signing.BadSignature, ValueError, TypeError, KeyError, UnicodeError, zlib.error):
+            raise ValidationError({self.cursor_query_param: self.invalid_cursor}) from None
+        valid = (
+            type(offset) is int
+            and 0 <= offset <= self.offset_cutoff
+            and reverse in (0, 1)
+            and (position is None or isinstance(position, str))
+            and ordering == list(self.ordering)
+        )
+        if not valid:
+            raise ValidationError({self.cursor_query_param: self.invalid_cursor})
+        return Cursor(offset=offset, reverse=bool(reverse), position=position)
 
 
 class LengthAsSentCharField(serializers.CharField):
