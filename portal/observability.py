@@ -1,4 +1,9 @@
-"""Structured logs (one JSON line per request and per Celery task) and Prometheus collectors."""
+"""Structured logs (one JSON line per request and per Celery task) and Prometheus collectors.
+
+Every log line goes through one of the formatters below (settings.LOGGING), which redact the
+credentials a line may hold (a `?token=` in a request's address, an Authorization value:
+portal/redact.py), whichever logger wrote it: Django's own `django.request` lines name the
+request with its query string."""
 
 from __future__ import annotations
 
@@ -9,10 +14,27 @@ from pathlib import Path
 
 from django.conf import settings
 from prometheus_client.core import GaugeMetricFamily
+from pythonjsonlogger.json import JsonFormatter
+
+from portal.redact import redact
 
 request_log = logging.getLogger("portal.request")
 task_log = logging.getLogger("portal.task")
 QUEUES = ("default", "releases", "gpu")
+
+
+class RedactingJsonFormatter(JsonFormatter):
+    """python-json-logger's JSON line, with the credentials it holds redacted."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+class RedactingFormatter(logging.Formatter):
+    """The plain line (PORTAL_LOG_FORMAT=plain), with the credentials it holds redacted."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 class RequestLogMiddleware:

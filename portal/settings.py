@@ -225,6 +225,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    # Import jobs whose worker died are queued again, then failed after the attempt limit.
+    "import-jobs-sweep": {
+        "task": "records.tasks.import_jobs_sweep",
+        "schedule": 60.0,
+        "options": {"queue": "default", "expires": 55},
+    },
     # Release builds whose worker died are re-sent, then failed after the attempt limit.
     "release-builds-sweep": {
         "task": "releases.tasks.release_builds_sweep",
@@ -249,6 +255,10 @@ RELEASE_BUILD_FORK = env_str("PORTAL_RELEASE_BUILD_FORK", "auto").strip().lower(
 if RELEASE_BUILD_FORK not in ("auto", "always", "never"):
     raise ImproperlyConfigured(f"PORTAL_RELEASE_BUILD_FORK={RELEASE_BUILD_FORK!r} is not one of auto, always, never")
 
+# Imports (records.import_jobs, records.jobs): a document of more entries than this is imported by a
+# worker as a job (the API answers 202 with its status URL), never inside a web request.
+IMPORT_INLINE_MAX_RECORDS = env_int("PORTAL_IMPORT_INLINE_MAX_RECORDS", 500, minimum=0)
+
 # Benchmark jobs (defaults in benchmarks/conf.py; time limits per preset in benchmarks/presets.py).
 BENCHMARK_HEARTBEAT_SECONDS = env_int("BENCHMARK_HEARTBEAT_SECONDS", 30, minimum=1)
 BENCHMARK_STALE_AFTER_SECONDS = env_int("BENCHMARK_STALE_AFTER_SECONDS", 300, minimum=10)
@@ -266,12 +276,16 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
+        # Both redact credentials (a `?token=` in an address, an Authorization value) from every line.
         "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
+            "()": "portal.observability.RedactingJsonFormatter",
             "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "plain": {
+            "()": "portal.observability.RedactingFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+        },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("PORTAL_LOG_LEVEL", "INFO")},
@@ -357,11 +371,18 @@ CORRECTIONS_PER_RECORD = env_int("PORTAL_CORRECTIONS_PER_RECORD", 50, minimum=1)
 CORRECTIONS_RECORD_WINDOW_SECONDS = env_int("PORTAL_CORRECTIONS_RECORD_WINDOW_SECONDS", 24 * 3600, minimum=1)
 CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS", 900)
 
+# Comparison charts (records.page_cache): uncached renders per client address per window for readers
+# who are not staff (a cached chart is never limited), and PNG renders at once across all processes.
+CHART_RENDERS_PER_IP = env_int("PORTAL_CHART_RENDERS_PER_IP", 30, minimum=1)
+CHART_RENDERS_WINDOW_SECONDS = env_int("PORTAL_CHART_RENDERS_WINDOW_SECONDS", 600, minimum=1)
+CHART_RENDERS_AT_ONCE = env_int("PORTAL_CHART_RENDERS_AT_ONCE", 1, minimum=1)
+
 # Request bodies: anything larger is refused with 413 before it is read (portal.middleware).
 REQUEST_BODY_LIMITS = {
     "/corrections/": 32 * 1024,
     "/api/v1/corrections/": 32 * 1024,
     "/api/v1/imports/": 10 * 1024 * 1024,
+    "/admin/records/importjob/": 10 * 1024 * 1024,
     "": 2 * 1024 * 1024,
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
