@@ -1,15 +1,19 @@
 """Fixed-window counters in the shared cache (Redis in production): atomic, shared by every process.
 
 `cache.add` creates the window's key only if absent and `cache.incr` increments atomically (INCR
-on Redis; under a lock in the embedded default's in-process cache).
+on Redis; under a lock in the embedded default's in-process cache). `slot` bounds how many blocks of
+one kind of work run at once, across processes, with keys created the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import ipaddress
 import time
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -167,3 +171,34 @@ class AnonCountingThrottle(CountingThrottleMixin, AnonRateThrottle):
 
 class UserCountingThrottle(CountingThrottleMixin, UserRateThrottle):
     """DRF's `user` rate (per user, or per address when anonymous), counted (CountingThrottleMixin)."""
+
+
+class Busy(DomainError):
+    status = 503
+    code = "busy"
+
+    def __init__(self, name: str, retry_after: int):
+        super().__init__(f"every {name} slot is taken: try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+BUSY_RETRY_SECONDS = 5
+
+
+@contextlib.contextmanager
+def slot(*, name: str, count: int, hold_seconds: int) -> Iterator[None]:
+    """One of `count` slots named `name` held for the block: at most `count` such blocks run at once
+    across every process that shares the cache; raises Busy at once when all are taken, so a burst
+    never holds a thread waiting. A slot whose holder died frees itself after `hold_seconds`."""
+    token = uuid.uuid4().hex
+    for index in range(count):
+        key = f"slot:{name}:{index}"
+        if cache.add(key, token, timeout=hold_seconds):
+            break
+    else:
+        raise Busy(name, BUSY_RETRY_SECONDS)
+    try:
+        yield
+    finally:
+        if cache.get(key) == token:  # not a slot taken afresh after this hold outlived hold_seconds
+            cache.delete(key)

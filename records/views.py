@@ -95,11 +95,13 @@ def home(request):
 def _protocol_page(request, stable_id: str) -> selectors.ProtocolPage:
     """The protocol's comparisons, with the reader's choices: excluded rows included or not, and
     one dataset or task (the same `dataset` filter as the evaluations list's)."""
-    return selectors.protocol_page(
-        stable_id=stable_id,
-        include_excluded=request.GET.get("include") == selectors.INCLUDE_EXCLUDED,
-        dataset=request.GET.get("dataset", "")[:150],
-    )
+    include_excluded, dataset = _reader_choices(request)
+    return selectors.protocol_page(stable_id=stable_id, include_excluded=include_excluded, dataset=dataset)
+
+
+def _reader_choices(request) -> tuple[bool, str]:
+    """Whether excluded rows are drawn among the compared ones, and the one dataset or task shown ("" for all)."""
+    return request.GET.get("include") == selectors.INCLUDE_EXCLUDED, request.GET.get("dataset", "")[:150]
 
 
 @require_safe
@@ -145,16 +147,20 @@ def _chart_query(request) -> str:
 
 @require_safe
 def protocol_chart(request, stable_id: str, extension: str):
-    page = _protocol_page(request, stable_id)
-    svg = charts.charts_svg(
-        charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded)
+    """The protocol page's charts as one SVG or PNG download, from the chart cache (records.page_cache)
+    or drawn; the query's `include` and `dataset` choose the charts, as on the page."""
+
+    def svg() -> str:
+        page = _protocol_page(request, stable_id)
+        return charts.charts_svg(
+            charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded)
+        )
+
+    include_excluded, dataset = _reader_choices(request)
+    choices = {"include_excluded": str(include_excluded), "dataset": dataset}
+    return page_cache.cached_chart(
+        request, stable_id=stable_id, kind=extension, choices=choices, svg=svg, png=charts.chart_png
     )
-    if extension == "svg":
-        response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
-    else:
-        response = HttpResponse(charts.chart_png(svg), content_type="image/png")
-    response["Content-Disposition"] = f'attachment; filename="{stable_id}-comparison.{extension}"'
-    return response
 
 
 @require_safe
