@@ -6,6 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from corrections.api import CorrectionCreateView
 from records import api as records_api
+from records.api_imports import ImportJobView
 from reviews.api import ReviewEventViewSet
 
 router = DefaultRouter()
@@ -25,6 +26,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("corrections/", CorrectionCreateView.as_view(), name="api-corrections"),
     path("imports/", records_api.ImportView.as_view(), name="api-imports"),
+    path("imports/<int:pk>/", ImportJobView.as_view(), name="api-import-job"),
     path("", include("releases.api_urls")),
     path("", include("benchmarks.api_urls")),
     path("", include(router.urls)),

@@ -15,6 +15,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from common.admin import LabelledTabularInline
 from common.numbers import ASCII_NUMBER_FORM_FIELDS
+from records import admin_imports  # noqa: F401  (registers the import page: ImportJobAdmin)
 from records import models as m
 from records.services import record_delete, record_save
 from records.values import exact_text

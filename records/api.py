@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from common.api import ConditionalGetMixin, ModelPermissionsOrReadOnly, newest
 from records import models as m
+from records.api_imports import BACKGROUND_PARAMETER, ImportJobStatusSerializer, background_answer, bad_background
 from records.api_rows import list_page, list_rows, newest_update
 from records.filters import (
     BaselineRoleFilter,
@@ -30,7 +31,8 @@ from records.filters import (
     ProtocolFilter,
     ResultFilter,
 )
-from records.imports import SECTIONS, ImportConflict, ImportInvalid, records_import
+from records.import_jobs import IMPORT_PERMISSIONS
+from records.imports import ImportConflict, ImportInvalid, records_import
 from records.seed import seed_document
 from records.serializers import (
     BaselineRoleSerializer,
@@ -218,14 +220,6 @@ class DecisionViewSet(CatalogueViewSet):
 
 # -- bulk import ------------------------------------------------------------------------------
 
-#: Adding and changing every kind of record an import document can hold (limitations come with protocols).
-IMPORT_PERMISSIONS = tuple(
-    f"records.{action}_{model._meta.model_name}"
-    for model in (*(section.model for section in SECTIONS), m.Limitation)
-    for action in ("add", "change")
-)
-
-
 class CanImport(permissions.BasePermission):
     message = "importing needs the curators' permissions to add and change catalogue records"
 
@@ -305,10 +299,15 @@ class ImportView(APIView):
                 many=True,
                 description="A record (section/stable id) whose fields changed both in the portal and in the document since its last import: take the document's values.",
             ),
+            BACKGROUND_PARAMETER,
         ],
         responses={
             200: OpenApiResponse(ImportReportSerializer, description="Nothing new was created (or a dry run)."),
             201: OpenApiResponse(ImportReportSerializer, description="Records were created."),
+            202: OpenApiResponse(
+                ImportJobStatusSerializer,
+                description="Queued as a background job (a large document, or `?background=true`): `Location` is its status URL, `GET /api/v1/imports/{id}/`.",
+            ),
             400: OpenApiResponse(
                 ImportErrorsSerializer,
                 description="The document is invalid; each error names its path. Nothing was written.",
@@ -320,6 +319,7 @@ class ImportView(APIView):
         },
     )
     def post(self, request):
+        raw = request.body  # the document as sent, for a background job (read before the parser reads it)
         asked = request.query_params.get("dry_run", "")
         if asked not in DRY_RUN and asked != "":
             # never read a misspelt dry run as a real import
@@ -332,6 +332,12 @@ class ImportView(APIView):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         dry_run = DRY_RUN.get(asked, False)
+        refused = bad_background(request.query_params.get("background", ""))
+        if refused is not None:
+            return refused
+        queued = background_answer(request=request, raw=raw, dry_run=dry_run)
+        if queued is not None:
+            return queued
         try:
             report = records_import(
                 document=request.data,

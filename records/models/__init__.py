@@ -6,7 +6,7 @@ database constraint (and, where one table cannot see another, a trigger: see mig
 
 The models live in modules by what they hold (`base`: the choices and `CuratedModel`; `catalogue`:
 sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluations, results,
-evidence rows, baseline roles, decisions; `snapshots`: the import's bookkeeping); every name is
+evidence rows, baseline roles, decisions; `snapshots` and `import_jobs`: the import's bookkeeping); every name is
 exported here, so `records.models.X` (migrations, settings, `from records import models as m`)
 keeps naming the same object.
 """
@@ -48,9 +48,17 @@ from records.models.evidence import (
     comparable_q,
     evaluation_comparable,
 )
+from records.models.import_jobs import (
+    IMPORT_JOB_FINISHED,
+    ImportJob,
+    ImportJobEvent,
+    ImportJobOutcome,
+    ImportJobStatus,
+)
 from records.models.snapshots import ImportSnapshot
 
 __all__ = [
+    "IMPORT_JOB_FINISHED",
     "Area",
     "ArxivIdField",
     "BaselineKind",
@@ -66,6 +74,10 @@ __all__ = [
     "Evaluation",
     "EvidenceRow",
     "EvidenceSupport",
+    "ImportJob",
+    "ImportJobEvent",
+    "ImportJobOutcome",
+    "ImportJobStatus",
     "ImportSnapshot",
     "Limitation",
     "MeasuredBy",
