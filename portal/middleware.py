@@ -8,6 +8,23 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 
+class PermissionsPolicyMiddleware:
+    """`Permissions-Policy` from settings.PERMISSIONS_POLICY on every response, errors and refusals
+    included (it sits outside every middleware that answers by itself)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.value = ", ".join(
+            f"{feature}=({' '.join(allowed)})" for feature, allowed in settings.PERMISSIONS_POLICY.items()
+        )
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if "Permissions-Policy" not in response:
+            response["Permissions-Policy"] = self.value
+        return response
+
+
 class RequestSizeLimitMiddleware:
     """Refuse a body larger than its path's limit with 413, from the Content-Length header alone.
 

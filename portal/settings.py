@@ -79,6 +79,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "portal.middleware.PermissionsPolicyMiddleware",  # outermost of the portal's: every answer has it
     "portal.observability.RequestLogMiddleware",
     "portal.health.HealthCheckMiddleware",
     "portal.middleware.RequestSizeLimitMiddleware",
@@ -331,6 +332,20 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
     }
 }
+# Permissions-Policy on every response (portal.middleware.PermissionsPolicyMiddleware): no page of
+# the portal uses a device, a payment or an ad-interest API, so each is off for it and any frame.
+# A feature maps to its allowlist ("self", an origin); an empty one is `feature=()`. Each name is one
+# Chromium knows (an unknown one is an error in its console).
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer", "autoplay", "browsing-topics", "camera", "display-capture",
+        "encrypted-media", "fullscreen", "gamepad", "geolocation", "gyroscope", "hid", "idle-detection",
+        "local-fonts", "magnetometer", "microphone", "midi", "payment", "picture-in-picture",
+        "publickey-credentials-create", "publickey-credentials-get", "screen-wake-lock", "serial", "usb",
+        "window-management", "xr-spatial-tracking",
+    )
+}  # fmt: skip
 ADMIN_LOGIN_ATTEMPTS = env_int("PORTAL_ADMIN_LOGIN_ATTEMPTS", 10, minimum=1)
 ADMIN_LOGIN_WINDOW_SECONDS = env_int("PORTAL_ADMIN_LOGIN_WINDOW_SECONDS", 15 * 60, minimum=1)
 METRICS_TOKEN = env_secret("PORTAL_METRICS_TOKEN") or ""
