@@ -12,7 +12,9 @@
 6. publishes the release in one locked transaction: its files, the check that every exported
    membership is stored, the change counts, the status.
 A second message for the same release does nothing; a failure of any step fails the release with
-its reason and leaves no files and no memberships behind. Progress is the heartbeat (`Progress`, through
+its reason and leaves no files and no memberships behind, at once: an attempt that lost its database
+connection is claimed again at once on a fresh one (`release_build_retry`, RELEASE_MAX_ATTEMPTS claims
+in all), never left building for the sweeper. Progress is the heartbeat (`Progress`, through
 `releases.lifecycle.RELEASES.heartbeat`): a worker whose claim is gone stops (`BuildSuperseded`).
 
 Imports point down only: never `releases.services` nor `releases.tasks`.
@@ -27,11 +29,13 @@ import socket
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
@@ -57,6 +61,7 @@ logger = logging.getLogger(__name__)
 
 EXPORT_PASSES = 3  # the catalogue changed during each of this many exports: give up
 HEARTBEAT_EVERY_SECONDS = 1.0
+T = TypeVar("T")
 
 
 # ------------------------------------------------------------------- claim
@@ -170,33 +175,143 @@ class Progress:
 
 
 def release_build(*, release_pk: int) -> Release | None:
-    """Build and publish one release. Idempotent: does nothing for a finished release or a live build."""
+    """Build and publish one release. Idempotent: does nothing for a finished release or a live build.
+
+    An attempt that loses its database connection is claimed again at once on a fresh connection
+    (`release_build_retry`), up to RELEASE_MAX_ATTEMPTS claims in all; the last one fails the
+    release with the reason. Any other error fails it at once.
+    """
     claimed = release_build_claim(release_pk=release_pk)
     if claimed is None:
         return Release.objects.filter(pk=release_pk).first()
-    pk, token = claimed.release.pk, claimed.token
-    try:
-        _build(claimed)
-    except BuildSuperseded:
-        logger.warning("release build %s: the claim was taken over by another worker; stopping", pk)
-    except BuildFailed as exc:
-        release_build_fail(release_pk=pk, token=token, error=str(exc))
-    except SoftTimeLimitExceeded:
-        soft, _hard = conf.build_time_limits()
-        limit = datetime.timedelta(seconds=soft)
-        release_build_fail(
-            release_pk=pk,
-            token=token,
-            error=f"the build ran past its time limit of {limit} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)",
-        )
-    except Exception as exc:  # the error is recorded on the release; the worker stays up
-        logger.exception("release build %s failed", pk)
-        release_build_fail(
-            release_pk=pk, token=token, error=f"{type(exc).__name__}: {exc}", detail=traceback.format_exc()
-        )
-    finally:
-        store.remove_staging(pk, token)  # this claim's staging folder, whatever happened
+    pk = claimed.release.pk
+    while claimed is not None:
+        token, error, detail, lost = claimed.token, "", "", False
+        try:
+            _build(claimed)
+        except BuildSuperseded:
+            logger.warning("release build %s: the claim was taken over by another worker; stopping", pk)
+        except BuildFailed as exc:
+            error = str(exc)
+        except SoftTimeLimitExceeded:
+            soft, _hard = conf.build_time_limits()
+            limit = datetime.timedelta(seconds=soft)
+            error = f"the build ran past its time limit of {limit} (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)"
+        except Exception as exc:  # the error is recorded on the release; the worker stays up
+            lost = connection_lost(exc)
+            if lost:
+                error = _first_line(exc)
+                logger.warning("release build %s: the database connection was lost (%s)", pk, error)
+            else:
+                logger.exception("release build %s failed", pk)
+                error, detail = f"{type(exc).__name__}: {exc}", traceback.format_exc()
+        finally:
+            store.remove_staging(pk, token)  # this claim's staging folder, whatever happened
+        claimed = None
+        if lost:
+            claimed = _after_reconnecting(release_build_retry, release_pk=pk, token=token, error=error)
+        elif error:
+            _after_reconnecting(release_build_fail, release_pk=pk, token=token, error=error, detail=detail)
     return Release.objects.filter(pk=pk).first()
+
+
+# ------------------------------------------------------- a lost connection
+
+
+RECONNECT_TRIES = 5  # writes of a failed attempt's outcome, a second apart, before the sweeper is left to it
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _answers() -> bool:
+    """Whether this thread's database connection still runs a query."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception:
+        return False
+    return True
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether a build failed because its database connection was lost: a driver's error (Django's
+    wrapper or the driver's own, anywhere in the chain) after which the connection is unusable, or
+    a connection-level one (OperationalError, InterfaceError) whatever the connection says now."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    driver_errors = (DatabaseError, connection.Database.Error)
+    if not any(isinstance(error, driver_errors) for error in chain):
+        return False
+    if any(isinstance(error, (OperationalError, InterfaceError)) for error in chain):
+        return True
+    return connection.in_atomic_block is False and not _answers()
+
+
+def _after_reconnecting(write: Callable[..., T], **arguments: object) -> T:
+    """Run `write(**arguments)` (an outcome of the attempt) on a connection that answers: one that does not is
+    closed first (Django opens a fresh one); tried RECONNECT_TRIES times, a second apart, while the
+    database itself is unreachable, then the error is raised (the sweeper re-sends the build)."""
+    for attempt in range(1, RECONNECT_TRIES + 1):
+        if not _answers():
+            _close_quietly()
+        try:
+            return write(**arguments)
+        except (DatabaseError, connection.Database.Error):
+            if attempt == RECONNECT_TRIES:
+                raise
+            logger.warning("the database did not answer (try %s of %s); trying again", attempt, RECONNECT_TRIES)
+            _close_quietly()
+            time.sleep(1.0)
+    raise AssertionError("unreachable")
+
+
+def _close_quietly() -> None:
+    try:
+        connection.close()
+    except Exception:  # closing a connection that is already gone: it is gone either way
+        connection.connection = None
+
+
+def release_build_retry(*, release_pk: int, token: str, error: str) -> Claim | None:
+    """Claim again, at once, a build whose attempt under `token` lost its database connection, or fail
+    it with the reason once it is out of attempts (RELEASE_MAX_ATTEMPTS); None when it is failed or
+    no longer this claim's. The new claim is `RELEASES.claim`'s, with its event."""
+    with transaction.atomic():
+        release = RELEASES.locked(release_pk)
+        if release is None or release.status != BUILDING or release.build_token != token:
+            return None
+        if out_of_attempts(release):
+            release_fail_locked(
+                release,
+                error=f"the database connection was lost on attempt {release.attempts} of {conf.max_attempts()}: {error}",
+            )
+            return None
+        now = timezone.now()
+        new_token = uuid.uuid4().hex
+        reason = (
+            f"attempt {release.attempts} lost its database connection ({error}); attempt {release.attempts + 1} "
+            f"claimed at once by {socket.gethostname()} pid {os.getpid()}"
+        )
+        won = RELEASES.claim(
+            row=release,
+            to=BUILDING,
+            reason=reason,
+            now=now,
+            match={"build_token": token},
+            build_token=new_token,
+            progress=0,
+            stage="starting",
+            error="",
+            build_log=release.build_log + log_line(reason, now),
+        )
+    return Claim(release=release, token=new_token) if won else None
 
 
 def _build(claimed: Claim) -> None:
