@@ -137,7 +137,7 @@ class ImportJobAdmin(admin.ModelAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         if not may_import(request.user):
             raise PermissionDenied
-        form = ImportUploadForm(request.POST or None, request.FILES or None)
+        form = ImportUploadForm(request.POST, request.FILES) if request.method == "POST" else ImportUploadForm()
         if request.method == "POST" and form.is_valid():
             try:
                 job = import_job_enqueue(document_text=form.cleaned_data["text"], actor=request.user, dry_run=True)
