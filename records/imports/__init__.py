@@ -2,7 +2,8 @@
 
 The document format is documented in the README ("Import format") and the seed record is its
 example (`records/seed.py` builds it); `data/examples/` holds real papers' tables. The import
-validates the whole document first, then writes it in one transaction (or nothing at all),
+plans the whole document first with reads only (every problem of it listed at once; a dry run
+stops there, taking no lock), then writes the plan in one short transaction (or nothing at all),
 idempotently by stable id: a record whose fields already hold the document's values is left
 untouched, so importing twice changes nothing. New records start as proposed; an edit of a
 sourced field of a reviewed record reopens it, and never makes an excluded record comparable
@@ -15,9 +16,10 @@ field both changed is a conflict, which the dry run lists and the real import re
 caller names the record in `overwrite` to take the document's values.
 
 The package: `document` (the format: sections, entries, errors, the report), `validation` (the
-whole document is checked before anything is written), `merge` (the three-way merge of a
-re-import) and `service` (`records_import`, which writes); the names other modules use are
-exported here.
+document's own checks), `merge` (the three-way merge of a re-import), `checks` (the database's
+rules in Python), `plan` (what the import would write, validated, read without a lock), `write`
+(the plan written, in bulk where nothing reviewed depends on it) and `service` (`records_import`);
+the names other modules use are exported here.
 """
 
 from records.imports.document import (
@@ -29,6 +31,7 @@ from records.imports.document import (
     ImportConflict,
     ImportInvalid,
     ImportReport,
+    ImportStale,
     Section,
 )
 from records.imports.service import records_import
@@ -44,6 +47,7 @@ __all__ = [
     "ImportConflict",
     "ImportInvalid",
     "ImportReport",
+    "ImportStale",
     "PlannedReview",
     "Section",
     "records_import",

@@ -209,6 +209,22 @@ class ImportConflict(ImportInvalid):
         self.conflicts = conflicts
 
 
+class ImportStale(ImportConflict):
+    """The catalogue changed between planning the import and writing it, each time it was tried."""
+
+    def __init__(self, attempts: int):
+        super().__init__(
+            [
+                {
+                    "path": "document",
+                    "message": f"the catalogue changed while the import was being checked ({attempts} times); "
+                    "nothing was written: send it again",
+                }
+            ],
+            {},
+        )
+
+
 @dataclass
 class Entry:
     section: Section
@@ -218,6 +234,7 @@ class Entry:
     references: dict[str, str]  # model field -> target stable id ("" = none)
     many: dict[str, list[str]]
     limitations: list[str] | None = None
+    cleaned: set[str] = field(default_factory=set)  # the scalar fields the document gave, each valid
 
 
 @dataclass

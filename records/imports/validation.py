@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from common.numbers import is_number_field, refuse_other_digits
+from common.text import text_canonical, text_canonical_or_same
 from records import models as m
 from records.fields import ExactDecimalField
 from records.imports.document import (
@@ -30,6 +31,16 @@ from records.rules import unit_problem
 
 
 def parse_document(document: Any) -> list[Entry]:
+    """The document's entries in dependency order, or ImportInvalid listing every problem found."""
+    entries, errors = document_entries(document)
+    if errors:
+        raise ImportInvalid(errors)
+    return entries
+
+
+def document_entries(document: Any) -> tuple[list[Entry], list[dict[str, str]]]:
+    """The document's entries in dependency order and every problem its checks find, each named by
+    its path (the entries are there, as far as they could be read, even when there are problems)."""
     errors: list[dict[str, str]] = []
     if not isinstance(document, dict):
         raise ImportInvalid([{"path": "document", "message": "must be a JSON object"}])
@@ -55,9 +66,7 @@ def parse_document(document: Any) -> list[Entry]:
     _check_identity(entries, errors)
     _check_units(entries, errors)
     review_plan(document, entries=entries, errors=errors)
-    if errors:
-        raise ImportInvalid(errors)
-    return entries
+    return entries, errors
 
 
 # What a document may recommend: an exclusion with its reason. Bringing a record back (reinstate)
@@ -189,7 +198,7 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
         if not isinstance(limitations, list) or not all(isinstance(t, str) and t.strip() for t in limitations):
             errors.append({"path": f"{path}.limitations", "message": "must be a list of non-empty texts"})
         else:
-            entry.limitations = [t.strip() for t in limitations]
+            entry.limitations = [text_canonical(t) for t in limitations]
     item.update({key: value for key, value in parent.items()})
     for key in section.required:
         if item.get(key) in (None, "", []):
@@ -201,7 +210,9 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
             try:
                 if is_number_field(model_field):
                     refuse_other_digits(value)  # int('١٢٣') is 123: refused, not translated
-                entry.values[key] = model_field.clean(_blank_to_default(model_field, value), None)
+                text = text_canonical_or_same(value)  # common.text: LF line endings, no surrounding whitespace
+                entry.values[key] = model_field.clean(_blank_to_default(model_field, text), None)
+                entry.cleaned.add(key)
             except ValidationError as exc:
                 if exc.error_list and exc.error_list[0].code == "invalid_choice":
                     choices = ", ".join(repr(choice) for choice, _label in model_field.flatchoices)

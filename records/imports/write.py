@@ -1,0 +1,133 @@
+"""Writing an import's plan (records.imports.plan) inside the caller's one short transaction.
+
+New records that nothing reviewed depends on (every new record but a protocol or decision, whose
+many-to-many sets and limitations have history of their own, and a result added to an evaluation
+already in the catalogue, which may reopen its review) are written in bulk: the rows, then their
+history rows with the same user, reason ("import") and fields a `record_save` would give them,
+then one catalogue version bump. Every other write goes through `record_upsert`, as one edit of a
+curator would (history, reopen on edit). The import snapshots are written in bulk last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from common.history import history_note
+from common.types import Actor, acting_user
+from common.versions import version_bump
+from records import models as m
+from records.imports.document import ImportInvalid
+from records.imports.plan import ImportPlan, PlannedRecord
+from records.services import errors_by_field, protocol_limitations_set, record_upsert
+from reviews.models import Reviewable
+
+BATCH = 1000  # rows per INSERT
+
+
+def plan_write(*, plan: ImportPlan, actor: Actor, progress: Callable[[int], None] | None = None) -> None:
+    """Write `plan`; the caller holds the transaction. `progress(done)` after each record or batch."""
+    now = timezone.now()
+    created = {id(item.record) for item in plan.records if item.created}
+    batch: list[PlannedRecord] = []
+    in_batch: set[int] = set()
+    state = {"done": 0, "bulk": False}
+
+    def flush() -> None:
+        if batch:
+            _bulk_create([item.record for item in batch], actor=actor, now=now)
+            state["done"] += len(batch)
+            state["bulk"] = True
+            batch.clear()
+            in_batch.clear()
+            if progress is not None:
+                progress(state["done"])
+
+    for item in plan.records:
+        if item.created and _bulk(item, created):
+            model = type(item.record)
+            if batch and (type(batch[0].record) is not model or _refers_to(item, in_batch) or len(batch) >= BATCH):
+                flush()
+            batch.append(item)
+            in_batch.add(id(item.record))
+            continue
+        flush()
+        if item.created or item.changed:
+            _write_one(item, actor=actor)
+        state["done"] += 1
+        if progress is not None and state["done"] % 100 == 0:
+            progress(state["done"])
+    flush()
+    if state["bulk"]:
+        version_bump()
+    _write_snapshots(plan, actor=actor, now=now)
+    if progress is not None:
+        progress(len(plan.records))
+
+
+def _bulk(item: PlannedRecord, created: set[int]) -> bool:
+    if item.entry.section.many or item.entry.limitations is not None:
+        return False
+    evaluation = item.values.get("evaluation") if isinstance(item.record, m.Result) else None
+    return evaluation is None or id(evaluation) in created  # a result of a new evaluation reopens nothing
+
+
+def _refers_to(item: PlannedRecord, in_batch: set[int]) -> bool:
+    return any(isinstance(value, models.Model) and id(value) in in_batch for value in item.values.values())
+
+
+def _bulk_create(records: list[models.Model], *, actor: Actor, now) -> None:
+    """Insert new records with their history rows ("+", the actor, reason "import"), as `record_save` would."""
+    model = type(records[0])
+    editor = acting_user(actor)
+    for record in records:
+        if isinstance(record, Reviewable) and editor is not None:
+            record.last_edited_by = editor
+        history_note(record, user=actor, reason="import")
+    model._default_manager.bulk_create(records, batch_size=BATCH)
+    model.history.bulk_history_create(records, batch_size=BATCH, default_date=now)  # type: ignore[attr-defined]
+
+
+def _write_one(item: PlannedRecord, *, actor: Actor) -> None:
+    try:
+        record_upsert(record=item.record, values=item.values, many=item.many, actor=actor, reason="import")
+    except ValidationError as exc:  # a rule the plan did not foresee: nothing is kept
+        raise ImportInvalid(
+            [
+                {"path": f"{item.entry.path}.{name if name != '__all__' else 'record'}", "message": " ".join(msgs)}
+                for name, msgs in errors_by_field(exc, type(item.record)).items()
+            ]
+        ) from None
+    if item.limitations is not None:
+        protocol_limitations_set(protocol=item.record, texts=item.limitations, actor=actor, reason="import")  # type: ignore[arg-type]
+
+
+def _write_snapshots(plan: ImportPlan, *, actor: Actor, now) -> None:
+    """What the document now holds for each record: the base of its next three-way merge."""
+    imported_by = acting_user(actor)
+    new: list[m.ImportSnapshot] = []
+    changed: list[m.ImportSnapshot] = []
+    for item in plan.records:
+        if not plan.snapshot_needed(item):
+            continue
+        if item.snapshot is None:
+            new.append(
+                m.ImportSnapshot(
+                    document=plan.title,
+                    section=item.entry.section.key,
+                    stable_id=item.entry.stable_id,
+                    values=item.wanted,
+                    imported_at=now,
+                    imported_by=imported_by,
+                )
+            )
+        else:
+            item.snapshot.values = item.wanted
+            item.snapshot.imported_at = now
+            item.snapshot.imported_by = imported_by
+            changed.append(item.snapshot)
+    m.ImportSnapshot.objects.bulk_create(new, batch_size=BATCH)
+    m.ImportSnapshot.objects.bulk_update(changed, ["values", "imported_at", "imported_by"], batch_size=BATCH)
