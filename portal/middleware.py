@@ -139,15 +139,59 @@ class NullCharacterGuardMiddleware:
         return self.get_response(request)
 
 
+class DatabaseLimitsMiddleware:
+    """Web requests' database time limits (portal/db_limits.py): building the middleware chain makes
+    this process one that serves web requests, and each request finds its connections limited."""
+
+    def __init__(self, get_response):
+        from portal.db_limits import web_limits_enable
+
+        web_limits_enable()
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from portal.db_limits import web_limits_ensure
+
+        web_limits_ensure()
+        return self.get_response(request)
+
+
+def limit_response(request, kind: str) -> HttpResponse:
+    """The answer to a request whose database work hit a limit: 504 when a statement ran past
+    DB_STATEMENT_TIMEOUT_MS, 503 when it waited past the lock limit for another change; JSON under
+    /api/ ({"detail", "code"}), a page elsewhere. No Retry-After: the same request may well hit it again."""
+    from django.template.loader import render_to_string
+
+    from portal.db_limits import STATEMENT, limit_message
+
+    message = limit_message(kind, method=request.method)
+    status, code = (504, "statement_timeout") if kind == STATEMENT else (503, "lock_timeout")
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message, "code": code}, status=status)
+    title = "The request took too long" if kind == STATEMENT else "The request waited too long"
+    page = render_to_string("database_limit.html", {"title": title, "message": message})
+    return HttpResponse(page, status=status, content_type="text/html; charset=utf-8")
+
+
 def unavailable_response(request, exception: BaseException | None):
-    """The 503 with Retry-After for a passing fault (a lost database connection or Redis server), or
-    None for any other exception. Used by `DatabaseUnavailableMiddleware` for views and by the
-    portal's `handler500` for what other middlewares raise (Django turns those into a 500 before any
-    other middleware sees them)."""
+    """The answer to a passing fault, or None for any other exception: the 503 with Retry-After for
+    a lost database connection or Redis server; `limit_response` for a statement the database
+    cancelled at a web request's time limit or a lock wait past it. Used by
+    `DatabaseUnavailableMiddleware` for views and by the portal's `handler500` for what other
+    middlewares raise (Django turns those into a 500 before any other middleware sees them). The
+    request's transaction has rolled back by then: the exception left its `atomic` block."""
     from django.db import InterfaceError, OperationalError, connections
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
+    from portal.db_limits import limit_exceeded
+
+    kind = limit_exceeded(exception)
+    if kind is not None:
+        logging.getLogger("portal.database").warning(
+            "database %s limit hit during %s %s: %s", kind, request.method, request.path, exception
+        )
+        return limit_response(request, kind)
     if isinstance(exception, (RedisConnectionError, RedisTimeoutError)):
         # the cache's (or the broker's) Redis server is down or restarting: a passing fault, like a lost database
         logging.getLogger("portal.cache").warning(
@@ -169,7 +213,8 @@ def unavailable_response(request, exception: BaseException | None):
 
 
 class DatabaseUnavailableMiddleware:
-    """A lost database connection (or Redis server) answers 503 with Retry-After, not a 500, and is not reused.
+    """A lost database connection (or Redis server) answers 503 with Retry-After, not a 500, and is
+    not reused; a database time limit hit answers `limit_response`.
 
     The next request opens a fresh connection (CONN_HEALTH_CHECKS also drops dead persistent ones).
     """

@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "portal.middleware.PermissionsPolicyMiddleware",  # outermost of the portal's: every answer has it
     "portal.observability.RequestLogMiddleware",
+    "portal.middleware.DatabaseLimitsMiddleware",  # before any middleware or view queries
     "portal.health.HealthCheckMiddleware",
     "portal.middleware.RequestSizeLimitMiddleware",
     "portal.middleware.NullCharacterGuardMiddleware",
@@ -121,6 +122,12 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_from_env(VAR_DIR)}
+# Web requests' database time limits (portal/db_limits.py), in milliseconds, 0 for none: on
+# PostgreSQL statement_timeout (under gunicorn's 30 s worker timeout) and lock_timeout, on SQLite the
+# busy timeout (the lock limit). A request past one answers 504 or 503 saying so; Celery workers and
+# management commands have none.
+DB_STATEMENT_TIMEOUT_MS = env_int("PORTAL_DB_STATEMENT_TIMEOUT_MS", 20_000)
+DB_LOCK_TIMEOUT_MS = env_int("PORTAL_DB_LOCK_TIMEOUT_MS", 5_000)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = redis_url_from_env("REDIS_URL")
