@@ -13,7 +13,7 @@ TABLES = ("records_importjobevent",)
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("records", "0011_append_only_audit"),
+        ("records", "0012_text_line_endings"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
