@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from common.parsers import DuplicateKey, json_load_strict
 from records.api import IMPORT_PERMISSIONS
 from records.imports import ImportConflict, ImportInvalid, records_import
 
@@ -34,13 +35,16 @@ class Command(BaseCommand):
             raise CommandError(f"{user.username} may not import: it needs the curators' add and change permissions")
         try:
             # Numbers with a fraction or exponent as decimals: 0.410 keeps its trailing zero.
+            # An object naming a key twice is refused (json would keep the last value).
             if options["file"] == "-":
-                document = json.load(sys.stdin, parse_float=Decimal)
+                document = json_load_strict(sys.stdin, parse_float=Decimal)
             else:
                 with open(options["file"], encoding="utf-8") as handle:
-                    document = json.load(handle, parse_float=Decimal)
+                    document = json_load_strict(handle, parse_float=Decimal)
         except OSError as exc:
             raise CommandError(f"cannot read {options['file']}: {exc.strerror}") from None
+        except DuplicateKey as exc:
+            raise CommandError(f"{options['file']} is refused: {exc}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CommandError(f"{options['file']} is not valid JSON: {exc}") from None
         try:
