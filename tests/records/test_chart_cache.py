@@ -126,3 +126,6 @@ def test_it_answers_busy_while_every_render_slot_is_taken_but_serves_cached_char
         client.logout()
     assert renders == Counter(charts_svg=1, chart_png=1)
     assert client.get(PNG).status_code == 200 and renders["chart_png"] == 1
+    # Each anonymous render frees the slot it took: the next one gets it.
+    assert client.get(PNG, {"include": "excluded"}).status_code == 200
+    assert client.get(PNG, {"dataset": "no-such-dataset"}).status_code == 200 and renders["chart_png"] == 3
