@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.portal.pg_deployment import check
+from tests.portal.pg_deployment import COMPOSE, check
 
 AUDIT_TABLE = "records_historicalarea"
 
@@ -14,6 +14,28 @@ AUDIT_TABLE = "records_historicalarea"
 @pytest.fixture(scope="module")
 def deployment(pg_deployment):
     return pg_deployment
+
+
+@pytest.mark.backend_independent
+def test_the_compose_file_migrates_as_the_owner_and_runs_everything_else_as_the_app_role():
+    services = COMPOSE["services"]
+    migrate, postgres = services["migrate"], services["postgres"]
+    assert migrate["environment"]["DATABASE_URL"] == "postgres://portal_owner@postgres:5432/portal"
+    assert migrate["environment"]["DATABASE_PASSWORD_FILE"] == "/run/secrets/postgres_owner_password"
+    assert 'db_grants "$$PORTAL_DB_APP"' in migrate["command"][2]
+    assert migrate["environment"]["PORTAL_DB_APP"] == postgres["environment"]["PORTAL_DB_APP"] == "portal_app"
+    for name in ("web", "worker", "gpu-worker", "beat"):
+        environment, secrets = services[name]["environment"], services[name]["secrets"]
+        assert environment["DATABASE_URL"] == "postgres://portal_app@postgres:5432/portal", name
+        assert environment["DATABASE_PASSWORD_FILE"] == "/run/secrets/postgres_app_password", name
+        assert "postgres_app_password" in secrets and not {"postgres_password", "postgres_owner_password"} & set(
+            secrets
+        )
+    assert "postgres_app_password" not in migrate["secrets"] and "postgres_password" not in migrate["secrets"]
+    # The superuser's password is the postgres service's alone; the image runs the roles script on first start.
+    assert postgres["environment"]["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres_password"
+    assert "./deploy/postgres-roles.sh:/docker-entrypoint-initdb.d/10-portal-roles.sh:ro" in postgres["volumes"]
+    assert {"postgres_owner_password", "postgres_app_password"} <= set(COMPOSE["secrets"])
 
 
 def test_the_app_role_reads_and_writes_the_catalogue_through_the_orm(deployment):
