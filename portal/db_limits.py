@@ -1,18 +1,19 @@
 """Time limits on the database work of web requests, and the answer a request gets when it hits one.
 
-A process that serves web requests (gunicorn's workers, runserver, the test client: whatever builds
-the middleware chain, `DatabaseLimitsMiddleware`) sets them on each of its connections: on
-PostgreSQL `statement_timeout` (settings.DB_STATEMENT_TIMEOUT_MS) and `lock_timeout`
-(settings.DB_LOCK_TIMEOUT_MS), on SQLite the busy timeout (DB_LOCK_TIMEOUT_MS, in place of the
-20 s the connection opens with). 0 turns a limit off (SQLite then keeps its 20 s). Celery workers
-and management commands never build the chain, so a release build or a migration runs as long as
-it needs and waits for locks as long as it must.
+A process that serves web requests sets them on each of its connections: on PostgreSQL
+`statement_timeout` (settings.DB_STATEMENT_TIMEOUT_MS) and `lock_timeout`
+(settings.DB_LOCK_TIMEOUT_MS), on SQLite the busy timeout (DB_LOCK_TIMEOUT_MS, in place of the 20 s
+the connection opens with). 0 turns a limit off (SQLite then keeps its 20 s). Such a process says
+so with `web_limits_enable()`: each gunicorn worker once it has loaded the portal
+(portal/gunicorn_conf.py), and `manage.py runserver` (`DatabaseLimitsMiddleware`). Celery workers
+and every other management command never do, so a release build or a migration runs as long as it
+needs and waits for locks as long as it must; nor does a test process, unless a test asks.
 
 They are set when a connection opens (Django's `connection_created`) and, for a connection opened
-before the chain was built or since the settings changed, at the start of the next request that
-finds it open: once per connection, so a request pays nothing for them. Inside a transaction that
-outlives requests (a test's) they are set again on each request: the transaction's rollback undoes
-a `SET`. They go straight to the driver, so they count as no query of the request.
+before, or since the settings changed, at the start of the next request that finds it open: once
+per connection, so a request pays nothing for them. Inside a transaction that outlives requests (a
+test's) they are set again on each request: the transaction's rollback undoes a `SET`. They go
+straight to the driver, so they count as no query of the request.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def web_limits_enable() -> None:
     global _serving_web
     _serving_web = True
     connection_created.connect(_on_connection_created, dispatch_uid="portal-web-database-limits")
+
+
+def web_limits_disable() -> None:
+    """Connections opened from now on get none (a test's clean-up: those already open keep theirs)."""
+    global _serving_web
+    _serving_web = False
+    connection_created.disconnect(dispatch_uid="portal-web-database-limits")
 
 
 def _on_connection_created(sender, connection: BaseDatabaseWrapper, **kwargs) -> None:
@@ -69,6 +77,8 @@ def _apply(connection: BaseDatabaseWrapper) -> None:
 
 def web_limits_ensure() -> None:
     """Each open connection of this thread has the current limits (see the module's docstring)."""
+    if not _serving_web:
+        return
     for connection in connections.all(initialized_only=True):
         if connection.connection is not None and getattr(connection, APPLIED, None) != wanted(connection):
             _apply(connection)

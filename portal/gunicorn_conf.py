@@ -2,6 +2,8 @@
 command and docker-compose's start gunicorn in the project folder without `--config`, where gunicorn
 reads `gunicorn.conf.py`, which holds these.
 
+Each worker sets web requests' database time limits (`post_worker_init`, portal/db_limits.py).
+
 No credential reaches a log line: the access log and the error log go through `RedactingLogger`,
 which replaces the value of every query parameter named like a credential (`?token=`, `?api_key=`,
 portal/redact.py) in the request line, the query string and the referrer, and every Authorization,
@@ -26,7 +28,7 @@ from gunicorn.glogging import Logger
 
 from portal.redact import REDACTED, redact
 
-__all__ = ["control_socket_disable", "logger_class", "worker_int"]
+__all__ = ["control_socket_disable", "logger_class", "post_worker_init", "worker_int"]
 
 # No control socket: its default path ($HOME/.gunicorn/gunicorn.ctl) is one per user, and two portals
 # on one machine (a second checkout, the fresh-start bench) would take it from each other.
@@ -82,6 +84,14 @@ class RedactingLogger(Logger):
 
 
 logger_class = RedactingLogger
+
+
+def post_worker_init(worker) -> None:
+    """The worker has loaded the portal: its connections get web requests' database time limits
+    (portal/db_limits.py), which Celery workers and management commands never have."""
+    from portal.db_limits import web_limits_enable
+
+    web_limits_enable()
 
 
 def worker_int(worker) -> None:

@@ -140,13 +140,17 @@ class NullCharacterGuardMiddleware:
 
 
 class DatabaseLimitsMiddleware:
-    """Web requests' database time limits (portal/db_limits.py): building the middleware chain makes
-    this process one that serves web requests, and each request finds its connections limited."""
+    """Web requests' database time limits (portal/db_limits.py): in a process that serves web
+    requests, each request finds its connections limited. Gunicorn's workers say they are one
+    (portal/gunicorn_conf.py); `manage.py runserver` is one when it builds this chain."""
 
     def __init__(self, get_response):
-        from portal.db_limits import web_limits_enable
+        import sys
 
-        web_limits_enable()
+        if sys.argv[1:2] == ["runserver"]:
+            from portal.db_limits import web_limits_enable
+
+            web_limits_enable()
         self.get_response = get_response
 
     def __call__(self, request):

@@ -3,6 +3,7 @@ the configured limit, with nothing stored; processes that serve no web requests 
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -16,8 +17,10 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from portal.db_limits import web_limits_disable, web_limits_enable
 from records import models as m
 from tests.conftest import database_url_for
+from tests.portal.gunicorn_process import Gunicorn, dockerfile_command, serve_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,10 +33,13 @@ HOLD_SECONDS = 10
 ANSWER_WITHIN_SECONDS = 4
 
 
-@pytest.fixture(autouse=True)
-def fresh_connection():
-    """The test changes the limits of this process's connection: the next test opens its own."""
+@pytest.fixture
+def web_process():
+    """This test process serves web requests, as a gunicorn worker does (portal/gunicorn_conf.py);
+    afterwards it does not, and the next test opens a connection of its own."""
+    web_limits_enable()
     yield
+    web_limits_disable()
     connection.close()
 
 
@@ -109,7 +115,7 @@ def assert_nothing_stored(before_history: int) -> None:
     assert evaluation.history.count() == before_history
 
 
-def test_a_write_waiting_on_a_locked_row_answers_503_within_the_lock_limit(seeded, make_user, settings):
+def test_a_write_waiting_on_a_locked_row_answers_503_within_the_lock_limit(seeded, make_user, settings, web_process):
     needs("postgresql")
     settings.DB_LOCK_TIMEOUT_MS = 300
     api = curator_api(make_user)
@@ -128,7 +134,7 @@ def test_a_write_waiting_on_a_locked_row_answers_503_within_the_lock_limit(seede
     assert patched(api)[0].status_code == 200  # the lock gone, the same request goes through
 
 
-def test_a_statement_past_the_statement_limit_answers_504(seeded, make_user, settings):
+def test_a_statement_past_the_statement_limit_answers_504(seeded, make_user, settings, web_process):
     needs("postgresql")
     settings.DB_LOCK_TIMEOUT_MS = 0  # no lock limit: the statement limit cancels the wait instead
     settings.DB_STATEMENT_TIMEOUT_MS = 300
@@ -149,7 +155,7 @@ def test_a_statement_past_the_statement_limit_answers_504(seeded, make_user, set
     assert_nothing_stored(history)
 
 
-def test_a_page_waiting_on_a_locked_table_answers_a_503_page(seeded, client, settings):
+def test_a_page_waiting_on_a_locked_table_answers_a_503_page(seeded, client, settings, web_process):
     needs("postgresql")
     settings.DB_LOCK_TIMEOUT_MS = 300
     holder = postgresql_holder("LOCK TABLE records_evaluation IN ACCESS EXCLUSIVE MODE")
@@ -166,7 +172,9 @@ def test_a_page_waiting_on_a_locked_table_answers_a_503_page(seeded, client, set
     assert client.get(f"/evaluations/{EVALUATION}/").status_code == 200
 
 
-def test_a_write_waiting_on_sqlites_write_lock_answers_503_within_the_lock_limit(seeded, make_user, settings):
+def test_a_write_waiting_on_sqlites_write_lock_answers_503_within_the_lock_limit(
+    seeded, make_user, settings, web_process
+):
     needs("sqlite")
     settings.DB_LOCK_TIMEOUT_MS = 300
     api = curator_api(make_user)
@@ -182,14 +190,33 @@ def test_a_write_waiting_on_sqlites_write_lock_answers_503_within_the_lock_limit
     assert_nothing_stored(history)
 
 
-def test_a_connection_a_web_process_opens_has_the_limits(client, settings):
-    needs("postgresql")
-    settings.DB_STATEMENT_TIMEOUT_MS, settings.DB_LOCK_TIMEOUT_MS = 12_000, 3_000
-    assert client.get("/healthz").status_code == 200  # this process serves web requests
-    connection.close()
-    with connection.cursor() as cursor:  # a new connection, as a gunicorn thread opens one
-        cursor.execute("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
-        assert cursor.fetchone() == ("12s", "3s")
+@pytest.mark.parametrize("command", [serve_command(), dockerfile_command()], ids=["bin-serve", "image"])
+def test_a_gunicorn_worker_answers_a_write_waiting_on_a_lock_with_503_within_the_limit(
+    seeded, make_user, command, tmp_path
+):
+    token = Token.objects.create(user=make_user("curator")).key
+    history = m.Evaluation.objects.get(stable_id=EVALUATION).history.count()
+    server = Gunicorn(command, tmp_path / "gunicorn.log", env={"PORTAL_DB_LOCK_TIMEOUT_MS": "300"})
+    holder = (
+        postgresql_holder("SELECT 1 FROM records_evaluation WHERE stable_id = %s FOR UPDATE")
+        if connection.vendor == "postgresql"
+        else sqlite_holder()
+    )
+    try:
+        started = time.monotonic()
+        status, body = server.send(
+            "PATCH",
+            f"/api/v1/evaluations/{EVALUATION}/",
+            {"Authorization": f"Token {token}", "Content-Type": "application/json"},
+            json.dumps({"title": CHANGED_TITLE}).encode(),
+        )
+        seconds = time.monotonic() - started
+    finally:
+        holder.done()
+        server.stop()
+    assert status == 503, (body, server.log()[-4000:])
+    assert json.loads(body)["code"] == "lock_timeout" and seconds < ANSWER_WITHIN_SECONDS
+    assert_nothing_stored(history)
 
 
 def test_a_management_command_has_no_web_limits():
