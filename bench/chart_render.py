@@ -27,8 +27,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
-from django.core.cache import cache  # noqa: E402
+from django.core.cache import cache, caches  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Count  # noqa: E402
@@ -77,7 +76,7 @@ def main() -> None:
     protocol = m.Protocol.objects.annotate(results=Count("evaluations__results")).order_by("-results").first()
     assert protocol is not None
     print(
-        f"{connection.vendor}, {settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}; demo content loaded in {time.perf_counter() - started:.1f} s; "
+        f"{connection.vendor}, {type(caches['default']).__name__}; demo content loaded in {time.perf_counter() - started:.1f} s; "
         f"largest protocol {protocol.stable_id} ({protocol.results} results)"
     )
     client = Client(HTTP_HOST="127.0.0.1")  # an ALLOWED_HOSTS name of the embedded default

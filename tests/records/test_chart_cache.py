@@ -129,3 +129,10 @@ def test_it_answers_busy_while_every_render_slot_is_taken_but_serves_cached_char
     # Each anonymous render frees the slot it took: the next one gets it.
     assert client.get(PNG, {"include": "excluded"}).status_code == 200
     assert client.get(PNG, {"dataset": "no-such-dataset"}).status_code == 200 and renders["chart_png"] == 3
+
+
+@pytest.mark.parametrize("extension", ["svg", "png"])
+def test_it_answers_404_for_the_chart_of_no_protocol(client, db, renders, extension):
+    response = client.get(f"/protocols/no-such-protocol/comparison.{extension}")
+    assert response.status_code == 404 and renders["chart_png"] == 0
+    assert client.get(f"/protocols/no-such-protocol/comparison.{extension}").status_code == 404  # nothing cached
