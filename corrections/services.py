@@ -16,6 +16,7 @@ from django.utils import timezone
 from common.errors import DomainError
 from common.history import history_note
 from common.ratelimit import Limit, hit, ip_hash
+from common.text import text_canonical
 from common.types import Actor, acting_user
 from corrections import selectors
 from corrections.models import Correction, CorrectionStatus
@@ -60,12 +61,15 @@ def correction_submit(
     ip: str,
     user: Actor = None,
 ) -> Correction:
-    """Store a suggestion on `target` (already validated), after the per-IP and per-record limits.
+    """Store a suggestion on `target` (already validated), after the per-IP and per-record limits;
+    its texts in their canonical form (common.text).
 
     Raises common.ratelimit.RateLimited. An identical suggestion on the same record within a day is
     folded into the first one while that is undecided (stored, marked duplicate of it, and decided
     with it); once the first is decided, the same text starts a new suggestion that a curator sees.
     """
+    proposed_value, explanation = text_canonical(proposed_value), text_canonical(explanation)
+    supporting_locator = text_canonical(supporting_locator)
     target_type = selectors.target_type_of(target)
     hashed_ip = ip_hash(ip)
     per_ip, per_record = limits()
@@ -149,7 +153,7 @@ def correction_decide(
     """
     if decision not in DECISIONS:
         raise CorrectionError(f"unknown decision {decision!r}; use accept, reject or duplicate")
-    response = (response or "").strip()
+    response = text_canonical(response or "")
     if not response:
         raise CorrectionError("a public response is required", field="response")
     if actor is None or not actor.has_perm("corrections.moderate_correction"):

@@ -10,6 +10,7 @@ the row lock by reviews.services.review_reopen_if_reviewed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,8 +18,10 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, models, transaction
 
 from common.history import history_note
+from common.text import text_canonical, text_canonical_or_same
 from common.types import Actor
 from common.versions import version_bump
+from records.fields import ExactDecimalField
 from records.values import same_exact
 from reviews.models import REVIEW_STATE_FIELDS, Reviewable
 from reviews.services import review_reopen_if_reviewed
@@ -111,7 +114,9 @@ def record_save(
     ("edited: <fields>"), and the editor becomes its last editor (the four-eyes rule). `reopen`
     reopens the reviewed owner even when no sourced field changed (an accepted correction is news
     to the review whatever it changed), with `reason` as the review event's reason.
-    `sourced_fields` replaces SOURCED_FIELDS for a model this app does not know (an app above
+    Text is stored in its canonical form (common.text: LF line endings, no whitespace around it),
+    and a named field whose canonical text equals the stored one is no edit: when no named field
+    is left, nothing is written (no history row, no reopen). `sourced_fields` replaces SOURCED_FIELDS for a model this app does not know (an app above
     that saves its records here). The model's check constraints are enforced by the database as the
     row is written (validating them in Python costs a query each, per record: most of an import's
     time) and a violation comes back as the same field error; unique constraints are checked first,
@@ -122,15 +127,20 @@ def record_save(
     created = record.pk is None
     if not created and not changed_fields:
         return False
+    model = type(record)
+    texts = _text_field_names(model)
+    deferred = record.get_deferred_fields()  # not loaded, so not written either
+    for name in texts:
+        if name not in deferred:
+            setattr(record, name, text_canonical_or_same(getattr(record, name)))
+    if not created:
+        changed_fields = _changed_in_canonical_form(record=record, named=list(changed_fields or []), texts=texts)
+        if not changed_fields:
+            return False
     record.full_clean(validate_unique=created, validate_constraints=False)
     _validate_unique_constraints(record)
-    model = type(record)
     previous_owner_id = None
-    if not created and isinstance(record, Reviewable):
-        locked = model._default_manager.select_for_update().only(*REVIEW_STATE_FIELDS).get(pk=record.pk)
-        for name in REVIEW_STATE_FIELDS:
-            setattr(record, name, getattr(locked, name))
-    elif not created and "evaluation" in (changed_fields or []):
+    if not created and not isinstance(record, Reviewable) and "evaluation" in (changed_fields or []):
         previous_owner_id = model._default_manager.filter(pk=record.pk).values_list("evaluation_id", flat=True).first()
     if isinstance(record, Reviewable) and actor is not None:
         record.last_edited_by = actor  # type: ignore[assignment]  # a signed-in user: only they edit records
@@ -169,6 +179,37 @@ def record_save(
             reason=reason or None,
         )
     return True
+
+
+@functools.cache
+def _text_field_names(model: type[models.Model]) -> tuple[str, ...]:
+    """The model's text columns (an exact decimal, stored as text, holds a Decimal: not one of them)."""
+    return tuple(
+        field.attname
+        for field in model._meta.concrete_fields
+        if isinstance(field, (models.CharField, models.TextField)) and not isinstance(field, ExactDecimalField)
+    )
+
+
+def _changed_in_canonical_form(*, record: models.Model, named: list[str], texts: Sequence[str]) -> list[str]:
+    """`named` without the text fields whose stored text is already the record's (canonical) text.
+
+    A reviewable record's review fields are taken from its row, locked, in the same query."""
+    model = type(record)
+    compared = [name for name in named if name in texts]
+    stored: dict[str, Any] = {}
+    if isinstance(record, Reviewable):
+        locked = model._default_manager.select_for_update().only(*REVIEW_STATE_FIELDS, *compared).get(pk=record.pk)
+        for name in REVIEW_STATE_FIELDS:
+            setattr(record, name, getattr(locked, name))
+        stored = {name: getattr(locked, name) for name in compared}
+    elif compared:
+        stored = model._default_manager.filter(pk=record.pk).values(*compared).first() or {}
+    return [
+        name
+        for name in named
+        if not (isinstance(stored.get(name), str) and text_canonical(stored[name]) == getattr(record, name))
+    ]
 
 
 def _validate_unique_constraints(record: models.Model) -> None:
@@ -242,9 +283,12 @@ def record_upsert(
 ) -> list[str]:
     """Set `values` (and many-to-many sets) on a new or existing record and save it through `record_save`.
 
-    Returns the names of what changed (empty: nothing was written, so repeating a write is a no-op).
+    Returns the names of what changed (empty: nothing was written, so repeating a write is a no-op);
+    text is compared in its canonical form (common.text), so a line ending alone is no change.
     """
     created = record.pk is None
+    texts = _text_field_names(type(record))
+    values = {name: text_canonical_or_same(value) if name in texts else value for name, value in values.items()}
     changed = [] if created else changed_field_names(record=record, values=values)
     for name, value in values.items():
         setattr(record, name, value)
@@ -263,6 +307,7 @@ def protocol_limitations_set(*, protocol: Protocol, texts: list[str], actor: Act
     """Make the protocol's ordered limitations exactly `texts`; returns whether anything changed."""
     from records.models import Limitation
 
+    texts = [text_canonical(text) for text in texts]
     current = {limitation.position: limitation for limitation in protocol.limitations.all()}
     if [current[position].text for position in sorted(current)] == texts:
         return False
