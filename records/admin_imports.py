@@ -44,7 +44,7 @@ class ImportUploadForm(forms.Form):
     )
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         upload, pasted = cleaned.get("document_file"), (cleaned.get("document_text") or "").strip()
         if upload and pasted:
             raise forms.ValidationError("Give a file or pasted JSON, not both.")

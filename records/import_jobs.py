@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -26,10 +26,9 @@ from records.jobs import IMPORT_JOBS, QUEUED, SUCCEEDED, ImportJobConflict, docu
 from records.tasks import import_job_send
 
 #: Adding and changing every kind of record an import document can hold (limitations come with protocols).
+_IMPORTED_MODELS: tuple[type[models.Model], ...] = (*(section.model for section in SECTIONS), m.Limitation)
 IMPORT_PERMISSIONS = tuple(
-    f"records.{action}_{model._meta.model_name}"
-    for model in (*(section.model for section in SECTIONS), m.Limitation)
-    for action in ("add", "change")
+    f"records.{action}_{model._meta.model_name}" for model in _IMPORTED_MODELS for action in ("add", "change")
 )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import socket
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.db import transaction
 
 from records import jobs
@@ -21,7 +21,7 @@ from records.models import ImportJob
 
 
 @shared_task(name="records.tasks.import_job_run", bind=True, acks_late=True, reject_on_worker_lost=True)
-def import_job_run(self, job_pk: int) -> str:
+def import_job_run(self: Task, job_pk: int) -> str:
     return jobs.import_job_execute(
         job_id=job_pk, task_id=self.request.id or "", worker_host=self.request.hostname or socket.gethostname()
     )
