@@ -17,9 +17,10 @@ choices it reads (excluded rows drawn or not, one dataset), never by the rest of
 so made-up parameters cannot force a render. Drawing one is the site's costliest answer (the
 270-result GUE protocol's PNG takes seconds of CPU), so a render for a reader who is not staff
 counts against settings.CHART_RENDERS_PER_IP per CHART_RENDERS_WINDOW_SECONDS per client address
-(429 with Retry-After past it), and rasterising a PNG takes one of settings.CHART_RENDERS_AT_ONCE
-slots shared by every process (503 with Retry-After when all are taken, at once, so a burst of
-renders from many addresses never holds the server's threads). A cached chart is never limited.
+(429 with Retry-After past it), and drawing a PNG takes one of settings.CHART_RENDERS_AT_ONCE
+slots shared by every process (503 with Retry-After when all are taken, at once and not counted, so
+a burst of renders from many addresses never holds the server's threads). A cached chart is never
+limited; staff are neither counted nor bounded.
 """
 
 from __future__ import annotations
@@ -118,6 +119,28 @@ def _over_render_limit(request: HttpRequest) -> HttpResponse | None:
     return None
 
 
+def _draw(
+    request: HttpRequest,
+    *,
+    key: str,
+    stable_id: str,
+    kind: str,
+    choices: Mapping[str, str],
+    svg: Callable[[], str],
+    png: Callable[[str], bytes],
+) -> bytes:
+    """Draw the chart and cache it under `key`; a PNG is rasterised from the cached SVG of the same charts if any."""
+    svg_key = key if kind == "svg" else chart_key(request, stable_id=stable_id, kind="svg", choices=choices)
+    body: bytes | None = None if kind == "svg" else cache.get(svg_key)
+    if body is None:
+        body = svg().encode()
+        cache.set(svg_key, body, TIMEOUT)
+    if kind == "png":
+        body = png(body.decode())
+        cache.set(key, body, TIMEOUT)
+    return body
+
+
 def cached_chart(
     request: HttpRequest,
     *,
@@ -134,30 +157,24 @@ def cached_chart(
     body = cache.get(key)
     if body is None:
         staff = _is_staff(request)
-        refused = None if staff else _over_render_limit(request)
-        if refused is not None:
-            return refused
-        svg_key = key if kind == "svg" else chart_key(request, stable_id=stable_id, kind="svg", choices=choices)
-        body = None if kind == "svg" else cache.get(svg_key)
-        if body is None:
-            body = svg().encode()
-            cache.set(svg_key, body, TIMEOUT)
-        if kind == "png":
-            bound: AbstractContextManager[None] = (
-                nullcontext()
-                if staff
-                else slot(name=RENDER_SLOTS, count=settings.CHART_RENDERS_AT_ONCE, hold_seconds=SLOT_HOLD_SECONDS)
+        # A PNG takes its slot before it is counted: a reader told the server is busy has not used a render.
+        bound: AbstractContextManager[None] = (
+            nullcontext()
+            if staff or kind == "svg"
+            else slot(name=RENDER_SLOTS, count=settings.CHART_RENDERS_AT_ONCE, hold_seconds=SLOT_HOLD_SECONDS)
+        )
+        try:
+            with bound:
+                refused = None if staff else _over_render_limit(request)
+                if refused is not None:
+                    return refused
+                body = _draw(request, key=key, stable_id=stable_id, kind=kind, choices=choices, svg=svg, png=png)
+        except Busy as busy:
+            return _refusal(
+                f"The server is rendering another chart; try again in {busy.retry_after} seconds.",
+                status=503,
+                retry_after=busy.retry_after,
             )
-            try:
-                with bound:
-                    body = png(body.decode())
-            except Busy as busy:
-                return _refusal(
-                    f"The server is rendering another chart; try again in {busy.retry_after} seconds.",
-                    status=503,
-                    retry_after=busy.retry_after,
-                )
-            cache.set(key, body, TIMEOUT)
     response = HttpResponse(body, content_type=CHART_TYPES[kind])
     response["Content-Disposition"] = f'attachment; filename="{stable_id}-comparison.{kind}"'
     return response
