@@ -1,14 +1,16 @@
 """Slow clients (slowloris) against the portal, with Caddy in front of gunicorn and without.
 
-    python -m bench.slow_clients [--seconds 60] [--sockets 50] [--interval 5]
+    python -m bench.slow_clients [--seconds 60] [--sockets 50] [--interval 5] [--body]
 
 Starts the portal's gunicorn as bin/serve does (one process, 8 threads, portal.gunicorn_conf) on a free
 loopback port, on a throw-away embedded database, and Caddy on deploy/Caddyfile in front of it (plain
 HTTP on another free port: PORTAL_DOMAIN=http://127.0.0.1:PORT). Then, first straight at gunicorn and
 then through Caddy: SOCKETS connections each send a request line and one more header line every
-INTERVAL seconds, never the blank line that ends the header (a connection the server closes is opened
-again), while a probe asks for /healthz four times a second, each with a 1 s limit. It prints, for
-each, the probes answered within the limit, the slowest answer and how often the attack reconnected.
+INTERVAL seconds, never the blank line that ends the header (with --body: a whole header, then a form
+body 16 bytes at a time, to a view whose CSRF check reads it); a connection the server closes is
+opened again. Meanwhile a probe asks for /healthz four times a second, each with a 1 s limit. It
+prints, for each, the probes answered within the limit, the slowest answer, the slow sockets open at
+the end and how often the attack reconnected (the server closed a slow connection).
 Needs `caddy` (Debian: apt-get install caddy).
 """
 
@@ -112,8 +114,8 @@ def stop(process: subprocess.Popen) -> None:
 class SlowClients:
     """SOCKETS connections to host:port, each sending one more header line every INTERVAL seconds."""
 
-    def __init__(self, host: str, port: int, *, sockets: int, interval: float):
-        self.host, self.port, self.count, self.interval = host, port, sockets, interval
+    def __init__(self, host: str, port: int, *, sockets: int, interval: float, body: bool = False):
+        self.host, self.port, self.count, self.interval, self.body = host, port, sockets, interval, body
         self.sockets: list[socket.socket | None] = [None] * sockets
         self.reconnects = 0
         self.stopping = threading.Event()
@@ -122,7 +124,13 @@ class SlowClients:
     def _open(self) -> socket.socket | None:
         try:
             sock = socket.create_connection((self.host, self.port), timeout=2)
-            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {self.host}\r\n".encode())
+            if self.body:  # a whole header, then a body that never ends
+                # With a CSRF cookie, Django's CSRF check reads the form body (looking for the token).
+                head = f"POST /admin/login/ HTTP/1.1\r\nHost: {self.host}\r\nContent-Length: 1000000\r\n"
+                head += f"Cookie: csrftoken={'a' * 32}\r\n"
+                sock.sendall(f"{head}Content-Type: application/x-www-form-urlencoded\r\n\r\n".encode())
+            else:
+                sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {self.host}\r\n".encode())
             return sock
         except OSError:
             return None
@@ -150,7 +158,7 @@ class SlowClients:
         beat = 0
         while not self.stopping.is_set():
             for index in range(self.count):
-                self._trickle(index, f"X-Slow-{beat}: {'a' * 8}\r\n".encode())
+                self._trickle(index, b"a" * 16 if self.body else f"X-Slow-{beat}: {'a' * 8}\r\n".encode())
             beat += 1
             self.stopping.wait(self.interval)
 
@@ -171,12 +179,20 @@ class SlowClients:
 
 
 def attack(
-    host: str, port: int, *, seconds: float, sockets: int = 50, interval: float = 5, limit: float = 1.0
+    host: str,
+    port: int,
+    *,
+    seconds: float,
+    sockets: int = 50,
+    interval: float = 5,
+    limit: float = 1.0,
+    body: bool = False,
 ) -> Report:
-    """Run the slow clients at host:port for `seconds` while probing http://host:port/healthz."""
+    """Run the slow clients at host:port for `seconds` while probing http://host:port/healthz. With
+    `body`, each sends its whole header and then its body, 16 bytes at a time."""
     report = Report()
     url = f"http://{host}:{port}/healthz"
-    with SlowClients(host, port, sockets=sockets, interval=interval) as clients:
+    with SlowClients(host, port, sockets=sockets, interval=interval, body=body) as clients:
         time.sleep(min(1.0, seconds / 4))  # the sockets have sent their first lines
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
@@ -203,6 +219,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--sockets", type=int, default=50)
     parser.add_argument("--interval", type=float, default=5)
+    parser.add_argument("--body", action="store_true", help="slow bodies (whole headers, a form body trickled in)")
     args = parser.parse_args()
     caddy = shutil.which("caddy")
     if caddy is None:
@@ -215,7 +232,7 @@ def main() -> int:
         proxy = None
         try:
             wait_for_200(f"http://127.0.0.1:{gunicorn_port}/healthz", timeout=60, process=gunicorn)
-            options = {"seconds": args.seconds, "sockets": args.sockets, "interval": args.interval}
+            options = {"seconds": args.seconds, "sockets": args.sockets, "interval": args.interval, "body": args.body}
             print(attack("127.0.0.1", gunicorn_port, **options).line("gunicorn alone"), flush=True)
             # The first attack's sockets are closed: gunicorn's threads are free again. Caddy starts only
             # now, so that its health check (every 15 s) never saw gunicorn under the first attack.
