@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
@@ -49,6 +49,8 @@ from releases.lifecycle import (
     BuildFailed,
     BuildSuperseded,
     append_log,
+    connection_answers,
+    connection_lost,
     give_up_out_of_attempts,
     log_line,
     out_of_attempts,
@@ -226,40 +228,12 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _answers() -> bool:
-    """Whether this thread's database connection still runs a query."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
-    except Exception:
-        return False
-    return True
-
-
-def connection_lost(exc: BaseException) -> bool:
-    """Whether a build failed because its database connection was lost: a driver's error (Django's
-    wrapper or the driver's own, anywhere in the chain) after which the connection is unusable, or
-    a connection-level one (OperationalError, InterfaceError) whatever the connection says now."""
-    chain: list[BaseException] = []
-    seen: BaseException | None = exc
-    while seen is not None and seen not in chain:
-        chain.append(seen)
-        seen = seen.__cause__ or seen.__context__
-    driver_errors = (DatabaseError, connection.Database.Error)
-    if not any(isinstance(error, driver_errors) for error in chain):
-        return False
-    if any(isinstance(error, (OperationalError, InterfaceError)) for error in chain):
-        return True
-    return connection.in_atomic_block is False and not _answers()
-
-
 def _after_reconnecting(write: Callable[..., T], **arguments: object) -> T:
     """Run `write(**arguments)` (an outcome of the attempt) on a connection that answers: one that does not is
     closed first (Django opens a fresh one); tried RECONNECT_TRIES times, a second apart, while the
     database itself is unreachable, then the error is raised (the sweeper re-sends the build)."""
     for attempt in range(1, RECONNECT_TRIES + 1):
-        if not _answers():
+        if not connection_answers():
             _close_quietly()
         try:
             return write(**arguments)

@@ -26,11 +26,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 
 from releases import conf
 from releases.bundle import BundleError
-from releases.lifecycle import BuildFailed, BuildSuperseded
+from releases.lifecycle import BuildFailed, BuildSuperseded, connection_lost
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,9 @@ _ERRORS: dict[str, type[Exception]] = {
     "BundleError": BundleError,
     "BuildFailed": BuildFailed,
     "BuildSuperseded": BuildSuperseded,
+    # The child's database connection was lost: the build claims again at once (`releases.build`).
+    "OperationalError": OperationalError,
+    "InterfaceError": InterfaceError,
 }
 _PR_SET_PDEATHSIG = 1
 
@@ -98,7 +101,12 @@ class ForkedCall:
             except BaseException as exc:
                 if not isinstance(exc, (BundleError, BuildFailed, BuildSuperseded)):
                     logger.exception("the forked part of the build failed")
-                outcome = {"error": type(exc).__name__, "message": str(exc)}
+                # A lost connection, whatever the driver called it, is the parent's OperationalError.
+                name = "OperationalError" if connection_lost(exc) else type(exc).__name__
+                outcome = {
+                    "error": name,
+                    "message": f"{type(exc).__name__}: {exc}" if name != type(exc).__name__ else str(exc),
+                }
             try:
                 pipe.write(json.dumps(outcome) + "\n")
                 pipe.flush()
@@ -127,8 +135,9 @@ class ForkedCall:
         raise BuildFailed("the child finished without sending what was waited for")
 
     def result(self) -> Any:
-        """Wait for the child; its result, or its error raised here (`BundleError`, `BuildFailed` and
-        `BuildSuperseded` as themselves, anything else as a BuildFailed naming it)."""
+        """Wait for the child; its result, or its error raised here (`BundleError`, `BuildFailed`,
+        `BuildSuperseded` and a database's `OperationalError` or `InterfaceError` as themselves,
+        anything else as a BuildFailed naming it)."""
         try:
             while self.outcome is None:
                 outcome = self._next()

@@ -12,6 +12,8 @@ release's own lives here:
 - `message_stamp`: the id of the build message about to be sent (`releases.tasks.release_build_enqueue`
   sends it after commit);
 - `builds_sweep` and its per-build decision: which builds are sent again and which are failed.
+- `connection_lost`: whether a build's error was its database connection's (`releases.build` then
+  claims it again at once, `releases.forked` reports it so from the child).
 
 Both sides use it: the request side (`releases.services`: cut, cancel) and the worker side
 (`releases.build`: claim, progress, fail, publish). It imports neither of them, nor the tasks: the
@@ -25,6 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
@@ -172,6 +175,37 @@ def give_up_out_of_attempts(release: Release) -> None:
     release_fail_locked(
         release, error=f"gave up after {release.attempts} attempt(s): the worker building it was lost each time"
     )
+
+
+# ------------------------------------------------------- a lost connection
+
+
+def connection_answers() -> bool:
+    """Whether this thread's database connection still runs a query."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception:
+        return False
+    return True
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether a build failed because its database connection was lost: a driver's error (Django's
+    wrapper or the driver's own, anywhere in the chain) after which the connection is unusable, or
+    a connection-level one (OperationalError, InterfaceError) whatever the connection says now."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    driver_errors = (DatabaseError, connection.Database.Error)
+    if not any(isinstance(error, driver_errors) for error in chain):
+        return False
+    if any(isinstance(error, (OperationalError, InterfaceError)) for error in chain):
+        return True
+    return connection.in_atomic_block is False and not connection_answers()
 
 
 # ------------------------------------------------------------------- state

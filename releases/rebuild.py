@@ -173,6 +173,8 @@ def _differences(release: Release, result: BundleResult, digests: _Digests) -> l
             )
         else:
             lines.append(f"{name} differs: sha256 {now.sha256}, the release recorded {before.sha256}")
+    if not lines and (result.manifest_sha256, result.release_id) != (release.payload_sha256, release.release_id):
+        lines.append(f"payload digest {result.manifest_sha256}, the release recorded {release.payload_sha256}")
     if lines:
         lines.append(
             f"the catalogue no longer gives release {release.release_id}'s bytes (rebuilt as {result.release_id}): "

@@ -69,6 +69,26 @@ def connection_lost_mid_export(times: int = 1):
         yield killed
 
 
+@contextmanager
+def connection_lost_in_the_forked_child(marker):
+    """Kill the forked child's connection as it reads the sources (the other tables' side of the
+    export, `releases.export_pass`), in the first child only (`marker`: a file the first creates)."""
+    here = os.getpid()
+
+    def hook(execute, sql, params, many, context):
+        if os.getpid() != here and 'FROM "records_source"' in sql:
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                pass
+            else:
+                _kill(context["connection"].connection)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(hook):
+        yield
+
+
 @pytest.fixture
 def results():
     """Enough results that the export reads them in several chunks."""
@@ -129,3 +149,17 @@ def test_it_fails_a_build_out_of_attempts_at_once_with_the_reason_and_a_new_cut_
     assert response.status_code == 202, response.content
     assert response.json()["status"] == ReleaseStatus.REQUESTED
     assert Release.objects.filter(status=ReleaseStatus.REQUESTED).exclude(pk=release.pk).count() == 1
+
+
+def test_it_retries_a_build_whose_forked_child_lost_its_connection(
+    seeded, results, releases_dir, release_manager, settings, messages_kept, tmp_path
+):
+    settings.RELEASE_BUILD_FORK = "always"  # the export's other tables in a forked child
+    settings.RELEASE_MAX_ATTEMPTS = 3
+    release = release_cut(actor=release_manager)
+    with connection_lost_in_the_forked_child(tmp_path / "killed-in-a-child"):
+        answer = tasks.release_build(release.pk)
+    release.refresh_from_db()
+    assert answer["status"] == release.status == ReleaseStatus.PUBLISHED, f"{release.error}\n{release.build_log}"
+    assert (tmp_path / "killed-in-a-child").exists(), "the hook never fired: no child lost its connection"
+    assert release.attempts == 2 and "lost its database connection" in release.build_log, release.build_log
