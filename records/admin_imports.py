@@ -101,6 +101,7 @@ def conflict_rows(report: dict[str, Any] | None) -> list[dict[str, Any]]:
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("__str__", "status", "progress_display", "record_count", "requested_by", "queued_at", "finished_at")
     list_filter = ("status", "dry_run", "outcome")
+    list_select_related = ("requested_by",)
     search_fields = ("title",)
     actions = None
     change_list_template = "admin/records/importjob/change_list.html"

@@ -196,6 +196,19 @@ def test_the_sweeper_queues_a_job_whose_worker_was_lost_again_then_fails_it(toke
     ]
 
 
+@pytest.mark.django_db
+def test_the_sweeper_sends_a_queued_jobs_lost_message_again_under_the_same_id(token_client, settings):
+    settings.IMPORT_JOB_RESEND_AFTER_SECONDS = 300
+    job_id = post(token_client("curator"), as_json(document_with_results(0)), "?background=true").json()["id"]
+    sent = []
+    assert import_jobs_sweep(send=lambda *, job: sent.append(job.pk)).resent == []  # sent just now: left alone
+    m.ImportJob.objects.filter(pk=job_id).update(sent_at=timezone.now() - timedelta(minutes=6))
+    assert import_jobs_sweep(send=lambda *, job: sent.append(job.celery_task_id)).resent == [job_id]
+    job = m.ImportJob.objects.get(pk=job_id)
+    assert sent == [job.celery_task_id] and job.sends == 2 and job.status == "queued"
+    assert list(job.events.values_list("from_status", "to_status")) == [("", "queued"), ("queued", "queued")]
+
+
 def test_the_schema_documents_the_202_and_the_status_endpoint(client, db):
     schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
     post_operation = schema["paths"]["/api/v1/imports/"]["post"]

@@ -9,9 +9,12 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from records import models as m
+from records.import_jobs import import_job_enqueue
 from records.tasks import import_job_run
 from records.values import exact_text
 from tests.records.import_job_documents import as_json, document_with_results
@@ -39,6 +42,21 @@ def test_it_links_the_import_page_from_the_import_jobs_list(curator_client):
     assert response.status_code == 200
     assert 'href="/admin/records/importjob/add/"' in response.content.decode()
     assert "Import a document" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_import_jobs_list_runs_as_many_queries_for_many_jobs_as_for_one(curator_client, make_user):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert curator_client.get("/admin/records/importjob/").status_code == 200
+        return len(captured)
+
+    text = as_json(document_with_results(0))
+    import_job_enqueue(document_text=text, actor=make_user("curator"), dry_run=True)
+    one = queries()
+    for _ in range(5):
+        import_job_enqueue(document_text=text, actor=make_user("curator"), dry_run=False)
+    assert queries() == one
 
 
 @pytest.mark.django_db
