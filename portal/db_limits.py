@@ -46,7 +46,7 @@ def web_limits_disable() -> None:
     connection_created.disconnect(dispatch_uid="portal-web-database-limits")
 
 
-def _on_connection_created(sender, connection: BaseDatabaseWrapper, **kwargs) -> None:
+def _on_connection_created(sender: object, connection: BaseDatabaseWrapper, **kwargs: object) -> None:
     if _serving_web:
         _apply(connection)
 

@@ -45,6 +45,10 @@ SECRET_ATOMS = frozenset(
 )
 
 
+#: The fixed atoms that hold text a client wrote: the request line, path, query, referrer, user agent, user.
+TEXT_ATOMS = frozenset({"r", "U", "q", "f", "a", "u"})
+
+
 class RedactFilter(logging.Filter):
     """Rewrites a record's message with its credentials redacted (gunicorn's error log names request URIs)."""
 
@@ -67,9 +71,10 @@ class RedactingLogger(Logger):
 
     def setup(self, cfg) -> None:
         super().setup(cfg)
-        # The atoms the access-log format names: only those are redacted, per request.
+        # The atoms the access-log format names that a client wrote: only those are redacted, per request.
         named = re.findall(r"%\((.*?)\)s", cfg.access_log_format or "")
-        self._named_atoms = frozenset(name.lower() if name.startswith("{") else name for name in named)
+        named = [name.lower() if name.startswith("{") else name for name in named]
+        self._named_atoms = frozenset(name for name in named if name in TEXT_ATOMS or name.startswith("{"))
         self.error_log.addFilter(_REDACT_FILTER)  # added once: a filter already there is not added again
 
     def atoms(self, resp, req, environ, request_time):

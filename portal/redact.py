@@ -20,8 +20,8 @@ REDACTED = "[redacted]"
 _NAME_FRAGMENTS = re.compile(r"token|secret|passw|pwd|apikey|credential|signature|jwt")
 _NAME_PARTS = frozenset({"key", "auth", "authorization", "session", "sessionid", "sig", "pass", "otp", "bearer"})
 #: `name=value` at the start, after `?`, `&`, `;`, `,` or a space (a query string, a URL inside a
-#: longer line, a Cookie header, `key=value` words in a message).
-_PARAMETER = re.compile(r"(?P<lead>(?:^|[?&;\s,])\s*)(?P<name>[^=&;?#\s\"'<>]+)=(?P<value>[^&;#\s\"'<>]*)")
+#: longer line, a Cookie header, `key=value` words in a message). Possessive: no backtracking.
+_PARAMETER = re.compile(r"(?<![^?&;\s,])(?P<name>[^=&;?#\s\"'<>]++)=(?P<value>[^&;#\s\"'<>]*+)")
 #: `Authorization: ...`, `"authorization": "..."`, `Cookie: ...`, `HTTP_AUTHORIZATION='...'`.
 _HEADER = re.compile(
     r"(?i)(?P<lead>\b(?:http_)?(?:proxy[-_])?(?:authorization|cookie)[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\"'\r\n]+)"
@@ -31,6 +31,9 @@ _HEADER = re.compile(
 _SCHEME = re.compile(
     r"(?P<lead>\b(?:Token|Bearer|Basic|Digest)\s+)(?P<value>(?=\S*[0-9+/=]|\S{20})[A-Za-z0-9._~+/-]{8,}=*)"
 )
+_SCHEMES = ("Token ", "Bearer ", "Basic ", "Digest ")
+#: A line without one of these (lower-cased) names no credential parameter, unless it is percent-encoded.
+_KEYWORDS = ("token", "secret", "pass", "pwd", "key", "auth", "session", "sig", "credential", "jwt", "otp", "bearer")
 
 
 def is_credential_name(name: str) -> bool:
@@ -44,16 +47,22 @@ def is_credential_name(name: str) -> bool:
 def _parameter(match: re.Match[str]) -> str:
     if not is_credential_name(match["name"]):
         return match[0]
-    return f"{match['lead']}{match['name']}={REDACTED}"
+    return f"{match['name']}={REDACTED}"
 
 
 def redact(text: str) -> str:
-    """TEXT with every credential it holds replaced by REDACTED; text without one comes back as it is."""
-    if "=" not in text and " " not in text:
-        return text
-    text = _HEADER.sub(lambda match: match["lead"] + REDACTED, text)
-    text = _SCHEME.sub(lambda match: match["lead"] + REDACTED, text)
-    return _PARAMETER.sub(_parameter, text)
+    """TEXT with every credential it holds replaced by REDACTED; text without one comes back as it is.
+
+    Each pattern runs only on a line holding a word it needs, so a line without any costs a few
+    substring checks (every request's log lines go through here)."""
+    lowered = text.lower()
+    if "authorization" in lowered or "cookie" in lowered:
+        text = _HEADER.sub(lambda match: match["lead"] + REDACTED, text)
+    if any(scheme in text for scheme in _SCHEMES):
+        text = _SCHEME.sub(lambda match: match["lead"] + REDACTED, text)
+    if "=" in text and ("%" in text or any(keyword in lowered for keyword in _KEYWORDS)):
+        text = _PARAMETER.sub(_parameter, text)
+    return text
 
 
 def redact_query(query: str) -> str:

@@ -214,6 +214,7 @@ def test_a_gunicorn_worker_answers_a_write_waiting_on_a_lock_with_503_within_the
     finally:
         holder.done()
         server.stop()
+    print(f"a write waiting on a lock answered {status} in {seconds:.2f} s (limit 0.3 s)")
     assert status == 503, (body, server.log()[-4000:])
     assert json.loads(body)["code"] == "lock_timeout" and seconds < ANSWER_WITHIN_SECONDS
     assert_nothing_stored(history)
