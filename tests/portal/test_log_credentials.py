@@ -67,3 +67,29 @@ def test_a_real_gunicorn_writes_no_credential_into_its_access_log_or_the_portal_
     assert len(access_lines) >= len(CREDENTIAL_REQUESTS), log[-4000:]  # gunicorn's access log is there
     assert "?token=[redacted]&page_size=2" in log and "api_key=[redacted]" in log, log[-4000:]
     assert SECRET not in log, "\n".join(line for line in log.splitlines() if SECRET in line)
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize(
+    ("line", "logged"),
+    [
+        ("GET /x/?token=abc&page_size=5 HTTP/1.1", "GET /x/?token=[redacted]&page_size=5 HTTP/1.1"),
+        ("/x/?API_KEY=abc&author=Smith&cursor=cD0x", "/x/?API_KEY=[redacted]&author=Smith&cursor=cD0x"),
+        ("/x/?%74oken=abc&q=IA3", "/x/?%74oken=[redacted]&q=IA3"),
+        (
+            "http://h/?client_secret=a&X-Amz-Signature=b",
+            "http://h/?client_secret=[redacted]&X-Amz-Signature=[redacted]",
+        ),
+        ("Authorization: Token 0123456789abcdef", "Authorization: [redacted]"),
+        ("HTTP_COOKIE='sessionid=abc; csrftoken=def'", "HTTP_COOKIE='[redacted]'"),
+        ("sent Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig", "sent Bearer [redacted]"),
+        (
+            "Token authentication failed for /api/v1/x/?page_size=2",
+            "Token authentication failed for /api/v1/x/?page_size=2",
+        ),
+    ],
+)
+def test_it_redacts_each_credential_and_keeps_every_other_word(line, logged):
+    from portal.redact import redact
+
+    assert redact(line) == logged
