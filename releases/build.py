@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
@@ -51,6 +51,7 @@ from releases.lifecycle import (
     append_log,
     connection_answers,
     connection_lost,
+    driver_errors,
     give_up_out_of_attempts,
     log_line,
     out_of_attempts,
@@ -237,7 +238,7 @@ def _after_reconnecting(write: Callable[..., T], **arguments: object) -> T:
             _close_quietly()
         try:
             return write(**arguments)
-        except (DatabaseError, connection.Database.Error):
+        except driver_errors():
             if attempt == RECONNECT_TRIES:
                 raise
             logger.warning("the database did not answer (try %s of %s); trying again", attempt, RECONNECT_TRIES)

@@ -180,6 +180,11 @@ def give_up_out_of_attempts(release: Release) -> None:
 # ------------------------------------------------------- a lost connection
 
 
+def driver_errors() -> tuple[type[Exception], ...]:
+    """Django's database errors and the driver's own (one can come unwrapped: a cursor closed after a failure)."""
+    return (DatabaseError, connection.Database.Error)  # type: ignore[attr-defined]
+
+
 def connection_answers() -> bool:
     """Whether this thread's database connection still runs a query."""
     try:
@@ -200,8 +205,7 @@ def connection_lost(exc: BaseException) -> bool:
     while seen is not None and seen not in chain:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__
-    driver_errors = (DatabaseError, connection.Database.Error)
-    if not any(isinstance(error, driver_errors) for error in chain):
+    if not any(isinstance(error, driver_errors()) for error in chain):
         return False
     if any(isinstance(error, (OperationalError, InterfaceError)) for error in chain):
         return True

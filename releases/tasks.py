@@ -86,8 +86,10 @@ def release_damage_notify(check_pk: int) -> int:
         f"Release {release.release_id} failed a fixity check at {check.checked_at:%Y-%m-%d %H:%M} UTC:\n\n"
         + "\n".join(f"- {line}" for line in check.problems.splitlines())
         + f"\n\nThe damaged files are not served; the release page shows the release as damaged:\n{page}\n\n"
-        "Restore the files from a copy of the bag (their checksums are in the release's file table and"
-        f" manifests), then run `manage.py verify_release {release.release_id}`: an intact check lifts the mark.\n"
+        f"Rebuild them from the database with `manage.py rebuild_release {release.release_id}` (it reinstates"
+        " them only when every byte is as recorded: the catalogue must not have changed since), or restore"
+        " them from a copy of the bag (their checksums are in the release's file table and manifests)"
+        f" and run `manage.py verify_release {release.release_id}`: an intact check lifts the mark.\n"
     )
     messages = [
         EmailMessage(
