@@ -117,10 +117,11 @@ def record_save(
     Text is stored in its canonical form (common.text: LF line endings, no whitespace around it),
     and a named field whose canonical text equals the stored one is no edit: when no named field
     is left, nothing is written (no history row, no reopen). `sourced_fields` replaces
-    SOURCED_FIELDS for a model this app does not know (an app above that saves its records here). The model's check constraints are enforced by the database as the
-    row is written (validating them in Python costs a query each, per record: most of an import's
-    time) and a violation comes back as the same field error; unique constraints are checked first,
-    so their error names the record that holds the value. A database rule the validation did not
+    SOURCED_FIELDS for a model this app does not know (an app above that saves its records here).
+    The model's check constraints are enforced by the database as the row is written (validating
+    them in Python costs a query each, per record: most of an import's time) and a violation comes
+    back as the same field error; unique constraints are checked first, so their error names the
+    record that holds the value. A database rule the validation did not
     foresee (a stable id taken by a concurrent write) is a ValidationError too. Returns whether
     anything was written.
     """
