@@ -75,7 +75,7 @@ def _find_duplicate(value: Any, path: str) -> DuplicateKey | None:
     return None
 
 
-def json_load_strict(stream: IO[str], **options: Any) -> Any:
+def json_load_strict(stream: IO[str] | codecs.StreamReader, **options: Any) -> Any:
     """`json.load` refusing an object that names a key twice (DuplicateKey: the key and its path)."""
     found: list[bool] = []
 

@@ -11,6 +11,7 @@ curator would (history, reopen on edit). The import snapshots are written in bul
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -79,7 +80,7 @@ def _refers_to(item: PlannedRecord, in_batch: set[int]) -> bool:
     return any(isinstance(value, models.Model) and id(value) in in_batch for value in item.values.values())
 
 
-def _bulk_create(records: list[models.Model], *, actor: Actor, now) -> None:
+def _bulk_create(records: list[models.Model], *, actor: Actor, now: datetime) -> None:
     """Insert new records with their history rows ("+", the actor, reason "import"), as `record_save` would."""
     model = type(records[0])
     editor = acting_user(actor)
@@ -105,7 +106,7 @@ def _write_one(item: PlannedRecord, *, actor: Actor) -> None:
         protocol_limitations_set(protocol=item.record, texts=item.limitations, actor=actor, reason="import")  # type: ignore[arg-type]
 
 
-def _write_snapshots(plan: ImportPlan, *, actor: Actor, now) -> None:
+def _write_snapshots(plan: ImportPlan, *, actor: Actor, now: datetime) -> None:
     """What the document now holds for each record: the base of its next three-way merge."""
     imported_by = acting_user(actor)
     new: list[m.ImportSnapshot] = []
