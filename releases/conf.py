@@ -3,7 +3,7 @@
 | setting | default | meaning |
 |---|---|---|
 | RELEASES_DIR | var/releases | where published releases lie (`<release id>/`), and builds are staged |
-| RELEASE_MAX_ATTEMPTS | 3 | claims of one build (worker lost each time) before it is marked failed |
+| RELEASE_MAX_ATTEMPTS | 3 | claims of one build (its worker, or its database connection, lost each time) before it is marked failed |
 | RELEASE_STALE_AFTER_SECONDS | 300 | a build without heartbeat for this long is presumed lost |
 | RELEASE_GIVE_UP_AFTER_SECONDS | 3600 | a build no worker has shown life for this long (requested and never claimed since its cut, or no heartbeat) is marked failed by the sweeper instead of sent again: bounds the re-sends to about this / RELEASE_STALE_AFTER_SECONDS |
 | RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS | 7200 | one build attempt past this fails with the reason (Celery soft time limit) |
