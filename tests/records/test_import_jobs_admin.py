@@ -134,6 +134,19 @@ def test_a_curator_uploads_reads_the_dry_run_report_and_imports_the_same_documen
 
 
 @pytest.mark.django_db
+def test_it_takes_an_upload_of_a_few_megabytes(curator_client):
+    document = document_with_results(2_000)
+    document["notes"] = ["n" * 2_000] * 1_500  # 3.2 MiB, the size of the 2,000 results
+    text = as_json(document)
+    assert len(text) > 3 * 1024 * 1024
+    upload = SimpleUploadedFile("paper.json", text.encode(), content_type="application/json")
+    response = curator_client.post(ADD, {"document_file": upload})
+    assert response.status_code == 302, response.content[:500]
+    job = m.ImportJob.objects.get()
+    assert job.document == text and job.record_count == 2_033
+
+
+@pytest.mark.django_db
 def test_it_imports_for_real_only_a_finished_dry_run(curator_client):
     curator_client.post(ADD, {"document_text": as_json(document_with_results(0))})
     queued = m.ImportJob.objects.get()
