@@ -209,13 +209,18 @@ def _reinstate(release: Release, staged: Path, actor: Actor) -> RebuildReport:
         if before.intact:  # another rebuild or a restore got there first
             return RebuildReport(release, INTACT, [f"{release.release_id}: intact; nothing to rebuild"])
         final = store.release_directory(release.release_id)
-        aside = ""
+        aside, moved = "", final
         if final.exists():
             stamp = timezone.now().strftime("%Y%m%dT%H%M%S%fZ")
             moved = conf.releases_dir() / f"{DAMAGED_PREFIX}{release.release_id}-{stamp}"
             os.rename(final, moved)
             aside = f"; the damaged folder was moved to {moved}"
-        os.rename(staged, final)
+        try:
+            os.rename(staged, final)
+        except OSError:
+            if aside:
+                os.rename(moved, final)  # put back what was there: nothing changed
+            raise
         store.make_read_only(final)
         check = fixity.release_fixity_check(release=release)
         if not check.intact:  # cannot happen for identical bytes; never reported as reinstated
