@@ -156,3 +156,38 @@ def test_it_imports_for_real_only_a_finished_dry_run(curator_client):
     assert curator_client.get(f"/admin/records/importjob/{queued.pk}/confirm/").status_code == 405
     assert curator_client.post("/admin/records/importjob/999999/confirm/").status_code == 404
     assert curator_client.get("/admin/records/importjob/999999/change/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_conflict_the_dry_run_lists_is_refused_for_real_unless_the_curator_ticks_overwrite(
+    seeded, curator_client, curator
+):
+    from records.services import record_save
+
+    result_id = "nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime"
+    result = m.Result.objects.get(stable_id=result_id)
+    result.num_runs = 5  # a curator's edit since the seed's import
+    record_save(record=result, actor=curator, changed_fields=["num_runs"])
+    document = document_with_results(0)
+    document["evaluations"][0]["results"][0]["num_runs"] = 7  # and the document's
+    curator_client.post(ADD, {"document_text": as_json(document)})
+    dry_run = m.ImportJob.objects.get()
+    assert run(dry_run) == "succeeded"
+    report = curator_client.get(page(dry_run)).content.decode()
+    assert f'name="overwrite" value="results/{result_id}"' in report
+    assert "num_runs: now 5, in the document 7" in report
+
+    curator_client.post(f"/admin/records/importjob/{dry_run.pk}/confirm/")
+    refused = m.ImportJob.objects.get(dry_run_job=dry_run)
+    assert run(refused) == "failed"
+    refused.refresh_from_db()
+    assert refused.outcome == "conflict"
+    assert [error["path"] for error in refused.errors] == ["evaluations[0].results[0].num_runs"]
+    assert "<code>evaluations[0].results[0].num_runs</code>" in curator_client.get(page(refused)).content.decode()
+    assert m.Result.objects.get(stable_id=result_id).num_runs == 5
+
+    curator_client.post(f"/admin/records/importjob/{dry_run.pk}/confirm/", {"overwrite": [f"results/{result_id}"]})
+    taken = m.ImportJob.objects.filter(dry_run_job=dry_run).latest("id")
+    assert taken.overwrite == [f"results/{result_id}"]
+    assert run(taken) == "succeeded"
+    assert m.Result.objects.get(stable_id=result_id).num_runs == 7
