@@ -19,9 +19,11 @@ straight to the driver, so they count as no query of the request.
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import OperationalError, connections
+from django.core.signals import setting_changed
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
+from django.dispatch import receiver
 
 #: The attribute of a connection wrapper holding the limits its open connection has.
 APPLIED = "_portal_web_limits"
@@ -51,15 +53,30 @@ def _on_connection_created(sender: object, connection: BaseDatabaseWrapper, **kw
         _apply(connection)
 
 
+_wanted: dict[str, tuple[int, ...] | None] = {}
+
+
+@receiver(setting_changed)
+def _forget_wanted(setting: str, **kwargs: object) -> None:  # a test's override_settings
+    if setting in ("DB_STATEMENT_TIMEOUT_MS", "DB_LOCK_TIMEOUT_MS", "DATABASES"):
+        _wanted.clear()
+
+
 def wanted(connection: BaseDatabaseWrapper) -> tuple[int, ...] | None:
     """The limits for a web request's connection: (statement ms, lock ms) on PostgreSQL, (busy ms,)
-    on SQLite; None on another database."""
+    on SQLite; None on another database. Worked out once per database (each request asks)."""
+    try:
+        return _wanted[connection.alias]
+    except KeyError:
+        pass
+    limits: tuple[int, ...] | None = None
     if connection.vendor == "postgresql":
-        return (settings.DB_STATEMENT_TIMEOUT_MS, settings.DB_LOCK_TIMEOUT_MS)
-    if connection.vendor == "sqlite":
+        limits = (settings.DB_STATEMENT_TIMEOUT_MS, settings.DB_LOCK_TIMEOUT_MS)
+    elif connection.vendor == "sqlite":
         opened_with = int(float(connection.settings_dict.get("OPTIONS", {}).get("timeout", 5)) * 1000)
-        return (settings.DB_LOCK_TIMEOUT_MS or opened_with,)
-    return None
+        limits = (settings.DB_LOCK_TIMEOUT_MS or opened_with,)
+    _wanted[connection.alias] = limits
+    return limits
 
 
 def _apply(connection: BaseDatabaseWrapper) -> None:
@@ -76,12 +93,13 @@ def _apply(connection: BaseDatabaseWrapper) -> None:
 
 
 def web_limits_ensure() -> None:
-    """Each open connection of this thread has the current limits (see the module's docstring)."""
+    """This thread's connection to the portal's database has the current limits (see the module's
+    docstring)."""
     if not _serving_web:
         return
-    for connection in connections.all(initialized_only=True):
-        if connection.connection is not None and getattr(connection, APPLIED, None) != wanted(connection):
-            _apply(connection)
+    connection = connections[DEFAULT_DB_ALIAS]
+    if connection.connection is not None and getattr(connection, APPLIED, None) != wanted(connection):
+        _apply(connection)
 
 
 def limit_exceeded(exception: BaseException | None) -> str | None:
