@@ -11,7 +11,7 @@ needs and waits for locks as long as it must; nor does a test process, unless a 
 
 They are set when a connection opens (Django's `connection_created`) and, for a connection opened
 before, or since the settings changed, at the start of the next request that finds it open: once
-per connection, so a request pays nothing for them. Inside a transaction that outlives requests (a
+per connection, so a request pays only the check (4.5 us on the 2-core machine). Inside a transaction that outlives requests (a
 test's) they are set again on each request: the transaction's rollback undoes a `SET`. They go
 straight to the driver, so they count as no query of the request.
 """
