@@ -225,7 +225,8 @@ def timed_import(doc: dict, curator: User, *, dry_run: bool) -> float:
 
 
 def timed_patch(curator: User, target: str, description: str) -> float:
-    """Seconds a curator's PATCH of the configuration `target` through the API takes."""
+    """Seconds a curator's PATCH of the configuration `target` through the API takes (a new
+    `description` each time: a PATCH that changes nothing writes nothing)."""
     client = APIClient(HTTP_HOST="localhost")
     client.force_authenticate(curator)
     began = time.perf_counter()
@@ -260,7 +261,7 @@ def patch_during_import(doc: dict, curator: User, target: str, *, dry_run: bool 
     child = context.Process(target=_import_child, args=(doc, curator.pk, dry_run, planning, finished))
     child.start()
     planning.wait()
-    patch_seconds = timed_patch(curator, target, "edited during a dry run")
+    patch_seconds = timed_patch(curator, target, f"edited during an import of {len(doc['evaluations'])} ({dry_run=})")
     still_planning = not finished.is_set()
     child.join()
     dry_seconds = time.perf_counter() - began_dry_run
