@@ -32,7 +32,7 @@ from records.filters import (
     ResultFilter,
 )
 from records.import_jobs import IMPORT_PERMISSIONS
-from records.imports import ImportConflict, ImportInvalid, records_import
+from records.imports import ImportConflict, ImportInvalid, ImportStale, records_import
 from records.seed import seed_document
 from records.serializers import (
     BaselineRoleSerializer,
@@ -348,7 +348,9 @@ class ImportView(APIView):
         except ImportConflict as conflict:
             return Response(
                 {
-                    "detail": "fields changed both here and in the document since its last import; nothing was written",
+                    "detail": "the catalogue kept changing while the import was being checked; nothing was written"
+                    if isinstance(conflict, ImportStale)
+                    else "fields changed both here and in the document since its last import; nothing was written",
                     "errors": conflict.errors,
                 },
                 status=status.HTTP_409_CONFLICT,

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from common.parsers import DuplicateKey, json_load_strict
 from records.api import IMPORT_PERMISSIONS
-from records.imports import ImportConflict, ImportInvalid, records_import
+from records.imports import ImportConflict, ImportInvalid, ImportStale, records_import
 
 
 class Command(BaseCommand):
@@ -51,6 +51,8 @@ class Command(BaseCommand):
             report = records_import(
                 document=document, actor=user, dry_run=options["dry_run"], overwrite=options["overwrite"]
             )
+        except ImportStale as stale:
+            raise CommandError(stale.errors[0]["message"]) from None
         except ImportConflict as conflict:
             for error in conflict.errors:
                 self.stderr.write(f"{error['path']}: {error['message']}")
