@@ -300,13 +300,9 @@ def _document_clashes(records: list[PlannedRecord]) -> list[dict[str, str]]:
                 continue
             other = seen.setdefault((model, constraint.name, key), item)
             if other is not item:
+                field = constraint.fields[0] if constraint.fields else _expression_field(constraint)
                 errors.append(
-                    {
-                        "path": f"{item.entry.path}.{(constraint.fields or ('record',))[0]}"
-                        if constraint.fields
-                        else f"{item.entry.path}.{_expression_field(constraint)}",
-                        "message": _clash_message(model, constraint, other),
-                    }
+                    {"path": f"{item.entry.path}.{field}", "message": _clash_message(model, constraint, other)}
                 )
     return errors
 

@@ -126,3 +126,20 @@ def test_the_records_written_in_bulk_have_the_history_a_save_gives_them(token_cl
     assert m.ImportSnapshot.objects.filter(stable_id__in=report.created["results"]).count() == len(
         report.created["results"]
     )
+
+
+def test_a_result_added_to_a_reviewed_evaluation_reopens_its_review_with_an_audit_row(seeded, make_user):
+    from reviews.models import ReviewEvent
+
+    curator = make_user("curator")
+    document = copy.deepcopy(seed_document())
+    evaluation = document["evaluations"][0]
+    assert m.Evaluation.objects.get(stable_id=evaluation["stable_id"]).review_state == "excluded"
+    added = {**evaluation["results"][0], "stable_id": f"{evaluation['stable_id']}-again"}
+    evaluation["results"].append(added)
+    report = records_import(document=document, actor=curator)
+    assert report.created == {"results": [added["stable_id"]]}
+    event = ReviewEvent.objects.filter(record_stable_id=evaluation["stable_id"]).latest("created_at")
+    assert (event.transition, event.actor_id) == ("reopen_excluded", curator.pk)
+    assert event.reason == f"edited: result {added['stable_id']} added (import)"
+    assert m.Result.history.get(stable_id=added["stable_id"]).history_change_reason == "import"
