@@ -26,7 +26,10 @@ def written_paths(block: str) -> set[str]:
     """Relative paths a block of shell writes: redirections, `mkdir -p`, `$PWD/...` mounts."""
     block = re.sub(r"\$\([^)]*\)", "X", block)  # backup/portal-$(date +%F).dump -> backup/portal-X.dump
     block = re.sub(r"<[^<>\n]*>", "X", block)  # a placeholder (<this repository>) is no redirection
-    paths = set(re.findall(r">>?\s*([\w.][\w./-]*)", block))
+    for loop in re.finditer(r"for (\w+) in ([^;\n]+); do\n?(.*?)\bdone", block, flags=re.S):
+        name, values, body = loop.groups()  # each pass of a `for` loop, with its variable's value
+        block += "\n" + "\n".join(body.replace(f"${name}", value) for value in values.split())
+    paths = set(re.findall(r">>?\s*([\w.][\w./$-]*)", block))
     for arguments in re.findall(r"mkdir -p ((?:[\w.][\w./-]* ?)+)", block):
         paths.update(f"{folder.rstrip('/')}/a_file" for folder in arguments.split())
     paths.update(f"{folder}/a_file" for folder in re.findall(r"\$PWD/([\w./-]+):", block))  # a mounted folder
@@ -59,7 +62,8 @@ def operator_tree(tmp_path: Path) -> tuple[Path, list[str]]:
 
 
 def test_the_docs_create_the_secret_files_the_test_guards():
-    assert {"secrets/secret_key", "secrets/postgres_password", "secrets/metrics_token"} <= documented_paths()
+    secrets = ["secret_key", "postgres_password", "postgres_owner_password", "postgres_app_password", "metrics_token"]
+    assert {f"secrets/{name}" for name in secrets} <= documented_paths()
 
 
 def test_no_path_the_docs_create_enters_the_docker_build_context(operator_tree):
