@@ -79,7 +79,7 @@ class StableCursorPagination(CursorPagination):
     def encode_cursor(self, cursor: Cursor) -> str:
         payload = {"o": cursor.offset, "r": int(cursor.reverse), "p": cursor.position, "k": list(self.ordering)}
         encoded = _cursor_signer().sign_object(payload, compress=True)
-        return replace_query_param(self.base_url, self.cursor_query_param, encoded)
+        return replace_query_param(self.base_url or "", self.cursor_query_param, encoded)
 
     def decode_cursor(self, request: Request) -> Cursor | None:
         encoded = request.query_params.get(self.cursor_query_param)
