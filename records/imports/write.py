@@ -3,8 +3,8 @@
 New records that nothing reviewed depends on (every new record but a protocol or decision, whose
 many-to-many sets and limitations have history of their own, and a result added to an evaluation
 already in the catalogue, which may reopen its review) are written in bulk: the rows, then their
-history rows with the same user, reason ("import") and fields a `record_save` would give them,
-then one catalogue version bump. Every other write goes through `record_upsert`, as one edit of a
+history rows with the same user, reason ("import") and fields a `record_save` would give them
+(copied from the rows by the database), then one catalogue version bump. Every other write goes through `record_upsert`, as one edit of a
 curator would (history, reopen on edit). The import snapshots are written in bulk last.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import connection, models
 from django.utils import timezone
 
 from common.history import history_note
@@ -89,7 +89,33 @@ def _bulk_create(records: list[models.Model], *, actor: Actor, now: datetime) ->
             record.last_edited_by = editor
         history_note(record, user=actor, reason="import")
     model._default_manager.bulk_create(records, batch_size=BATCH)
-    model.history.bulk_history_create(records, batch_size=BATCH, default_date=now)  # type: ignore[attr-defined]
+    _history_rows(model, [record.pk for record in records], actor=actor, now=now)
+
+
+def _history_rows(model: type[models.Model], pks: list[int], *, actor: Actor, now: datetime) -> None:
+    """The history row ("+", `actor`, reason "import") of each record just inserted, copied from its
+    row by the database (INSERT ... SELECT): the fields `record_save`'s history row has, without
+    building each row in Python."""
+    history = model.history.model  # type: ignore[attr-defined]
+    quote = connection.ops.quote_name
+    tracked = history.tracked_fields
+    columns = [quote(field.column) for field in tracked] + [
+        quote(history._meta.get_field(name).column)
+        for name in ("history_date", "history_change_reason", "history_type", "history_user")
+    ]
+    copied = ", ".join(quote(model._meta.get_field(field.name).column) for field in tracked)  # type: ignore[union-attr]
+    date = history._meta.get_field("history_date").get_db_prep_value(now, connection)
+    user = acting_user(actor)
+    pk_column = quote(model._meta.pk.column)  # type: ignore[union-attr]
+    with connection.cursor() as cursor:
+        for start in range(0, len(pks), BATCH):
+            chunk = pks[start : start + BATCH]
+            cursor.execute(
+                f"INSERT INTO {quote(history._meta.db_table)} ({', '.join(columns)}) "
+                f"SELECT {copied}, %s, %s, %s, %s FROM {quote(model._meta.db_table)} "
+                f"WHERE {pk_column} IN ({', '.join(['%s'] * len(chunk))}) ORDER BY {pk_column}",
+                [date, "import", "+", user.pk if user is not None else None, *chunk],
+            )
 
 
 def _write_one(item: PlannedRecord, *, actor: Actor) -> None:

@@ -123,6 +123,11 @@ def test_the_records_written_in_bulk_have_the_history_a_save_gives_them(token_cl
         assert set(rows.values_list("history_type", "history_user_id", "history_change_reason")) == {
             ("+", curator.pk, "import")
         }
+    result = m.Result.objects.get(stable_id=report.created["results"][0])
+    fields = [field.attname for field in m.Result._meta.concrete_fields]
+    assert {name: getattr(result.history.get(), name) for name in fields} == {
+        name: getattr(result, name) for name in fields
+    }
     assert m.ImportSnapshot.objects.filter(stable_id__in=report.created["results"]).count() == len(
         report.created["results"]
     )
