@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from common.models import Version
 from common.types import Actor
 from common.versions import CATALOGUE
 from records.imports.document import ImportConflict, ImportInvalid, ImportReport, ImportStale
 from records.imports.plan import ImportPlan, import_plan
-from records.imports.write import plan_write
+from records.imports.write import plan_write, snapshot_inserts
 
 ATTEMPTS = 3  # plans made before refusing an import whose catalogue keeps changing under it
 
@@ -51,6 +52,8 @@ def records_import(
         if plan.report.conflicts:
             raise ImportConflict(_conflict_errors(plan), plan.report.conflicts)
         total = len(plan.records)
+        now = timezone.now()
+        snapshots = snapshot_inserts(plan, actor=actor, now=now)  # compiled before the lock is taken
         try:
             with transaction.atomic():
                 if _version_locked() != plan.version:
@@ -59,6 +62,8 @@ def records_import(
                     plan=plan,
                     actor=actor,
                     progress=None if progress is None else functools.partial(_written, progress, total),
+                    now=now,
+                    snapshots=snapshots,
                 )
         except IntegrityError as exc:  # a database rule the plan did not foresee: nothing is kept
             raise ImportInvalid([{"path": "document", "message": f"refused by the database: {exc}"}]) from None

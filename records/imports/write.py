@@ -5,16 +5,18 @@ many-to-many sets and limitations have history of their own, and a result added 
 already in the catalogue, which may reopen its review) are written in bulk: the rows, then their
 history rows with the same user, reason ("import") and fields a `record_save` would give them
 (copied from the rows by the database), then one catalogue version bump. Every other write goes through `record_upsert`, as one edit of a
-curator would (history, reopen on edit). The import snapshots are written in bulk last.
+curator would (history, reopen on edit). The import snapshots are written last, their INSERTs compiled before the transaction opened.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection, models
+from django.db.models import sql
 from django.utils import timezone
 
 from common.history import history_note
@@ -29,9 +31,20 @@ from reviews.models import Reviewable
 BATCH = 1000  # rows per INSERT
 
 
-def plan_write(*, plan: ImportPlan, actor: Actor, progress: Callable[[int], None] | None = None) -> None:
-    """Write `plan`; the caller holds the transaction. `progress(done)` after each record or batch."""
-    now = timezone.now()
+def plan_write(
+    *,
+    plan: ImportPlan,
+    actor: Actor,
+    progress: Callable[[int], None] | None = None,
+    now: datetime | None = None,
+    snapshots: list[tuple[str, Any]] | None = None,
+) -> None:
+    """Write `plan`; the caller holds the transaction. `progress(done)` after each record or batch.
+
+    `snapshots` are the plan's `snapshot_inserts` at `now`, compiled before the transaction."""
+    now = now or timezone.now()
+    if snapshots is None:
+        snapshots = snapshot_inserts(plan, actor=actor, now=now)
     created = {id(item.record) for item in plan.records if item.created}
     batch: list[PlannedRecord] = []
     in_batch: set[int] = set()
@@ -64,7 +77,7 @@ def plan_write(*, plan: ImportPlan, actor: Actor, progress: Callable[[int], None
     flush()
     if state["bulk"]:
         version_bump()
-    _write_snapshots(plan, actor=actor, now=now)
+    _write_snapshots(plan, actor=actor, now=now, inserts=snapshots)
     if progress is not None:
         progress(len(plan.records))
 
@@ -132,29 +145,43 @@ def _write_one(item: PlannedRecord, *, actor: Actor) -> None:
         protocol_limitations_set(protocol=item.record, texts=item.limitations, actor=actor, reason="import")  # type: ignore[arg-type]
 
 
-def _write_snapshots(plan: ImportPlan, *, actor: Actor, now: datetime) -> None:
+def snapshot_inserts(plan: ImportPlan, *, actor: Actor, now: datetime) -> list[tuple[str, Any]]:
+    """The INSERT statements of the plan's new import snapshots, compiled before the write
+    transaction opens (their values are all known from the plan), so that it only runs them."""
+    imported_by = acting_user(actor)
+    new = [
+        m.ImportSnapshot(
+            document=plan.title,
+            section=item.entry.section.key,
+            stable_id=item.entry.stable_id,
+            values=item.wanted,
+            imported_at=now,
+            imported_by=imported_by,
+        )
+        for item in plan.records
+        if item.snapshot is None
+    ]
+    fields = [field for field in m.ImportSnapshot._meta.concrete_fields if not field.primary_key]
+    size = max(1, min(BATCH, connection.ops.bulk_batch_size(fields, new))) if new else BATCH
+    statements: list[tuple[str, Any]] = []
+    for start in range(0, len(new), size):
+        query = sql.InsertQuery(m.ImportSnapshot)
+        query.insert_values(fields, new[start : start + size])
+        statements.extend(query.get_compiler(connection=connection).as_sql())
+    return statements
+
+
+def _write_snapshots(plan: ImportPlan, *, actor: Actor, now: datetime, inserts: list[tuple[str, Any]]) -> None:
     """What the document now holds for each record: the base of its next three-way merge."""
     imported_by = acting_user(actor)
-    new: list[m.ImportSnapshot] = []
     changed: list[m.ImportSnapshot] = []
     for item in plan.records:
-        if not plan.snapshot_needed(item):
-            continue
-        if item.snapshot is None:
-            new.append(
-                m.ImportSnapshot(
-                    document=plan.title,
-                    section=item.entry.section.key,
-                    stable_id=item.entry.stable_id,
-                    values=item.wanted,
-                    imported_at=now,
-                    imported_by=imported_by,
-                )
-            )
-        else:
+        if item.snapshot is not None and plan.snapshot_needed(item):
             item.snapshot.values = item.wanted
             item.snapshot.imported_at = now
             item.snapshot.imported_by = imported_by
             changed.append(item.snapshot)
-    m.ImportSnapshot.objects.bulk_create(new, batch_size=BATCH)
+    with connection.cursor() as cursor:
+        for statement, params in inserts:
+            cursor.execute(statement, params)
     m.ImportSnapshot.objects.bulk_update(changed, ["values", "imported_at", "imported_by"], batch_size=BATCH)
