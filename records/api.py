@@ -220,6 +220,7 @@ class DecisionViewSet(CatalogueViewSet):
 
 # -- bulk import ------------------------------------------------------------------------------
 
+
 class CanImport(permissions.BasePermission):
     message = "importing needs the curators' permissions to add and change catalogue records"
 
