@@ -9,7 +9,6 @@ neither the tasks nor the services, so that the tasks may import it.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -20,22 +19,13 @@ from benchmarks import conf
 from benchmarks.jobs import FAILED, JOBS, QUEUED, RUNNING, revoke_after_commit
 from benchmarks.models import BenchmarkJob
 from benchmarks.presets import time_limits
+from common.lifecycle import SweepReport
 
 
 class Send(Protocol):
     """Sends a job's message after the commit (`benchmarks.tasks.benchmark_job_send`)."""
 
     def __call__(self, *, job: BenchmarkJob) -> None: ...
-
-
-@dataclass
-class SweepReport:
-    resent: list[int] = field(default_factory=list)
-    requeued: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, list[int]]:
-        return {"resent": self.resent, "requeued": self.requeued, "failed": self.failed}
 
 
 def _resend(*, job: BenchmarkJob, send: Send, now: datetime, reason: str, new_message_id: bool, **fields: Any) -> None:

@@ -275,3 +275,15 @@ class Lifecycle(Generic[Row]):
             if outcome:
                 outcomes.setdefault(outcome, []).append(pk)
         return outcomes
+
+
+@dataclass
+class SweepReport:
+    """What one sweep did: the ids whose message it sent again, requeued for another attempt, failed."""
+
+    resent: list[int] = field(default_factory=list)
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, list[int]]:
+        return {"resent": self.resent, "requeued": self.requeued, "failed": self.failed}

@@ -21,7 +21,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,7 +31,7 @@ from django.utils import timezone
 from rest_framework.utils.json import strict_constant
 
 from common.errors import Conflict
-from common.lifecycle import NEW, Lifecycle, TransitionTable, duration_setting
+from common.lifecycle import NEW, Lifecycle, SweepReport, TransitionTable, duration_setting
 from common.parsers import JSONNumber
 from records.imports import ImportConflict, ImportInvalid, records_import
 from records.models import ImportJob, ImportJobEvent, ImportJobOutcome, ImportJobStatus
@@ -274,16 +273,6 @@ def import_job_execute(*, job_id: int, task_id: str, worker_host: str) -> str:
 
 
 # --- the reaper ---------------------------------------------------------------------------------
-
-
-@dataclass
-class SweepReport:
-    resent: list[int] = field(default_factory=list)
-    requeued: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, list[int]]:
-        return {"resent": self.resent, "requeued": self.requeued, "failed": self.failed}
 
 
 Send = Callable[..., None]

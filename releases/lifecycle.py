@@ -25,7 +25,6 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.db.models import F, Value
@@ -33,7 +32,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from common.errors import DomainError
-from common.lifecycle import NEW, Lifecycle, TransitionTable
+from common.lifecycle import NEW, Lifecycle, SweepReport, TransitionTable
 from common.types import Actor
 from releases import conf, store
 from releases.models import UNFINISHED, Release, ReleaseEvent, ReleaseStatus
@@ -229,12 +228,6 @@ def build_state(release: Release) -> str:
 
 
 # ------------------------------------------------------------------- sweep
-
-
-@dataclass
-class SweepReport:
-    resent: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
 
 
 def _sweep_one(
