@@ -170,7 +170,7 @@ def test_it_keeps_a_user_whose_edits_are_in_the_history_and_the_admin_says_why(s
 
     editor = make_user("curator", "editor-one")
     source = Source.objects.first()
-    source.venue = f"{source.venue} "  # an edit: the history names the editor
+    source.venue = f"{source.venue} (v2)"  # an edit: the history names the editor
     record_save(record=source, actor=editor, changed_fields=["venue"])
     assert source.history.filter(history_user=editor).exists()
     with pytest.raises(ProtectedError), transaction.atomic():
