@@ -266,6 +266,9 @@ if RELEASE_BUILD_FORK not in ("auto", "always", "never"):
 # Imports (records.import_jobs, records.jobs): a document of more entries than this is imported by a
 # worker as a job (the API answers 202 with its status URL), never inside a web request.
 IMPORT_INLINE_MAX_RECORDS = env_int("PORTAL_IMPORT_INLINE_MAX_RECORDS", 500, minimum=0)
+# A real import writes its plan in transactions of about this many records each (records.imports.service):
+# other writes get through between them; a document of at most this many is written all or nothing.
+IMPORT_WRITE_BATCH_RECORDS = env_int("PORTAL_IMPORT_WRITE_BATCH_RECORDS", 1000, minimum=1)
 
 # Benchmark jobs (defaults in benchmarks/conf.py; time limits per preset in benchmarks/presets.py).
 BENCHMARK_HEARTBEAT_SECONDS = env_int("BENCHMARK_HEARTBEAT_SECONDS", 30, minimum=1)

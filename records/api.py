@@ -349,16 +349,16 @@ class ImportView(APIView):
         except ImportConflict as conflict:
             return Response(
                 {
-                    "detail": "the catalogue kept changing while the import was being checked; nothing was written"
+                    "detail": f"the catalogue kept changing while the import was being checked; {conflict.outcome}"
                     if isinstance(conflict, ImportStale)
-                    else "fields changed both here and in the document since its last import; nothing was written",
+                    else f"fields changed both here and in the document since its last import; {conflict.outcome}",
                     "errors": conflict.errors,
                 },
                 status=status.HTTP_409_CONFLICT,
             )
         except ImportInvalid as invalid:
             return Response(
-                {"detail": "the document is invalid; nothing was written", "errors": invalid.errors},
+                {"detail": f"the document is invalid; {invalid.outcome}", "errors": invalid.errors},
                 status=status.HTTP_400_BAD_REQUEST,
             )
         created = bool(report.created) and not dry_run

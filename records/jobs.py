@@ -238,7 +238,7 @@ def import_job_execute(*, job_id: int, task_id: str, worker_host: str) -> str:
                 "to": FAILED,
                 "reason": f"refused: {len(conflict.errors)} fields changed on both sides",
                 "outcome": ImportJobOutcome.CONFLICT,
-                "detail": "fields changed both here and in the document since its last import; nothing was written",
+                "detail": f"fields changed both here and in the document since its last import; {conflict.outcome}",
                 "errors": conflict.errors,
             }
         except ImportInvalid as invalid:
@@ -246,7 +246,7 @@ def import_job_execute(*, job_id: int, task_id: str, worker_host: str) -> str:
                 "to": FAILED,
                 "reason": f"refused: {len(invalid.errors)} errors in the document",
                 "outcome": ImportJobOutcome.INVALID,
-                "detail": "the document is invalid; nothing was written",
+                "detail": f"the document is invalid; {invalid.outcome}",
                 "errors": invalid.errors,
             }
         except Exception as exc:

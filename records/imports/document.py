@@ -189,13 +189,24 @@ METRIC_KEYS = {"name", "short_name", "description", "unit", "direction"}
 
 
 class ImportInvalid(DomainError):
-    """The document cannot be imported; `errors` name each problem by its path in the document."""
+    """The document cannot be imported; `errors` name each problem by its path in the document.
+
+    `written` says what earlier batches of a large import committed before it stopped ("" when
+    nothing was written); it is then the first error too, so every caller's message carries it."""
 
     default_field = "document"
 
-    def __init__(self, errors: list[dict[str, str]]):
+    def __init__(self, errors: list[dict[str, str]], *, written: str = ""):
+        if written:
+            errors = [{"path": "document", "message": written}, *errors]
         super().__init__(f"{len(errors)} problem(s): " + "; ".join(f"{e['path']}: {e['message']}" for e in errors[:5]))
         self.errors = errors
+        self.written = written
+
+    @property
+    def outcome(self) -> str:
+        """What the refused import left in the database, for a message: "nothing was written" or what was."""
+        return self.written or "nothing was written"
 
 
 class ImportConflict(ImportInvalid):
@@ -204,25 +215,26 @@ class ImportConflict(ImportInvalid):
     status = 409
     code = "conflict"
 
-    def __init__(self, errors: list[dict[str, str]], conflicts: dict[str, dict[str, list[dict]]]):
-        super().__init__(errors)
+    def __init__(self, errors: list[dict[str, str]], conflicts: dict[str, dict[str, list[dict]]], *, written: str = ""):
+        super().__init__(errors, written=written)
         self.conflicts = conflicts
 
 
 class ImportStale(ImportConflict):
     """The catalogue changed between planning the import and writing it, each time it was tried."""
 
-    def __init__(self, attempts: int):
+    def __init__(self, attempts: int, *, written: str = ""):
         super().__init__(
             [
                 {
                     "path": "document",
                     "message": f"the catalogue changed while the import was being checked ({attempts} times); "
-                    "nothing was written: send it again",
+                    + (written if written else "nothing was written: send it again"),
                 }
             ],
             {},
         )
+        self.written = written
 
 
 @dataclass

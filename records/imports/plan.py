@@ -5,7 +5,7 @@ document creates, held in memory), merges each existing record three ways, and v
 as it would be written (its fields, its model's `clean`, its check and unique constraints, the
 unit rule), collecting every problem of the whole document rather than stopping at the first.
 It opens no transaction, so a dry run never takes the catalogue's write lock, and a real import
-holds it only while it writes the plan (records.imports.write).
+holds it only while it writes each batch of the plan (records.imports.service, records.imports.write).
 """
 
 from __future__ import annotations

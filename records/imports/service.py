@@ -1,4 +1,4 @@
-"""`records_import`: plan the whole document with reads only, then write the plan in one short transaction."""
+"""`records_import`: plan the whole document with reads only, then write the plan in short transactions of a batch each."""
 
 from __future__ import annotations
 
@@ -6,14 +6,16 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from common.models import Version
 from common.types import Actor
 from common.versions import CATALOGUE
+from records.imports.batches import batch_unchanged, batches, merged_report
 from records.imports.document import ImportConflict, ImportInvalid, ImportReport, ImportStale
-from records.imports.plan import ImportPlan, import_plan
+from records.imports.plan import ImportPlan, PlannedRecord, import_plan
 from records.imports.write import plan_write, snapshot_inserts
 
 ATTEMPTS = 3  # plans made before refusing an import whose catalogue keeps changing under it
@@ -27,48 +29,125 @@ def records_import(
     overwrite: Iterable[str] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
-    """Check the whole document and report what it changes; unless `dry_run`, write it (all or nothing).
+    """Check the whole document and report what it changes; unless `dry_run`, write it.
 
     The plan (records.imports.plan) reads only: a dry run opens no transaction and takes no lock,
-    and every problem of the document is listed at once (ImportInvalid). The write then takes the
-    catalogue's write lock only to write the plan, after checking that the catalogue version is the
-    one the plan was read at; when it is not, the document is planned again (ImportStale, a 409,
-    after ATTEMPTS plans).
+    and every problem of the document is listed at once (ImportInvalid). The plan is then written
+    in batches of about settings.IMPORT_WRITE_BATCH_RECORDS records, in its order (a record after
+    those it refers to), each in its own short transaction holding the catalogue's write lock, so
+    that other writes get through between batches. A document of one batch is written all or
+    nothing; a larger one is atomic per batch, not as a whole.
+
+    The first batch of a plan is written only if the catalogue version is still the one the plan
+    was read at; a later batch, if nobody else has written since, or else if what it depends on is
+    unchanged (`batch_unchanged`, a few reads per batch). Otherwise the document is planned again
+    (the records already written now read as unchanged: the import is idempotent) and the rest is
+    written; after ATTEMPTS plans it stops (ImportStale, a 409). An import that stops after some
+    batches committed says so in its error (`ImportInvalid.written`): sending the same document
+    again finishes it.
 
     `overwrite` names records ("evaluations/<stable id>") whose fields changed since their last
     import on both sides and should take the document's values; any other such conflict refuses
-    the whole import (ImportConflict) and lists every one. A dry run reports conflicts instead.
+    the import (ImportConflict) and lists every one. A dry run reports conflicts instead.
     `progress(done, total)` is called as the entries are planned and then written: `total` is the
     number of entries, and each counts half done once planned and done once written too (a dry
     run's once planned).
     """
     overwrite = set(overwrite)
+    size = settings.IMPORT_WRITE_BATCH_RECORDS
+    state = _Written()
+    report: ImportReport | None = None
     for _attempt in range(ATTEMPTS):
-        plan = _plan(document=document, overwrite=overwrite, dry_run=dry_run, progress=progress)
+        plan = _plan(document=document, overwrite=overwrite, dry_run=dry_run, progress=None if state.keys else progress)
         if plan.errors:
-            raise ImportInvalid(plan.errors)
+            raise ImportInvalid(plan.errors, written=state.summary())
         if dry_run:
             return plan.report
         if plan.report.conflicts:
-            raise ImportConflict(_conflict_errors(plan), plan.report.conflicts)
-        total = len(plan.records)
+            raise ImportConflict(_conflict_errors(plan), plan.report.conflicts, written=state.summary())
+        if state.total == 0:
+            state.total = len(plan.records)
+        report = plan.report if report is None else merged_report(report, plan.report, state.keys)
+        rest = [item for item in plan.records if not state.finished(plan, item)]
+        if _write(plan, rest, size=size, actor=actor, progress=progress, state=state):
+            return report
+    raise ImportStale(ATTEMPTS, written=state.summary())
+
+
+class _Written:
+    """What the import's committed batches wrote, across its plans."""
+
+    def __init__(self) -> None:
+        self.keys: set[tuple[str, str]] = set()
+        self.batches = 0
+        self.total = 0  # the entries of the document
+        self.planned_batches = 0
+        self.shown = 0  # the progress last reported
+
+    def finished(self, plan: ImportPlan, item: PlannedRecord) -> bool:
+        """A record an earlier batch wrote that the new plan leaves as it is."""
+        key = (item.entry.section.key, item.entry.stable_id)
+        return key in self.keys and not (item.created or item.changed or plan.snapshot_needed(item))
+
+    def summary(self) -> str:
+        if not self.batches:
+            return ""
+        return (
+            f"written {len(self.keys):,} of {self.total:,} records in {self.batches} of {self.planned_batches} "
+            "batches; nothing else was changed; send the same document again to finish: the import is idempotent"
+        )
+
+
+def _write(
+    plan: ImportPlan,
+    records: list[PlannedRecord],
+    *,
+    size: int,
+    actor: Actor,
+    progress: Callable[[int, int], None] | None,
+    state: _Written,
+) -> bool:
+    """Write `records` of `plan` batch by batch; False when the catalogue changed what a batch depends on."""
+    expected = plan.version  # the catalogue version the next batch was planned or written against
+    moved = False  # whether another write changed the catalogue since the plan was read
+    parts = batches(records, size)
+    state.planned_batches = state.batches + len(parts)
+    for index, batch in enumerate(parts):
         now = timezone.now()
-        snapshots = snapshot_inserts(plan, actor=actor, now=now)  # compiled before the lock is taken
+        snapshots = snapshot_inserts(plan, actor=actor, now=now, records=batch)  # compiled before the lock is taken
+        offset = len(state.keys)
         try:
             with transaction.atomic():
-                if _version_locked() != plan.version:
-                    continue  # written meanwhile: what the plan read may have changed
+                moved = moved or _version_locked() != expected
+                if moved and (index == 0 or not batch_unchanged(plan, batch)):
+                    return False  # written meanwhile: what the batch was planned against may have changed
                 plan_write(
                     plan=plan,
                     actor=actor,
-                    progress=None if progress is None else functools.partial(_written, progress, total),
+                    progress=None if progress is None else functools.partial(_written, progress, state, offset),
                     now=now,
                     snapshots=snapshots,
+                    records=batch,
                 )
-        except IntegrityError as exc:  # a database rule the plan did not foresee: nothing is kept
-            raise ImportInvalid([{"path": "document", "message": f"refused by the database: {exc}"}]) from None
-        return plan.report
-    raise ImportStale(ATTEMPTS)
+                expected = _version_locked()
+        except IntegrityError as exc:  # a database rule the plan did not foresee: nothing of the batch is kept
+            raise ImportInvalid(
+                [{"path": "document", "message": f"refused by the database: {exc}"}], written=state.summary()
+            ) from None
+        except (ImportInvalid, DatabaseError) as exc:  # nothing of this batch is kept; earlier ones are
+            if not state.batches:
+                raise
+            errors = (
+                exc.errors
+                if isinstance(exc, ImportInvalid)
+                else [{"path": "document", "message": f"stopped by the database: {exc}"}]
+            )
+            raise ImportInvalid(errors, written=state.summary()) from None
+        state.batches += 1
+        state.keys.update((item.entry.section.key, item.entry.stable_id) for item in batch)
+        if progress is not None:  # once the batch is committed, with no lock held
+            _written(progress, state, 0, len(state.keys))
+    return True
 
 
 def _plan(
@@ -86,8 +165,9 @@ def _plan(
     )
 
 
-def _written(progress: Callable[[int, int], None], total: int, written: int) -> None:
-    progress((total + written) // 2, total)
+def _written(progress: Callable[[int, int], None], state: _Written, offset: int, done: int) -> None:
+    state.shown = max(state.shown, (state.total + min(offset + done, state.total)) // 2)
+    progress(state.shown, state.total)
 
 
 def _version_locked() -> int:

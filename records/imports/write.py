@@ -1,10 +1,10 @@
-"""Writing an import's plan (records.imports.plan) inside the caller's one short transaction.
+"""Writing an import's plan (records.imports.plan), or one batch of its records, inside the caller's short transaction.
 
 New records that nothing reviewed depends on (every new record but a protocol or decision, whose
 many-to-many sets and limitations have history of their own, and a result added to an evaluation
 already in the catalogue, which may reopen its review) are written in bulk: the rows, then their
 history rows with the same user, reason ("import") and fields a `record_save` would give them
-(copied from the rows by the database), then one catalogue version bump. Every other write goes through `record_upsert`, as one edit of a
+(copied from the rows by the database), then one catalogue version bump per call. Every other write goes through `record_upsert`, as one edit of a
 curator would (history, reopen on edit). The import snapshots are written last, their INSERTs compiled before the transaction opened.
 """
 
@@ -38,13 +38,17 @@ def plan_write(
     progress: Callable[[int], None] | None = None,
     now: datetime | None = None,
     snapshots: list[tuple[str, Any]] | None = None,
+    records: list[PlannedRecord] | None = None,
 ) -> None:
-    """Write `plan`; the caller holds the transaction. `progress(done)` after each record or batch.
+    """Write `records` of `plan` (all of them by default; a batch refers only to records of the
+    plan already written or in it); the caller holds the transaction. `progress(done)` after each
+    record or batch of rows, `done` counting this call's records.
 
-    `snapshots` are the plan's `snapshot_inserts` at `now`, compiled before the transaction."""
+    `snapshots` are the records' `snapshot_inserts` at `now`, compiled before the transaction."""
     now = now or timezone.now()
+    records = plan.records if records is None else records
     if snapshots is None:
-        snapshots = snapshot_inserts(plan, actor=actor, now=now)
+        snapshots = snapshot_inserts(plan, actor=actor, now=now, records=records)
     created = {id(item.record) for item in plan.records if item.created}
     batch: list[PlannedRecord] = []
     in_batch: set[int] = set()
@@ -60,7 +64,7 @@ def plan_write(
             if progress is not None:
                 progress(state["done"])
 
-    for item in plan.records:
+    for item in records:
         if item.created and _bulk(item, created):
             model = type(item.record)
             if batch and (type(batch[0].record) is not model or _refers_to(item, in_batch) or len(batch) >= BATCH):
@@ -77,9 +81,9 @@ def plan_write(
     flush()
     if state["bulk"]:
         version_bump()
-    _write_snapshots(plan, actor=actor, now=now, inserts=snapshots)
+    _write_snapshots(plan, records, actor=actor, now=now, inserts=snapshots)
     if progress is not None:
-        progress(len(plan.records))
+        progress(len(records))
 
 
 def _bulk(item: PlannedRecord, created: set[int]) -> bool:
@@ -145,8 +149,10 @@ def _write_one(item: PlannedRecord, *, actor: Actor) -> None:
         protocol_limitations_set(protocol=item.record, texts=item.limitations, actor=actor, reason="import")  # type: ignore[arg-type]
 
 
-def snapshot_inserts(plan: ImportPlan, *, actor: Actor, now: datetime) -> list[tuple[str, Any]]:
-    """The INSERT statements of the plan's new import snapshots, compiled before the write
+def snapshot_inserts(
+    plan: ImportPlan, *, actor: Actor, now: datetime, records: list[PlannedRecord] | None = None
+) -> list[tuple[str, Any]]:
+    """The INSERT statements of the new import snapshots of `records` (the plan's by default), compiled before the write
     transaction opens (their values are all known from the plan), so that it only runs them."""
     imported_by = acting_user(actor)
     new = [
@@ -158,7 +164,7 @@ def snapshot_inserts(plan: ImportPlan, *, actor: Actor, now: datetime) -> list[t
             imported_at=now,
             imported_by=imported_by,
         )
-        for item in plan.records
+        for item in (plan.records if records is None else records)
         if item.snapshot is None
     ]
     fields = [field for field in m.ImportSnapshot._meta.concrete_fields if not field.primary_key]
@@ -171,11 +177,13 @@ def snapshot_inserts(plan: ImportPlan, *, actor: Actor, now: datetime) -> list[t
     return statements
 
 
-def _write_snapshots(plan: ImportPlan, *, actor: Actor, now: datetime, inserts: list[tuple[str, Any]]) -> None:
+def _write_snapshots(
+    plan: ImportPlan, records: list[PlannedRecord], *, actor: Actor, now: datetime, inserts: list[tuple[str, Any]]
+) -> None:
     """What the document now holds for each record: the base of its next three-way merge."""
     imported_by = acting_user(actor)
     changed: list[m.ImportSnapshot] = []
-    for item in plan.records:
+    for item in records:
         if item.snapshot is not None and plan.snapshot_needed(item):
             item.snapshot.values = item.wanted
             item.snapshot.imported_at = now

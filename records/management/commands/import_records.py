@@ -57,13 +57,13 @@ class Command(BaseCommand):
             for error in conflict.errors:
                 self.stderr.write(f"{error['path']}: {error['message']}")
             raise CommandError(
-                f"{len(conflict.errors)} field(s) changed both here and in the document since its last import; nothing was written "
+                f"{len(conflict.errors)} field(s) changed both here and in the document since its last import; {conflict.outcome} "
                 "(see --dry-run, and --overwrite SECTION/STABLE_ID to take the document's values)"
             ) from None
         except ImportInvalid as invalid:
             for error in invalid.errors:
                 self.stderr.write(f"{error['path']}: {error['message']}")
             raise CommandError(
-                f"the document is invalid ({len(invalid.errors)} problem(s)); nothing was written"
+                f"the document is invalid ({len(invalid.errors)} problem(s)); {invalid.outcome}"
             ) from None
         self.stdout.write(json.dumps(report.as_dict(), indent=2, sort_keys=True, default=str))
