@@ -12,8 +12,10 @@ results, and for each size times
 
 and prints the seconds and the import's ratio to the bulk insert. Then, while a dry run of the
 20,000-result document plans in another process, it PATCHes a configuration through the API and
-prints how long that answer took, and then how long one waits while an import of the smallest
-document writes (its write transaction holds the catalogue's write lock).
+prints how long that answer took, then how long one waits while an import of the smallest
+document writes, and then how long each of a run of PATCHes waits while an import of the largest
+writes (each of its batches, PORTAL_IMPORT_WRITE_BATCH_RECORDS records, holds the catalogue's
+write lock for its own short transaction; other writes get through between batches).
 
 Run: .venv/bin/python bench/import_speed.py [SIZES ...] [--concurrency-only]   (default 2000 20000;
 --concurrency-only imports the largest document and times the PATCH only; a throw-away SQLite
@@ -42,6 +44,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections, transaction  # noqa: E402
@@ -271,6 +274,25 @@ def patch_during_import(doc: dict, curator: User, target: str, *, dry_run: bool 
     return patch_seconds, dry_seconds
 
 
+def patches_while_importing(doc: dict, curator: User, target: str) -> tuple[list[float], float]:
+    """The seconds of each PATCH of `target`, one after another, sent from the time an import of
+    `doc` in another process has written a tenth of it until it ends, and the import's seconds."""
+    context = multiprocessing.get_context("fork")
+    writing, finished = context.Event(), context.Event()
+    connections.close_all()
+    began = time.perf_counter()
+    child = context.Process(target=_import_child, args=(doc, curator.pk, False, writing, finished))
+    child.start()
+    writing.wait()
+    waits = []
+    while not finished.is_set():
+        waits.append(timed_patch(curator, target, f"edit {len(waits)} while {len(doc['evaluations'])} are written"))
+        time.sleep(0.05)
+    child.join()
+    assert child.exitcode == 0, "the import failed"
+    return waits, time.perf_counter() - began
+
+
 def main() -> None:
     concurrency_only = "--concurrency-only" in sys.argv
     sizes = [int(size) for size in sys.argv[1:] if size.isdigit()] or [2000, 20000]
@@ -305,7 +327,13 @@ def main() -> None:
     patch, real = patch_during_import(document(f"late{smallest}", smallest), curator, target, dry_run=False)
     print(
         f"PATCH sent while an import of {smallest} results writes: answered in {patch:.3f} s "
-        f"(the import took {real:.2f} s; it waits for the import's write transaction)"
+        f"(the import took {real:.2f} s; it waits for the import's batch transaction then writing)"
+    )
+    waits, real = patches_while_importing(document(f"busy{largest}", largest), curator, target)
+    print(
+        f"PATCHes sent one after another while an import of {largest} results writes: {len(waits)} answered, "
+        f"slowest {max(waits):.3f} s, median {sorted(waits)[len(waits) // 2]:.3f} s (the import took {real:.2f} s, "
+        f"in batches of {settings.IMPORT_WRITE_BATCH_RECORDS} records)"
     )
 
 
