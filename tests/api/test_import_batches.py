@@ -4,17 +4,20 @@ an import stopped after some batches says what it wrote and finishes when sent a
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from io import StringIO
 
 import pytest
-from django.db import connection, connections, transaction
+from django.core.management import CommandError, call_command
+from django.db import OperationalError, connection, connections, transaction
 
 from records import models as m
 from records.imports import SECTIONS, ImportConflict, records_import
 from records.seed import seed_document
 from reviews.models import ReviewEvent
-from tests.records.import_job_documents import document_with_results
+from tests.records.import_job_documents import as_json, document_with_results
 
 CONFIGURATION = "nt-500m-ia3-dalla-torre-2025"
 BATCH = 10
@@ -156,3 +159,37 @@ def test_a_batch_refused_midway_keeps_the_earlier_batches_says_so_and_the_same_d
     )
     assert set(m.Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True)) == set(extras)
     assert str(m.Result.objects.get(stable_id=taken).value) == document["evaluations"][0]["results"][-1]["value"]
+
+
+def test_the_command_says_what_it_wrote_when_the_database_stops_it_midway(settings, make_user, tmp_path):
+    make_user("curator", "importer")
+    settings.IMPORT_WRITE_BATCH_RECORDS = BATCH
+    document = document_with_results(45)
+    extras = [result["stable_id"] for result in document["evaluations"][0]["results"][-45:]]
+    path = tmp_path / "large.json"
+    path.write_text(as_json(document))
+    inserts: list[str] = []
+
+    def fail_the_second_insert_of_results(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "records_result"'):
+            inserts.append(sql)
+            if len(inserts) == 2:
+                raise OperationalError("disk I/O error")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(fail_the_second_insert_of_results), pytest.raises(CommandError) as refused:
+        call_command("import_records", str(path), "--user", "importer")
+    line = str(refused.value)
+    assert "written " in line and "send the same document again to finish: the import is idempotent" in line, line
+    words = line.split("written ", 1)[1].replace(",", "").split()
+    written, batches = int(words[0]), int(words[5])
+    assert written == batches * BATCH, line
+    kept = set(m.Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True))
+    assert 0 < len(kept) < len(extras)  # the results of the batches before, none of the stopped one's
+    assert m.Result.history.filter(stable_id__in=extras).count() == len(kept)
+
+    out = StringIO()
+    call_command("import_records", str(path), "--user", "importer", stdout=out)
+    created = set(json.loads(out.getvalue())["created"]["results"])
+    assert set(extras) - kept <= created and not kept & created
+    assert m.Result.objects.filter(stable_id__in=extras).count() == len(extras)
