@@ -1,4 +1,4 @@
-"""What checking a release file before sending it costs (issue 18 point 4): the first download of a
+"""What checking a release file before sending it costs: the first download of a
 file hashes it, later ones find the verdict under the file's identity in the cache.
 
 Run: .venv/bin/python bench/download_check.py [--megabytes N] [--repeats N]

@@ -1,7 +1,7 @@
 """Issue 17's GPU check: the paper's IA3 recipe on NT-shaped models, timed on one GPU in one command.
 
 The plan, in order, on ``splice_sites_all`` (synthetic sequences of its shape) at batch 8, Adam 3e-3,
-bf16, 20 warm-up steps (issue 17's "How to check"):
+bf16, 20 warm-up steps:
 
 0. ``check``: the tiny preset in fp32 for 50 steps with the step captured as a CUDA graph and
    without, the same seed: the two loss curves must agree (a wrong capture shows here, in seconds);

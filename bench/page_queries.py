@@ -1,7 +1,7 @@
 """Protocol page cost with 10 and 1,000 evaluations: SQL query count and render time (min and
 median of 20 requests), rendered afresh (the page cache emptied before each request) and from the
 page cache (records/page_cache.py, keyed by the catalogue version). The last line compares the
-1,000-evaluation page with the goal of issue 15 (<= 100 ms).
+1,000-evaluation page against the goal of 100 ms or less.
 
 Run: .venv/bin/python bench/page_queries.py   (uses a throw-away SQLite database under a temp
 folder, or the database named by DATABASE_URL if set: then it must be a scratch database).

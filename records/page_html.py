@@ -1,5 +1,5 @@
 """The protocol page's long lists rendered in Python: the results table's rows, the "all evaluations"
-table's rows, the evaluation links and the facet options (issue 15).
+table's rows, the evaluation links and the facet options.
 
 A protocol of 1,000 evaluations loops over them five times in its template, and a Django template
 costs tens of microseconds a row and more for an `{% include %}` per row: most of the page's

@@ -1,4 +1,4 @@
-"""A protocol page's evaluations and results read as `values_list()` rows, not model instances (issue 15).
+"""A protocol page's evaluations and results read as `values_list()` rows, not model instances.
 
 A protocol of 1,000 evaluations built six model instances a row through `select_related` (the
 evaluation, its configuration, dataset, sources, reviewer, original) and one a result: most of the

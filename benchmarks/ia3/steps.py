@@ -11,7 +11,7 @@ That makes the step capturable: on CUDA, after a few eager steps on a side strea
 rule for capturing a backward: AccumulateGrad and the optimiser's state must exist first),
 ``capture`` records it once with ``torch.cuda.graph`` and every later call is a single
 ``CUDAGraph.replay``: one launch instead of the thousands of kernel launches of a 24-layer
-forward and backward, which at batch 8 is what bounded the runner on an H200 (issue 17). On a
+forward and backward, which at batch 8 is what bounded the runner on an H200. On a
 CPU there is no graph; the same step runs eagerly, which is how the CPU tests prove that the
 captured step trains what the plain loop trains.
 

@@ -1,4 +1,4 @@
-"""A job run with overrides measures something else than its recipe states (issue 16): its evaluation
+"""A job run with overrides measures something else than its recipe states: its evaluation
 says so, is listed last and labelled on the protocol page, and never enters the protocol's own
 comparison, not in the page's best marks and charts, the API's `comparable` or the release's."""
 

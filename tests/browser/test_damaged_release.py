@@ -1,4 +1,4 @@
-"""A visitor meets a damaged release file (issue 18 point 4) in a real browser: the file is
+"""A visitor meets a damaged release file in a real browser: the file is
 withheld with a page saying why, and the release page says the release is damaged, accessibly."""
 
 from __future__ import annotations

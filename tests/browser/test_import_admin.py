@@ -1,6 +1,6 @@
 """A curator imports a paper's document from the admin in a real browser, with a real worker: the
 file is uploaded, the dry run's report appears on the job's page as it reloads itself, and "Import
-for real" imports the same stored document (issue 26, point 3)."""
+for real" imports the same stored document."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Audit rows are append-only in the database (common.append_only, issue 18 point 3): raw SQL that
+"""Audit rows are append-only in the database (common.append_only): raw SQL that
 updates or deletes a review event, a release event, a job event, a fixity check, a decided
 correction or a history row of any app is refused on both backends."""
 

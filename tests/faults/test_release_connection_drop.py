@@ -1,4 +1,4 @@
-"""The database drops a releases worker's connections mid-build (issue 26 point 7): the build is
+"""The database drops a releases worker's connections mid-build: the build is
 claimed again at once on fresh connections and published, within seconds, with no sweeper run; the
 release never sits in "building" until it goes stale, and cuts are accepted again right after.
 

@@ -1,4 +1,4 @@
-"""A large import runs as a background job (issue 26, point 3): the API answers 202 with a status
+"""A large import runs as a background job: the API answers 202 with a status
 URL, the job holds the document as sent, its status endpoint is its owner's and the curators', and
 the sweeper queues a job whose worker was lost again. The jobs run here in this process, through
 the task itself (`import_job_run.apply`); tests/records/test_import_jobs_worker.py runs them in a

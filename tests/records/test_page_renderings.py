@@ -1,9 +1,9 @@
-"""Record pages render byte for byte as they did before the fast page path (issue 15).
+"""Record pages render byte for byte as they did before the fast page path.
 
 The expected renderings under `renderings/` (gzipped) were written on the base commit (5fadb0b) by this test
 with PAGE_RENDERINGS_WRITE=1, over a fixed data set: the seed record, the example documents and a
 protocol of 30 evaluations with uncertainty figures, bounds, repeats and an exclusion. They were
-written again, deliberately, when issue 16 changed the protocol page's sentences (the charts'
+written again, deliberately, when the protocol page's sentences changed (the charts'
 and the best value's sentences, the exclusion badge, the portal's own results) and its markup (the
 site menu, phone tables, the coverage columns' order, limitations as a list); every other byte
 was compared with them before each rewrite. What differs between two renderings of the same page

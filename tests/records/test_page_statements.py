@@ -1,4 +1,4 @@
-"""The protocol page never contradicts itself (issue 16): each sentence is checked against the state
+"""The protocol page never contradicts itself: each sentence is checked against the state
 it describes, read off the same page (the chart's bars, the best marks, the review filter's labels)."""
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ SEED_FACTS = [
     "average duration of a fine-tuning run.",
     "version Nature Methods 2025 Methods",
     "metric runtime",
-    # one limitation per line (issue 16: the seed page's ".; " join is not kept)
+    # one limitation per line (the seed page's ".; " join is not kept)
     "limitations Developer-reported average; the number of runs and the tasks averaged over are not stated. The "
     "Discussion's 'under 15 min on a single GPU' conflicts with these values (see the source concern).",
     "source locator Methods, 'Data preparation > Hardware', paragraph 1",

@@ -1,4 +1,4 @@
-"""A damaged release file is never served (issue 18 point 4): every download checks the file against
+"""A damaged release file is never served: every download checks the file against
 its recorded sha256 (once per file identity), a damaged one answers 503, is recorded as a failed
 fixity check that marks the release damaged on its page and in the API, and the release managers
 are mailed."""

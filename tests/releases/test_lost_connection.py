@@ -1,5 +1,5 @@
 """A build whose database connection is lost mid-build is retried at once on a fresh connection, or
-failed at once with the reason (issue 26 point 7): it never sits in "building" until the sweeper
+failed at once with the reason: it never sits in "building" until the sweeper
 finds it stale, and a new cut is not refused meanwhile.
 
 The connection is lost for real: on PostgreSQL its server process is terminated from another

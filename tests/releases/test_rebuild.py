@@ -1,5 +1,5 @@
 """`manage.py rebuild_release` rebuilds a published release's lost files from the database and
-reinstates them only when every byte is as recorded (issue 26 point 6)."""
+reinstates them only when every byte is as recorded."""
 
 from __future__ import annotations
 
