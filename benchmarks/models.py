@@ -16,6 +16,7 @@ from django.utils import timezone
 from benchmarks.parameters import recipe_errors
 from benchmarks.presets import PRECISIONS
 from common.history import AuditHistory
+from common.models import StatusEvent
 from reviews.models import Reviewable
 
 
@@ -185,24 +186,13 @@ class BenchmarkJob(models.Model):
         return self.parameters.get("task", "")
 
 
-class JobEvent(models.Model):
+class JobEvent(StatusEvent):
     """The audit log of job state changes: one row per change, written with the row locked."""
 
     job = models.ForeignKey(BenchmarkJob, on_delete=models.PROTECT, related_name="events")
-    from_status = models.CharField(max_length=20, blank=True, help_text="Blank when the job was created.")
     to_status = models.CharField(max_length=20, choices=JobStatus.choices)
-    attempt = models.PositiveSmallIntegerField(default=0)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    actor_role = models.CharField(
-        max_length=60, blank=True, help_text="The role the actor acted in; 'portal' for workers and the sweeper."
-    )
-    reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
-    class Meta:
-        ordering = ["created_at", "id"]
+    class Meta(StatusEvent.Meta):
         constraints = [
             models.CheckConstraint(condition=Q(to_status__in=JobStatus.values), name="jobevent_to_status_valid"),
             models.CheckConstraint(

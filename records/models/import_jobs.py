@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from common.models import StatusEvent
+
 
 class ImportJobStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
@@ -99,24 +101,13 @@ class ImportJob(models.Model):
         return self.status not in IMPORT_JOB_FINISHED
 
 
-class ImportJobEvent(models.Model):
+class ImportJobEvent(StatusEvent):
     """The audit log of an import job's status changes: one row per change (append-only)."""
 
     job = models.ForeignKey(ImportJob, on_delete=models.PROTECT, related_name="events")
-    from_status = models.CharField(max_length=20, blank=True, help_text="Blank when the job was created.")
     to_status = models.CharField(max_length=20, choices=ImportJobStatus.choices)
-    attempt = models.PositiveSmallIntegerField(default=0)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    actor_role = models.CharField(
-        max_length=60, blank=True, help_text="The role the actor acted in; 'portal' for workers and the sweeper."
-    )
-    reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
-    class Meta:
-        ordering = ["created_at", "id"]
+    class Meta(StatusEvent.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=Q(to_status__in=ImportJobStatus.values), name="importjobevent_to_status_valid"
