@@ -254,6 +254,10 @@ ImportReportSerializer = inline_serializer(
             child=serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
             help_text="Section -> stable id -> conflicting fields that took the document's values (overwrite).",
         ),
+        "matched": serializers.DictField(
+            child=serializers.DictField(child=serializers.CharField()),
+            help_text="Configuration stable id -> {model, alias}: the model a configuration that names none was matched to, by a printed alias.",
+        ),
     },
 )
 ImportErrorsSerializer = inline_serializer(

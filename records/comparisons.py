@@ -10,7 +10,8 @@ excluded (records.models.evaluation_comparable is the same rule for the API and 
 different measurement (another model shape, task or step count than the protocol states, such as
 a short test run of a benchmark job) is listed, labelled, after every other row and never compared,
 whatever the reader includes. A protocol without a direction (a descriptive fact) is never ranked,
-and no row is best where fewer than two rows compare.
+and no row is best where fewer than two rows compare. A best whose own stated spread reaches a
+runner-up is "tied within reported spread" with it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from records import models as m
+from records.agreement import tied_within_spread
 from reviews.models import EXCLUDED_STATES, ReviewState
 
 
@@ -46,6 +48,10 @@ class ResultRow:
     different_measurement: bool = False
     is_best: bool = False
     rank: int | None = None
+    # The best's own stated spread reaches this runner-up (`tied_with_best`), or reaches a
+    # runner-up of this best row (`best_tied`): "tied within reported spread" (records.agreement).
+    tied_with_best: bool = False
+    best_tied: bool = False
 
 
 @dataclass
@@ -146,6 +152,11 @@ def _rank(group: ComparisonGroup, *, direction: str) -> None:
         better = sum(1 for v in values if (v < row.result.value if lower_is_better else v > row.result.value))
         row.rank = better + 1
         row.is_best = row.rank == 1
+    best = [row for row in compared if row.is_best]
+    if len(best) == 1:
+        for row in compared:
+            if not row.is_best and tied_within_spread(best=best[0].result, runner_up=row.result):
+                row.tied_with_best = best[0].best_tied = True
 
 
 @dataclass

@@ -84,6 +84,14 @@ def seed_document() -> dict[str, Any]:
         "title": "Nucleotide Transformer IA3 fine-tuning run time (seed record page 000_0206ef59f52c60a4)",
         "areas": [{"stable_id": "dna-genomes", "label": "DNA and genomes"}],
         "contexts": [{"stable_id": "research", "label": "Research"}],
+        "works": [
+            {
+                "stable_id": PAPER_ID,
+                "title": "Nucleotide Transformer: building and evaluating robust foundation models for human genomics",
+                "authors_short": "Dalla-Torre et al.",
+            },
+            {"stable_id": CARD_ID, "title": "InstaDeepAI/nucleotide_transformer_downstream_tasks_revised"},
+        ],
         "sources": [
             {
                 "stable_id": PAPER_ID,
@@ -93,9 +101,11 @@ def seed_document() -> dict[str, Any]:
                 "authors_short": "Dalla-Torre et al. 2025",
                 "citation": "Nature Methods 22, 287-297",
                 "published_date": "2024-11-28",
+                "doi": "10.1038/s41592-024-02523-z",
                 "pmcid": "PMC11810778",
                 "url": "https://pmc.ncbi.nlm.nih.gov/articles/PMC11810778/",
                 "copy_consulted": "full-text XML",
+                "work": PAPER_ID,
             },
             {
                 "stable_id": CARD_ID,
@@ -103,6 +113,7 @@ def seed_document() -> dict[str, Any]:
                 "venue": "Hugging Face dataset card",
                 "kind": "dataset_card",
                 "url": "https://huggingface.co/datasets/InstaDeepAI/nucleotide_transformer_downstream_tasks_revised",
+                "work": CARD_ID,
             },
         ],
         "datasets": [

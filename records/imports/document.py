@@ -38,6 +38,7 @@ class Section:
 SECTIONS: tuple[Section, ...] = (
     Section("areas", m.Area, ("label",), required=("label",)),
     Section("contexts", m.Context, ("label",), required=("label",)),
+    Section("works", m.Work, ("title", "authors_short", "description"), required=("title",)),
     Section(
         "sources",
         m.Source,
@@ -56,7 +57,22 @@ SECTIONS: tuple[Section, ...] = (
             "commit",
             "copy_consulted",
         ),
+        references={"work": ("work", "works")},
         required=("title",),
+    ),
+    Section(
+        "models",
+        m.GenomicModel,
+        ("name", "family", "parameter_count", "public_id", "revision", "description"),
+        references={"introduced_in": ("introduced_in", "works")},
+        required=("name",),
+    ),
+    Section(
+        "model_aliases",
+        m.ModelAlias,
+        ("alias", "locator"),
+        references={"model": ("model", "models"), "source": ("source", "sources")},
+        required=("alias", "model"),
     ),
     Section(
         "datasets",
@@ -77,10 +93,17 @@ SECTIONS: tuple[Section, ...] = (
         required=("name",),
     ),
     Section(
+        "task_equivalences",
+        m.TaskEquivalence,
+        ("locator", "quote"),
+        references={"task": ("task", "datasets"), "same_as": ("same_as", "datasets"), "source": ("source", "sources")},
+        required=("task", "same_as", "source", "locator", "quote"),
+    ),
+    Section(
         "configurations",
         m.Configuration,
         ("name", "short_name", "family", "parameter_count", "method", "description"),
-        references={"source": ("source", "sources")},
+        references={"source": ("source", "sources"), "model": ("model", "models")},
         required=("name",),
     ),
     Section(
@@ -126,6 +149,8 @@ SECTIONS: tuple[Section, ...] = (
             "coverage_eligible",
             "source_locator",
             "quote",
+            "original_citation",
+            "original_locator",
             "concern_locator",
         ),
         references={
@@ -134,6 +159,7 @@ SECTIONS: tuple[Section, ...] = (
             "dataset": ("dataset", "datasets"),
             "source": ("source", "sources"),
             "repeats": ("repeats", "evaluations"),
+            "original_source": ("original_source", "sources"),
             "concern_source": ("concern_source", "sources"),
         },
         required=("title", "measured_by", "reading_method", "protocol", "configuration", "dataset"),
@@ -182,6 +208,7 @@ SECTION_BY_KEY = {section.key: section for section in SECTIONS}
 # Nested lists in the document, flattened into their own sections with a reference to the parent.
 NESTED = {
     ("datasets", "tasks"): ("datasets", "suite"),
+    ("models", "aliases"): ("model_aliases", "model"),
     ("protocols", "baseline_roles"): ("baseline_roles", "protocol"),
     ("evaluations", "results"): ("results", "evaluation"),
 }
@@ -261,6 +288,9 @@ class ImportReport:
     conflicts: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
     # Records named in `overwrite` whose conflicting fields took the document's values.
     overwritten: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # Configurations the document gave no model, matched to one by a printed alias:
+    # stable id -> {model, alias} (records.imports.aliases).
+    matched: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -271,6 +301,7 @@ class ImportReport:
             "kept": self.kept,
             "conflicts": self.conflicts,
             "overwritten": self.overwritten,
+            "matched": self.matched,
         }
 
     @property

@@ -20,6 +20,7 @@ from django.db import models
 
 from common.versions import version_current
 from records import models as m
+from records.imports.aliases import configurations_matched
 from records.imports.checks import constraint_errors, unique_key
 from records.imports.document import SECTION_BY_KEY, Entry, ImportReport, entry_targets, referenced_ids
 from records.imports.merge import document_state, merge_fields
@@ -71,6 +72,7 @@ def import_plan(
     entries, errors = document_entries(document)
     title = str(document.get("title") or "")[:500]
     plan = ImportPlan(title=title, version=version, report=ImportReport(dry_run=dry_run))
+    configurations_matched(entries=entries, report=plan.report)
     known = {f"{entry.section.key}/{entry.stable_id}" for entry in entries}
     errors.extend(
         {"path": "overwrite", "message": f"{name!r} is not a record of this document (write section/stable id)"}

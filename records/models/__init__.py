@@ -6,7 +6,8 @@ database constraint (and, where one table cannot see another, a trigger: see mig
 
 The models live in modules by what they hold (`base`: the choices and `CuratedModel`; `catalogue`:
 sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluations, results,
-evidence rows, baseline roles, decisions; `snapshots` and `import_jobs`: the import's bookkeeping); every name is
+evidence rows, baseline roles, decisions; `identity`: works, models and their aliases, task
+equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping); every name is
 exported here, so `records.models.X` (migrations, settings, `from records import models as m`)
 keeps naming the same object.
 """
@@ -48,6 +49,15 @@ from records.models.evidence import (
     comparable_q,
     evaluation_comparable,
 )
+from records.models.identity import (
+    GenomicModel,
+    ModelAlias,
+    ModelChange,
+    ModelChangeKind,
+    TaskEquivalence,
+    Work,
+    alias_key,
+)
 from records.models.import_jobs import (
     IMPORT_JOB_FINISHED,
     ImportJob,
@@ -72,6 +82,7 @@ __all__ = [
     "Decision",
     "Direction",
     "Evaluation",
+    "GenomicModel",
     "EvidenceRow",
     "EvidenceSupport",
     "ImportJob",
@@ -81,13 +92,19 @@ __all__ = [
     "ImportSnapshot",
     "Limitation",
     "MeasuredBy",
+    "ModelAlias",
+    "ModelChange",
+    "ModelChangeKind",
     "Protocol",
     "ReadingMethod",
     "Relation",
     "Result",
     "Source",
     "SourceKind",
+    "TaskEquivalence",
     "UncertaintyKind",
+    "Work",
+    "alias_key",
     "comparable_q",
     "evaluation_comparable",
     "normalise_arxiv_id",

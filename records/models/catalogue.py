@@ -121,10 +121,15 @@ class Source(CuratedModel):
     copy_consulted = models.CharField(
         max_length=500, blank=True, help_text='Which copy was read, e.g. "full-text XML".'
     )
+    work = models.ForeignKey(
+        "records.Work",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="versions",
+        help_text="The work this source is a version of (preprint version, conference or journal paper, repository at a commit).",
+    )
     history = AuditHistory()
-
-    # Identifiers that name one work: a second source with the same one is a duplicate.
-    IDENTIFIERS = ("doi", "arxiv_id", "url")
 
     class Meta:
         ordering = ["title", "stable_id"]
@@ -139,16 +144,16 @@ class Source(CuratedModel):
                 violation_error_message="Another source has this DOI.",
             ),
             models.UniqueConstraint(
-                fields=["arxiv_id"],
+                fields=["arxiv_id", "arxiv_version"],
                 condition=~Q(arxiv_id=""),
-                name="source_arxiv_id_unique",
-                violation_error_message="Another source has this arXiv id.",
+                name="source_arxiv_version_unique",
+                violation_error_message="Another source is this version of this arXiv id.",
             ),
             models.UniqueConstraint(
-                fields=["url"],
+                fields=["url", "commit"],
                 condition=~Q(url=""),
-                name="source_url_unique",
-                violation_error_message="Another source has this URL.",
+                name="source_url_commit_unique",
+                violation_error_message="Another source has this URL (at this commit).",
             ),
             _check(
                 Q(arxiv_version="") | ~Q(arxiv_id=""),
@@ -162,19 +167,12 @@ class Source(CuratedModel):
         return f"{self.title} ({self.venue})" if self.venue else self.title
 
     def clean(self) -> None:
-        """One source per DOI, arXiv id or URL (each in one spelling: see DOIField and ArxivIdField):
-        a second one names the record that has it."""
+        """A duplicate of another source (the same DOI; the same arXiv id, URL or a near-identical
+        title in another work) names the record it duplicates (records.works.source_duplicates)."""
         super().clean()
-        errors = {}
-        for name in self.IDENTIFIERS:
-            value = getattr(self, name)
-            if not value:
-                continue
-            lookup = {f"{name}__iexact": value} if name == "doi" else {name: value}
-            other = Source.objects.filter(**lookup).exclude(pk=self.pk).values_list("stable_id", flat=True).first()
-            if other is not None:
-                label = self._meta.get_field(name).verbose_name
-                errors[name] = f"source {other!r} already has this {label}: use it instead of creating a duplicate"
+        from records.works import source_duplicates  # the rule reads other sources and works
+
+        errors = source_duplicates(source=self)
         if errors:
             raise ValidationError(errors)
 
@@ -266,7 +264,7 @@ class Dataset(CuratedModel):
 
 
 class Configuration(CuratedModel):
-    """A tested model or method."""
+    """A tested model or method: the model (records.models.identity.GenomicModel) and how it was tested."""
 
     page_url_name = "records:configuration"
     name = models.CharField(max_length=300)
@@ -276,6 +274,14 @@ class Configuration(CuratedModel):
     method = models.CharField(max_length=200, blank=True, help_text='e.g. "IA3 fine-tuning".')
     description = models.TextField(blank=True)
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="configurations")
+    model = models.ForeignKey(
+        "records.GenomicModel",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="configurations",
+        help_text="The model tested (a configuration is a model plus how it was tested); an import matches it by alias.",
+    )
     history = AuditHistory()
 
     class Meta:

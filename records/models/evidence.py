@@ -86,6 +86,20 @@ class Evaluation(CuratedModel, Reviewable):
     )
     source_locator = models.CharField(max_length=500, blank=True)
     quote = models.TextField(blank=True, help_text="The source's words, verbatim.")
+    original_source = models.ForeignKey(
+        Source,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="copied_evaluations",
+        help_text="The source that first published this number, when this source reports it again (catalogued).",
+    )
+    original_citation = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text='The original when it is not catalogued, e.g. "InstaDeep Nucleotide Transformer leaderboard".',
+    )
+    original_locator = models.CharField(max_length=500, blank=True, help_text="Where in the original.")
     concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     concern_locator = models.CharField(max_length=500, blank=True)
     different_measurement = models.CharField(
@@ -145,6 +159,30 @@ class Evaluation(CuratedModel, Reviewable):
                 field="coverage_scored",
                 message="More items scored than eligible.",
             ),
+            _check(
+                Q(original_source__isnull=True) | Q(original_citation=""),
+                name="evaluation_original_once",
+                field="original_citation",
+                message="Name the original either as a catalogued source or as a citation, not both.",
+            ),
+            _check(
+                Q(original_locator="") | Q(original_source__isnull=False) | ~Q(original_citation=""),
+                name="evaluation_original_locator_has_original",
+                field="original_locator",
+                message="A locator in the original needs the original (its source or its citation).",
+            ),
+            _check(
+                Q(repeats__isnull=True) | (Q(original_source__isnull=True) & Q(original_citation="")),
+                name="evaluation_repeat_or_original",
+                field="repeats",
+                message="A repeat points at the catalogued evaluation; an original source or citation is for one that is not catalogued.",
+            ),
+            _check(
+                Q(original_source__isnull=True) | Q(source__isnull=True) | ~Q(original_source=F("source")),
+                name="evaluation_original_not_own_source",
+                field="original_source",
+                message="The original is another source than the one that reports the copy.",
+            ),
             # Only the portal's own measurements may lack a literature source.
             _check(
                 Q(measured_by=MeasuredBy.PORTAL) | Q(source__isnull=False),
@@ -199,6 +237,11 @@ class Evaluation(CuratedModel, Reviewable):
                 problem = "a repeat is the same measurement reported by another source; this one has the same source"
             if problem:
                 raise ValidationError({"repeats": problem})
+
+    @property
+    def is_copy(self) -> bool:
+        """Whether this source reports a number first published elsewhere (catalogued or not)."""
+        return bool(self.repeats_id or self.original_source_id or self.original_citation)
 
     @property
     def results_with_uncertainty(self) -> list[Result]:

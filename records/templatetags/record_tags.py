@@ -83,7 +83,10 @@ def result_cell(row, page) -> SafeString:
     best = ""
     if row.is_best:
         included = ", excluded rows included" if page.include_excluded else ""
-        best = f' <strong class="best-mark">(best in column{included})</strong>'
+        tied = ", tied within reported spread" if row.best_tied else ""
+        best = f' <strong class="best-mark">(best in column{included}{tied})</strong>'
+    elif row.tied_with_best:
+        best = ' <strong class="best-mark tied-mark">(tied with the best within its reported spread)</strong>'
     if row.different_measurement:
         note = (
             '<span class="row-note different-note">A different measurement, not compared with the protocol\'s: '
