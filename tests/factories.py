@@ -9,6 +9,35 @@ import factory
 from records import models as m
 
 
+class WorkFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.Work
+
+    stable_id = factory.Sequence(lambda n: f"work-{n}")
+    title = factory.Sequence(lambda n: f"A work about genomic models, number {n}")
+
+
+class GenomicModelFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = m.GenomicModel
+
+    stable_id = factory.Sequence(lambda n: f"model-{n}")
+    name = factory.Sequence(lambda n: f"Genomic model {n:05d}")
+    family = "Test family"
+
+
+class ModelAliasFactory(factory.django.DjangoModelFactory):
+    """An alias; its key is derived as the services and the import derive it."""
+
+    class Meta:
+        model = m.ModelAlias
+
+    stable_id = factory.Sequence(lambda n: f"alias-{n}")
+    model = factory.SubFactory(GenomicModelFactory)
+    alias = factory.Sequence(lambda n: f"Printed name {n}")
+    key = factory.LazyAttribute(lambda o: m.alias_key(o.alias))
+
+
 class SourceFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = m.Source
