@@ -19,6 +19,10 @@ CATALOGUE_MODELS = (
     "evidencerow",
     "baselinerole",
     "decision",
+    "work",
+    "genomicmodel",
+    "modelalias",
+    "taskequivalence",
 )
 
 
