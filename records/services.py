@@ -50,6 +50,9 @@ SOURCED_FIELDS: dict[str, frozenset[str]] = {
             "quote",
             "concern_source",
             "concern_locator",
+            "original_source",
+            "original_citation",
+            "original_locator",
         }
     ),
     "result": frozenset(

@@ -24,7 +24,12 @@ def document(title: str, **sections) -> dict:
 def models_document() -> dict:
     return document(
         "HyenaDNA's models",
-        works=[{"stable_id": "hyenadna", "title": "HyenaDNA: Long-Range Genomic Sequence Modeling at Single Nucleotide Resolution"}],
+        works=[
+            {
+                "stable_id": "hyenadna",
+                "title": "HyenaDNA: Long-Range Genomic Sequence Modeling at Single Nucleotide Resolution",
+            }
+        ],
         sources=[
             {
                 "stable_id": "hyenadna-v2",
@@ -42,7 +47,12 @@ def models_document() -> dict:
                 "parameter_count": 1600000,
                 "introduced_in": "hyenadna",
                 "aliases": [
-                    {"stable_id": "alias-hyenadna-1-6m", "alias": "HyenaDNA (1.6M)", "source": "hyenadna-v2", "locator": "Table 4.2"}
+                    {
+                        "stable_id": "alias-hyenadna-1-6m",
+                        "alias": "HyenaDNA (1.6M)",
+                        "source": "hyenadna-v2",
+                        "locator": "Table 4.2",
+                    }
                 ],
             }
         ],
@@ -124,7 +134,9 @@ def test_listing_the_seed_paper_again_with_its_doi_or_its_title_is_refused_namin
     assert answer.status_code == 400, answer.json()
     assert any(e["path"].endswith("title") and PAPER_ID in e["message"] for e in answer.json()["errors"])
     as_version = {**by_title, "kind": "preprint", "work": PAPER_ID}
-    assert curator.post("/api/v1/imports/", document("preprint", sources=[as_version]), format="json").status_code == 201
+    assert (
+        curator.post("/api/v1/imports/", document("preprint", sources=[as_version]), format="json").status_code == 201
+    )
     assert m.Source.objects.get(stable_id="nt-again").work.stable_id == PAPER_ID
     assert m.Source.objects.filter(work__stable_id=PAPER_ID).count() == 2
 
@@ -142,7 +154,11 @@ def test_a_copy_names_its_original_once_as_a_source_or_as_a_citation(token_clien
         original_locator="Methods, Hardware",
     )
     evaluation["results"] = [{**evaluation["results"][0], "stable_id": "copied-runtime-r"}]
-    card = {"stable_id": "nt-dataset-card-copy", "title": "A blog that copies the runtime", "url": "https://example.org/nt"}
+    card = {
+        "stable_id": "nt-dataset-card-copy",
+        "title": "A blog that copies the runtime",
+        "url": "https://example.org/nt",
+    }
     both = document("copy", sources=[card], evaluations=[evaluation])
     refused = curator.post("/api/v1/imports/", both, format="json")
     assert refused.status_code == 400
@@ -169,13 +185,19 @@ def test_a_task_is_the_same_data_as_another_only_with_a_source_and_never_as_itse
         "quote": "we evaluate on the Genomic Benchmarks datasets",
     }
     itself = {**same, "stable_id": "itself", "same_as": "hyena-mouse"}
-    refused = curator.post("/api/v1/imports/", document("tasks", datasets=tasks, task_equivalences=[itself]), format="json")
+    refused = curator.post(
+        "/api/v1/imports/", document("tasks", datasets=tasks, task_equivalences=[itself]), format="json"
+    )
     assert refused.status_code == 400 and "not as itself" in str(refused.json()["errors"])
     unsourced = {k: v for k, v in same.items() if k != "source"}
-    refused = curator.post("/api/v1/imports/", document("tasks", datasets=tasks, task_equivalences=[unsourced]), format="json")
+    refused = curator.post(
+        "/api/v1/imports/", document("tasks", datasets=tasks, task_equivalences=[unsourced]), format="json"
+    )
     assert refused.status_code == 400 and any(e["path"].endswith(".source") for e in refused.json()["errors"])
     assert (
-        curator.post("/api/v1/imports/", document("tasks", datasets=tasks, task_equivalences=[same]), format="json").status_code
+        curator.post(
+            "/api/v1/imports/", document("tasks", datasets=tasks, task_equivalences=[same]), format="json"
+        ).status_code
         == 201
     )
     assert m.TaskEquivalence.objects.get().same_as.stable_id == "gb-mouse"
