@@ -172,6 +172,7 @@ class ImportJobAdmin(admin.ModelAdmin):
             "rows": report_rows(report),
             "conflicts": conflict_rows(report),
             "kept": sorted((report.get("kept") or {}).items()),
+            "matched": sorted((report.get("matched") or {}).items()),
             "events": job.events.select_related("actor").order_by("id"),
             "real_imports": job.real_imports.order_by("-id"),
             "refresh_seconds": REFRESH_SECONDS if job.is_unfinished else None,

@@ -143,7 +143,7 @@ def test_it_takes_an_upload_of_a_few_megabytes(curator_client):
     response = curator_client.post(ADD, {"document_file": upload})
     assert response.status_code == 302, response.content[:500]
     job = m.ImportJob.objects.get()
-    assert job.document == text and job.record_count == 2_033
+    assert job.document == text and job.record_count == 2_035
 
 
 @pytest.mark.django_db
@@ -191,3 +191,22 @@ def test_a_conflict_the_dry_run_lists_is_refused_for_real_unless_the_curator_tic
     assert taken.overwrite == [f"results/{result_id}"]
     assert run(taken) == "succeeded"
     assert m.Result.objects.get(stable_id=result_id).num_runs == 7
+
+
+@pytest.mark.django_db
+def test_the_dry_run_report_says_which_model_each_configuration_is_matched_to(curator_client):
+    from tests.factories import ModelAliasFactory
+
+    alias = ModelAliasFactory(alias="HyenaDNA (1.6M)", model__stable_id="hyenadna-1-6m")
+    document = document_with_results(1)
+    document["configurations"][0]["short_name"] = "HyenaDNA-1.6m"
+    response = curator_client.post(ADD, {"document_text": as_json(document)})
+    dry_run = m.ImportJob.objects.get(pk=int(re.search(r"/(\d+)/change/$", response["Location"]).group(1)))
+    assert run(dry_run) == "succeeded"
+    report = curator_client.get(page(dry_run)).content.decode()
+    configuration = document["configurations"][0]["stable_id"]
+    assert re.search(
+        rf'id="job-matched"><li><code>configurations/{configuration}</code>: model <code>{alias.model.stable_id}</code>'
+        r' \(alias "HyenaDNA-1.6m"\)',
+        report,
+    ), report
