@@ -1,4 +1,5 @@
-"""The curators' admin: every catalogue model, with search, filters, inlines and history.
+"""The curators' admin: every catalogue model, with search, filters, inlines and history (works,
+models, aliases, task equivalences and model merges in records.admin_identity).
 
 Saves go through `records.services.record_save`, so the admin writes the same history (and
 reopens reviewed records on sourced-field edits) as every other way in.
@@ -123,9 +124,14 @@ class TaskInline(LabelledTabularInline):
 
 @admin.register(m.Source)
 class SourceAdmin(CatalogueAdmin):
-    list_display = ("title", "venue", "kind", "published_date", "stable_id")
+    """A source is one version of a work (`work`): a duplicate of a catalogued source is a form error
+    naming it (Source.clean, records.works.source_duplicates); another version goes in its work."""
+
+    list_display = ("title", "venue", "kind", "published_date", "work", "stable_id")
     list_filter = ("kind", "venue")
+    list_select_related = ("work",)  # nullable: Django's automatic select_related leaves it out
     search_fields = ("title", "stable_id", "doi", "pmcid", "arxiv_id", "url", "citation", "authors_short")
+    autocomplete_fields = ["work"]
 
 
 @admin.register(m.Area, m.Context)
@@ -155,10 +161,11 @@ class DatasetAdmin(CatalogueAdmin):
 
 @admin.register(m.Configuration)
 class ConfigurationAdmin(CatalogueAdmin):
-    list_display = ("name", "family", "method", "parameter_count", "stable_id")
+    list_display = ("name", "model", "family", "method", "parameter_count", "stable_id")
     list_filter = ("family", "method")
-    search_fields = ("name", "short_name", "stable_id", "family", "method")
-    autocomplete_fields = ["source"]
+    list_select_related = ("model",)
+    search_fields = ("name", "short_name", "stable_id", "family", "method", "model__name")
+    autocomplete_fields = ["source", "model"]
 
 
 @admin.register(m.Protocol)
@@ -240,3 +247,7 @@ class DecisionAdmin(CatalogueAdmin):
     list_display = ("title", "stable_id")
     search_fields = ("title", "stable_id", "description")
     autocomplete_fields = ["protocols"]
+
+
+# Works, models, aliases, task equivalences and model changes: their admins build on CatalogueAdmin above.
+from records import admin_identity  # noqa: E402,F401

@@ -3,7 +3,6 @@ the audit rows and history notes, and that an undo puts every configuration and 
 
 from __future__ import annotations
 
-import factory
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -12,29 +11,9 @@ from common.errors import Forbidden, Invalid
 from common.versions import version_current
 from records import models as m
 from records.identity import may_curate_models, model_change_undo, model_merge, model_split
-from tests.factories import ConfigurationFactory
+from tests.factories import ConfigurationFactory, GenomicModelFactory, ModelAliasFactory
 
 pytestmark = pytest.mark.django_db
-
-
-class GenomicModelFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = m.GenomicModel
-
-    stable_id = factory.Sequence(lambda n: f"model-{n}")
-    name = factory.Sequence(lambda n: f"Genomic model {n}")
-    family = "Test family"
-    parameter_count = 1_000_000
-
-
-class ModelAliasFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = m.ModelAlias
-
-    stable_id = factory.Sequence(lambda n: f"alias-{n}")
-    model = factory.SubFactory(GenomicModelFactory)
-    alias = factory.Sequence(lambda n: f"Printed name {n}")
-    key = factory.LazyAttribute(lambda o: m.alias_key(o.alias))
 
 
 @pytest.fixture
