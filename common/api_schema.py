@@ -35,7 +35,23 @@ def _error(description: str) -> dict:
 NOT_EMPTY = frozenset({"cursor", "page_size"})
 
 
+def _default_beside_one_of(schema: Any) -> None:
+    """drf-spectacular writes a blank-allowed field with a pattern as `oneOf: [{pattern, default: ""},
+    {maxLength: 0}]`: the default "" sits in the branch it does not match, which a strict validator
+    refuses (Source's arxiv_version and commit). The default belongs beside the oneOf."""
+    if isinstance(schema, dict):
+        for branch in schema.get("oneOf", []):
+            if isinstance(branch, dict) and "default" in branch and "pattern" in branch:
+                schema.setdefault("default", branch.pop("default"))
+        for value in schema.values():
+            _default_beside_one_of(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _default_beside_one_of(value)
+
+
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    _default_beside_one_of(result.get("components", {}).get("schemas", {}))
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():

@@ -19,6 +19,10 @@ router.register("sources", records_api.SourceViewSet, basename="source")
 router.register("evidence-rows", records_api.EvidenceRowViewSet, basename="evidence-row")
 router.register("baseline-roles", records_api.BaselineRoleViewSet, basename="baseline-role")
 router.register("decisions", records_api.DecisionViewSet, basename="decision")
+router.register("models", records_api.GenomicModelViewSet, basename="model")
+router.register("works", records_api.WorkViewSet, basename="work")
+router.register("task-equivalences", records_api.TaskEquivalenceViewSet, basename="task-equivalence")
+router.register("agreements", records_api.AgreementViewSet, basename="agreement")
 router.register("review-events", ReviewEventViewSet, basename="review-event")
 
 urlpatterns = [

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from django.db.models import Q
+from collections.abc import Callable
+
+from django.db.models import Model, Q, QuerySet
 from django_filters import rest_framework as filters
 
 from common.api import StrictBooleanFilter
 from records import models as m
+from records.agreement import family_of
+from records.works import work_find
 from reviews.models import ReviewState
 
 
@@ -23,6 +27,55 @@ def comparable_filter(prefix: str = "", *, repeats: bool = False) -> StrictBoole
         method=apply,
         help_text="Enters comparisons: source checked, not excluded, and not a repeat of a compared or excluded measurement.",
     )
+
+
+def record_filter(
+    model: type[Model],
+    noun: str,
+    *,
+    help_text: str,
+    field_name: str | None = None,
+    method: str | Callable[..., QuerySet] | None = None,
+) -> filters.ModelChoiceFilter:
+    """A filter by a record's stable id. An id that names no record is a 400 naming the filter (a
+    misspelt id is not an empty list); checking it is the one query the filter adds."""
+    return filters.ModelChoiceFilter(
+        queryset=model._default_manager.all(),
+        to_field_name="stable_id",
+        field_name=field_name,
+        method=method,
+        help_text=help_text + " An id that names no record is refused (400).",
+        error_messages={"invalid_choice": f"no {noun} has the stable id %(value)s"},
+    )
+
+
+def model_filter(prefix: str) -> filters.ModelChoiceFilter:
+    return record_filter(
+        m.GenomicModel,
+        "model",
+        field_name=f"{prefix}configuration__model",
+        help_text="Model stable id: the rows of configurations of this model.",
+    )
+
+
+def task_filter(prefix: str) -> filters.ModelChoiceFilter:
+    """`task_id`: the rows measured on this dataset or task, or on a task a source says is the same data
+    (its family, records.agreement.family_of)."""
+
+    def apply(queryset: QuerySet, name: str, task: m.Dataset) -> QuerySet:
+        return queryset.filter(**{f"{prefix}dataset_id__in": sorted(family_of(task.pk))})
+
+    return record_filter(
+        m.Dataset,
+        "dataset or task",
+        field_name=f"{prefix}dataset",  # for the schema's type: the filter is `apply`
+        method=apply,
+        help_text="Dataset or task stable id: rows measured on it or on a task a source says is the same data.",
+    )
+
+
+def work_filter(field_name: str, what: str) -> filters.ModelChoiceFilter:
+    return record_filter(m.Work, "work", field_name=field_name, help_text=f"Work stable id: {what}.")
 
 
 class ProtocolFilter(filters.FilterSet):
@@ -50,6 +103,9 @@ class EvaluationFilter(filters.FilterSet):
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
     area = filters.CharFilter(field_name="protocol__areas__stable_id", help_text="Area of the evaluation's protocol.")
     comparable = comparable_filter(repeats=True)
+    model_id = model_filter("")
+    task_id = task_filter("")
+    work_id = work_filter("source__work", "evaluations reported by any version of it")
 
     class Meta:
         model = m.Evaluation
@@ -64,6 +120,9 @@ class EvaluationFilter(filters.FilterSet):
             "review_state",
             "area",
             "comparable",
+            "model_id",
+            "task_id",
+            "work_id",
         ]
 
 
@@ -78,6 +137,9 @@ class ResultFilter(filters.FilterSet):
     review_state = filters.ChoiceFilter(field_name="evaluation__review_state", choices=ReviewState.choices)
     area = filters.CharFilter(field_name="evaluation__protocol__areas__stable_id")
     comparable = comparable_filter("evaluation__", repeats=True)
+    model_id = model_filter("evaluation__")
+    task_id = task_filter("evaluation__")
+    work_id = work_filter("evaluation__source__work", "results of evaluations reported by any version of it")
 
     class Meta:
         model = m.Result
@@ -92,6 +154,9 @@ class ResultFilter(filters.FilterSet):
             "review_state",
             "area",
             "comparable",
+            "model_id",
+            "task_id",
+            "work_id",
         ]
 
 
@@ -124,3 +189,68 @@ class BaselineRoleFilter(filters.FilterSet):
     class Meta:
         model = m.BaselineRole
         fields = ["protocol_id", "kind", "status", "review_state"]
+
+
+class ConfigurationFilter(filters.FilterSet):
+    model_id = record_filter(
+        m.GenomicModel, "model", field_name="model", help_text="Model stable id: the configurations of this model."
+    )
+    work_id = work_filter("source__work", "configurations described by any version of it")
+
+    class Meta:
+        model = m.Configuration
+        fields = ["family", "method", "model_id", "work_id"]
+
+
+class GenomicModelFilter(filters.FilterSet):
+    work_id = work_filter("introduced_in", "the models it introduced")
+
+    class Meta:
+        model = m.GenomicModel
+        fields = ["family", "work_id"]
+
+
+class WorkFilter(filters.FilterSet):
+    identifier = filters.CharFilter(
+        method="find",
+        max_length=500,
+        help_text=(
+            "A DOI, an arXiv id (with or without its version, or its abs/pdf URL) or a URL of any of the work's "
+            "versions: the work it names, or an empty list when no version has it."
+        ),
+    )
+
+    class Meta:
+        model = m.Work
+        fields = ["identifier"]
+
+    def find(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        work = work_find(identifier=value)
+        return queryset.filter(pk=work.pk) if work is not None else queryset.none()
+
+
+class TaskEquivalenceFilter(filters.FilterSet):
+    task_id = record_filter(
+        m.Dataset,
+        "dataset or task",
+        method="either_side",
+        help_text="Dataset or task stable id: the equivalences it is on either side of.",
+    )
+
+    class Meta:
+        model = m.TaskEquivalence
+        fields = ["task_id"]
+
+    def either_side(self, queryset: QuerySet, name: str, task: m.Dataset) -> QuerySet:
+        return queryset.filter(Q(task=task) | Q(same_as=task))
+
+
+class AgreementFilter(filters.FilterSet):
+    """The evaluations an agreements list is computed over."""
+
+    model_id = model_filter("")
+    task_id = task_filter("")
+
+    class Meta:
+        model = m.Evaluation
+        fields = ["model_id", "task_id"]
