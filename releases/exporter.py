@@ -8,7 +8,9 @@ rows a chunk at a time, and its external sort keeps at most one chunk of rows.
 
 What goes in: every protocol, dataset and task, configuration, source, result and evidence row, whatever its review state, with its state and a `comparable` column
 (true only when the source was checked and the record is not excluded) so consumers can filter;
-excluded rows carry their concern. Decimals are written as stored (`serialise_decimal`), ids are the
+excluded rows carry their concern. Every work, model, model alias and task equivalence (the
+identity tables), and the agreements `records.agreement` computes over every evaluation
+(`releases.agreements`: a task family at a time) with the measurements each counts. Decimals are written as stored (`serialise_decimal`), ids are the
 records' stable ids, and rows are in code point order of their primary key: read in that order
 where the database gives it (SQLite: `reads_in_key_order`), else sorted by the writer in Python.
 
@@ -33,22 +35,29 @@ from django.db.models import Count, Max
 from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage, exports
 from records import models as m
-from releases import conf, matrix
+from records.agreement import AGREEMENT_RULE
+from releases import agreements, conf, matrix
 from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableRows, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
 from releases.tables import (
+    AGREEMENT_MEASUREMENTS,
+    AGREEMENTS,
     BASELINE_KINDS,
     CONFIGURATION_TABLE,
     DATASET_TABLE,
     EVIDENCE,
     MEASURED_BY,
+    MODEL_ALIAS_TABLE,
     MODEL_EVALUATION_MATRIX,
+    MODEL_TABLE,
     PROTOCOL_COVERAGE,
     PROTOCOL_TABLE,
     REVIEW_STATES,
     SOURCE_TABLE,
     TABLES,
+    TASK_EQUIVALENCE_TABLE,
+    WORK_TABLE,
 )
 from reviews.models import ReviewState
 
@@ -56,12 +65,26 @@ PACKAGE_NAME = "genomic-model-benchmark-evidence"
 PACKAGE_TITLE = "Benchmark evidence about genomic foundation models"
 FORMAT_NAME = "benchmark-evidence-release"
 # 2: the protocol, dataset and configuration tables; the matrix's provenance, uncertainty and
-# relation columns; decimals with every recorded digit. Content digests of releases in another
-# format are not compared (releases.services._change_querysets).
-FORMAT_VERSION = 2
+# relation columns; decimals with every recorded digit. 3: works, models and their aliases, task
+# equivalences, agreements and their measurements; the matrix's model and a copy's original. Content
+# digests of releases in another format are not compared (releases.services._change_querysets).
+FORMAT_VERSION = 3
 
 # The record types a portal release tracks in its memberships (lower-case model names).
-RECORD_TYPES = ("protocol", "evaluation", "result", "configuration", "dataset", "source", "evidencerow", "baselinerole")
+RECORD_TYPES = (
+    "protocol",
+    "evaluation",
+    "result",
+    "configuration",
+    "dataset",
+    "source",
+    "evidencerow",
+    "baselinerole",
+    "work",
+    "genomicmodel",
+    "modelalias",
+    "taskequivalence",
+)
 
 
 def release_metadata() -> dict[str, object]:
@@ -72,6 +95,7 @@ def release_metadata() -> dict[str, object]:
         "publisher": conf.site_name(),
         "tables": [spec.name for spec in TABLES],
         "comparable": "Compare only rows whose comparable column is true: their source was checked and they are not excluded.",
+        "agreement_rule": AGREEMENT_RULE,
     }
 
 
@@ -187,6 +211,7 @@ _SOURCE_COLUMNS = {
     "url": "url",
     "commit": "commit",
     "copy_consulted": "copy_consulted",
+    "work_id": "work__stable_id",
 }
 _DATASET_COLUMNS = {
     "dataset_id": "stable_id",
@@ -212,6 +237,7 @@ _CONFIGURATION_COLUMNS = {
     "method": "method",
     "description": "description",
     "source_id": "source__stable_id",
+    "model_id": "model__stable_id",
 }
 _PROTOCOL_COLUMNS = {
     "protocol_id": "stable_id",
@@ -229,6 +255,51 @@ _PROTOCOL_COLUMNS = {
     "review_state": "review_state",
     "concern": "concern",
 }
+
+
+_WORK_COLUMNS = {"work_id": "stable_id", "title": "title", "authors_short": "authors_short"}
+_MODEL_COLUMNS = {
+    "model_id": "stable_id",
+    "name": "name",
+    "family": "family",
+    "parameter_count": "parameter_count",
+    "public_id": "public_id",
+    "revision": "revision",
+    "introduced_in_work_id": "introduced_in__stable_id",
+    "merged_into_model_id": "merged_into__stable_id",
+}
+_MODEL_ALIAS_COLUMNS = {
+    "alias_id": "stable_id",
+    "model_id": "model__stable_id",
+    "alias": "alias",
+    "alias_key": "key",
+    "source_id": "source__stable_id",
+    "locator": "locator",
+}
+_TASK_EQUIVALENCE_COLUMNS = {
+    "task_equivalence_id": "stable_id",
+    "task_id": "task__stable_id",
+    "same_as_id": "same_as__stable_id",
+    "source_id": "source__stable_id",
+    "locator": "locator",
+    "quote": "quote",
+}
+
+
+def work_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.Work.objects.all(), _WORK_COLUMNS, chunk_size=chunk_size)
+
+
+def model_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.GenomicModel.objects.all(), _MODEL_COLUMNS, chunk_size=chunk_size)
+
+
+def model_alias_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.ModelAlias.objects.all(), _MODEL_ALIAS_COLUMNS, chunk_size=chunk_size)
+
+
+def task_equivalence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.TaskEquivalence.objects.all(), _TASK_EQUIVALENCE_COLUMNS, chunk_size=chunk_size)
 
 
 def source_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
@@ -317,9 +388,27 @@ def bundle_tables(
         ),
         (SOURCE_TABLE, _tracked(source_rows(chunk_size=chunk_size), SOURCE_TABLE, "source", memberships)),
         (EVIDENCE, _tracked(evidence_rows(chunk_size=chunk_size), EVIDENCE, "evidencerow", memberships)),
+        (WORK_TABLE, _tracked(work_rows(chunk_size=chunk_size), WORK_TABLE, "work", memberships)),
+        (MODEL_TABLE, _tracked(model_rows(chunk_size=chunk_size), MODEL_TABLE, "genomicmodel", memberships)),
+        (
+            MODEL_ALIAS_TABLE,
+            _tracked(model_alias_rows(chunk_size=chunk_size), MODEL_ALIAS_TABLE, "modelalias", memberships),
+        ),
+        (
+            TASK_EQUIVALENCE_TABLE,
+            _tracked(
+                task_equivalence_rows(chunk_size=chunk_size), TASK_EQUIVALENCE_TABLE, "taskequivalence", memberships
+            ),
+        ),
     ]
     if reads_in_key_order():
-        return [(spec, rows if isinstance(rows, ColumnChunks) else KeyOrdered(rows)) for spec, rows in tables]
+        tables = [(spec, rows if isinstance(rows, ColumnChunks) else KeyOrdered(rows)) for spec, rows in tables]
+    # Derived from the evaluations a task family at a time, in no key order: the writer sorts them.
+    # Not memberships: what they hold is the evaluations', results' and identity records' values.
+    tables += [
+        (AGREEMENTS, agreements.agreement_rows(chunk_size=chunk_size)),
+        (AGREEMENT_MEASUREMENTS, agreements.agreement_measurement_rows(chunk_size=chunk_size)),
+    ]
     return tables
 
 
@@ -346,6 +435,9 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
         "source__stable_id",
         "source_locator",
         "quote",
+        "original_source__stable_id",
+        "original_citation",
+        "original_locator",
     ]
     evaluations = m.Evaluation.objects.all()
     for values in exports.values_by_pk(evaluations, evaluation_columns, chunk_size=chunk_size, key=_key()):
@@ -383,6 +475,10 @@ def _watermarked_models():
         m.Source,
         m.EvidenceRow,
         m.BaselineRole,
+        m.Work,
+        m.GenomicModel,
+        m.ModelAlias,
+        m.TaskEquivalence,
     )
 
 
@@ -440,7 +536,9 @@ def bag_info_extra() -> Mapping[str, str]:
 
 
 def table_row_counts() -> dict[str, int]:
-    """How many rows each table will have: the build's progress is measured against these."""
+    """How many rows each table will have (the agreements' tables: at most so many): the build's
+    progress is measured against these."""
+    agreement_estimate, measurement_estimate = agreements.estimated_rows()
     return {
         PROTOCOL_COVERAGE.name: m.Protocol.objects.count(),
         MODEL_EVALUATION_MATRIX.name: m.Result.objects.count(),
@@ -449,4 +547,10 @@ def table_row_counts() -> dict[str, int]:
         CONFIGURATION_TABLE.name: m.Configuration.objects.count(),
         SOURCE_TABLE.name: m.Source.objects.count(),
         EVIDENCE.name: m.EvidenceRow.objects.count(),
+        WORK_TABLE.name: m.Work.objects.count(),
+        MODEL_TABLE.name: m.GenomicModel.objects.count(),
+        MODEL_ALIAS_TABLE.name: m.ModelAlias.objects.count(),
+        TASK_EQUIVALENCE_TABLE.name: m.TaskEquivalence.objects.count(),
+        AGREEMENTS.name: agreement_estimate,
+        AGREEMENT_MEASUREMENTS.name: measurement_estimate,
     }

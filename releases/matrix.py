@@ -2,8 +2,9 @@
 reported with its membership digest; the evaluations' columns read once per evaluation instead of
 joined into every result row.
 
-The rows and digests are those of `records.exports.matrix_rows` and `releases.digests.content_digest`
-(a test compares them). Each chunk of results (keyset pagination on `key`, as the other tables) is
+The rows and digests are those of `records.exports.matrix_rows` (the protocol pages' downloads),
+with the columns only a release holds (`RELEASE_ONLY_COLUMNS`: the model, a copy's original), and
+`releases.digests.content_digest` (a test compares them). Each chunk of results (keyset pagination on `key`, as the other tables) is
 one query of the results' own columns and one of the evaluations those results belong to, with
 their joins (protocol, configuration, dataset and suite, repeated evaluation, source): an
 evaluation's columns travel once, not once per result. The chunk goes to the writer as columns
@@ -26,17 +27,28 @@ from releases.digests import digest_text, sha256_hex
 from releases.tables import MODEL_EVALUATION_MATRIX
 
 _EVALUATION = "evaluation__"
+_FIELDS = [field.name for field in MODEL_EVALUATION_MATRIX.fields]
+# The protocol pages' download columns (records.exports), and those only the release holds: the
+# model beside the configuration, the original a copy names.
+RELEASE_ONLY_COLUMNS = {
+    "model_id": "evaluation__configuration__model__stable_id",
+    "model_name": "evaluation__configuration__model__name",
+    "original_source_id": "evaluation__original_source__stable_id",
+    "original_citation": "evaluation__original_citation",
+    "original_locator": "evaluation__original_locator",
+}
+# column -> lookup from a Result, for each column of the table but `comparable` (derived), in its order
+MATRIX_COLUMNS = {
+    name: {**exports.MATRIX_COLUMNS, **RELEASE_ONLY_COLUMNS}[name] for name in _FIELDS if name != "comparable"
+}
 # column -> lookup from a Result, for the result's own columns; from an Evaluation for the others.
-OWN_COLUMNS = {name: lookup for name, lookup in exports.MATRIX_COLUMNS.items() if not lookup.startswith(_EVALUATION)}
+OWN_COLUMNS = {name: lookup for name, lookup in MATRIX_COLUMNS.items() if not lookup.startswith(_EVALUATION)}
 EVALUATION_COLUMNS = {
-    name: lookup.removeprefix(_EVALUATION)
-    for name, lookup in exports.MATRIX_COLUMNS.items()
-    if lookup.startswith(_EVALUATION)
+    name: lookup.removeprefix(_EVALUATION) for name, lookup in MATRIX_COLUMNS.items() if lookup.startswith(_EVALUATION)
 }
 # read to derive `comparable` (records.models.evaluation_comparable), after the table's columns
 _DERIVING = ("different_measurement", "repeats__review_state")
 _STATE = list(EVALUATION_COLUMNS).index("review_state")
-_FIELDS = [field.name for field in MODEL_EVALUATION_MATRIX.fields]
 _KEY_AT = _FIELDS.index(MODEL_EVALUATION_MATRIX.primary_key[0])
 
 Columns = dict[str, Sequence[object]]

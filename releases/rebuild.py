@@ -50,6 +50,12 @@ TABLE_RECORD_TYPES: dict[str, tuple[str, ...]] = {
     "configuration_table": ("configuration",),
     "source_table": ("source",),
     "evidence": ("evidencerow",),
+    "work_table": ("work",),
+    "model_table": ("genomicmodel",),
+    "model_alias_table": ("modelalias",),
+    "task_equivalence_table": ("taskequivalence",),
+    "agreements": ("evaluation", "result", "configuration", "genomicmodel", "taskequivalence", "source", "protocol"),
+    "agreement_measurements": ("evaluation", "result", "configuration", "genomicmodel", "taskequivalence", "source"),
 }
 
 REINSTATED, INTACT, DIFFERS = "reinstated", "intact", "differs"

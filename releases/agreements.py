@@ -1,0 +1,184 @@
+"""The release's agreements: `records.agreement`'s verdicts over every evaluation of the catalogue, a
+task family at a time and, inside a family, a batch of subjects at a time, so that memory holds
+about a chunk of evaluations and results however large the catalogue: more only where one subject's
+evidence on one task family is larger (every printing of its measurements is read at once, as the
+rules compare them).
+
+The rules are `records.agreement`'s, called unchanged. A verdict reads only its own subject's
+evaluations on its own task family, so computing a family's subjects in batches gives what one
+call over the whole family gives (what the task page shows), with one care: an original that
+another evaluation repeats is keyed as its repeat keys it (`records.agreement.measurements`), so a
+batch also reads the family's repeats of its evaluations, whoever's they are, and keeps only its
+own subjects' agreements.
+
+Each agreement is keyed "<subject kind>:<subject stable id>|<task stable id>|<metric>", the task
+being the family's task whose stable id comes first: the key moves only when the family does, not
+when a value changes which task an agreement's first measurement is on. The rows come in no
+particular order: the writer sorts them on that key (its external sort, memory bounded by a chunk).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+
+from records import agreement as rules
+from records import models as m
+
+
+@dataclass(frozen=True)
+class Family:
+    """A task family: its tasks' ids, and the stable id and name of the one that keys its agreements."""
+
+    task_ids: tuple[int, ...]
+    task_id: str
+    task_name: str
+    task_stable_ids: str  # every task's stable id, space-separated, sorted
+
+
+def _families() -> tuple[dict[int, int], Iterator[Family]]:
+    """Task id -> its family's root (records.agreement.task_families), and the families of every task
+    some evaluation measures, one query of their tasks per family."""
+    roots = rules.task_families()
+    measured = (
+        m.Evaluation.objects.exclude(different_measurement__gt="")
+        .order_by("dataset_id")
+        .values_list("dataset_id", flat=True)
+        .distinct()
+    )
+    members: dict[int, set[int]] = defaultdict(set)
+    for task, root in roots.items():
+        members[root].add(task)
+    family_roots = sorted({roots.get(task, task) for task in measured})
+
+    def families() -> Iterator[Family]:
+        for root in family_roots:
+            ids = tuple(sorted(members.get(root) or {root}))
+            tasks = sorted(m.Dataset.objects.filter(pk__in=ids).values_list("stable_id", "name"))
+            yield Family(
+                task_ids=ids,
+                task_id=tasks[0][0],
+                task_name=tasks[0][1],
+                task_stable_ids=" ".join(stable_id for stable_id, _ in tasks),
+            )
+
+    return roots, families()
+
+
+def _subject_batches(family: Family, *, chunk_size: int) -> Iterator[tuple[list[int], list[int]]]:
+    """The family's subjects, (model ids, ids of configurations naming no model), in batches of about
+    `chunk_size` evaluations and results read (one subject with more makes a batch of its own)."""
+    counts: dict[tuple[str, int], int] = defaultdict(int)
+    per_configuration = (
+        m.Evaluation.objects.exclude(different_measurement__gt="")
+        .filter(dataset_id__in=family.task_ids)
+        .order_by()
+        .values_list("configuration_id", "configuration__model_id")
+        .annotate(
+            evaluations_read=Count("id", distinct=True),
+            results_read=Count("results", filter=Q(results__relation=m.Relation.ABSOLUTE)),
+        )
+    )
+    for configuration_id, model_id, evaluations, results in per_configuration:
+        counts[("model", model_id) if model_id else ("configuration", configuration_id)] += evaluations + results
+    models: list[int] = []
+    configurations: list[int] = []
+    held = 0
+    for (kind, pk), n in sorted(counts.items()):
+        if held and held + n > chunk_size:
+            yield models, configurations
+            models, configurations, held = [], [], 0
+        (models if kind == "model" else configurations).append(pk)
+        held += n
+    if held:
+        yield models, configurations
+
+
+def _subject_key(subject: m.GenomicModel | m.Configuration) -> tuple[str, int]:
+    return ("model" if isinstance(subject, m.GenomicModel) else "configuration", subject.pk)
+
+
+def family_agreements(*, chunk_size: int) -> Iterator[tuple[Family, rules.Agreement]]:
+    """Every agreement of the catalogue with its task family, a batch of evaluations at a time."""
+    roots, families = _families()
+    for family in families:
+        for models, configurations in _subject_batches(family, chunk_size=chunk_size):
+            mine = Q(configuration__model_id__in=models) | Q(
+                configuration_id__in=configurations, configuration__model__isnull=True
+            )
+            in_family = rules.evidence_queryset().filter(dataset_id__in=family.task_ids)
+            evaluations = list(in_family.filter(mine))
+            evaluations += in_family.exclude(mine).filter(repeats__in=in_family.filter(mine).values("pk").order_by())
+            subjects = {("model", pk) for pk in models} | {("configuration", pk) for pk in configurations}
+            for found in rules.agreements(evaluations, roots):
+                if _subject_key(found.subject) in subjects:
+                    yield family, found
+            _break_cycles(evaluations)
+
+
+def _break_cycles(evaluations: list[m.Evaluation]) -> None:
+    """Free a batch when its last reference goes, not at the garbage collector's next full pass: a
+    prefetched result points back at its evaluation, a cycle that only that pass would collect, so
+    garbage would pile up with the batches read."""
+    for evaluation in evaluations:
+        prefetched: dict[str, list[m.Result]] = evaluation.__dict__.pop("_prefetched_objects_cache", {})
+        for result in prefetched.get("results", ()):
+            result._state.fields_cache.clear()
+
+
+def agreement_key(found: rules.Agreement, family: Family) -> str:
+    kind = "model" if found.subject_is_model else "configuration"
+    return f"{kind}:{found.subject.stable_id}|{family.task_id}|{found.metric}"
+
+
+def agreement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    """The agreements table's rows (releases.tables.AGREEMENTS), in no particular order."""
+    for family, found in family_agreements(chunk_size=chunk_size):
+        is_model = found.subject_is_model
+        yield {
+            "agreement_id": agreement_key(found, family),
+            "subject_kind": "model" if is_model else "configuration",
+            "model_id": found.subject.stable_id if is_model else None,
+            "configuration_id": None if is_model else found.subject.stable_id,
+            "subject_name": found.subject.name,
+            "task_id": family.task_id,
+            "task_name": family.task_name,
+            "family_task_ids": family.task_stable_ids,
+            "metric": found.metric,
+            "verdict": found.verdict,
+            "measurements": len(found.measurements),
+            "printings": sum(len(measurement.printings) for measurement in found.measurements),
+        }
+
+
+def agreement_measurement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
+    """The agreement_measurements table's rows (releases.tables.AGREEMENT_MEASUREMENTS): for each
+    measurement the printing compared, then its copies; in no particular order."""
+    for family, found in family_agreements(chunk_size=chunk_size):
+        key = agreement_key(found, family)
+        for measurement in found.measurements:
+            shown = measurement.shown
+            for printing in [shown, *measurement.copies]:
+                evaluation, result = printing.evaluation, printing.result
+                yield {
+                    "agreement_id": key,
+                    "result_id": result.stable_id,
+                    "evaluation_id": evaluation.stable_id,
+                    "value": result.value,
+                    "unit": result.unit,
+                    "measured_by": evaluation.measured_by,
+                    "review_state": evaluation.review_state,
+                    "counted_as": "compared" if printing is shown else "copy",
+                    "counted_with_result_id": shown.result.stable_id,
+                }
+
+
+def estimated_rows() -> tuple[int, int]:
+    """At most how many rows the two tables have (evaluations, absolute results): the build's progress
+    is measured against these."""
+    evaluations = m.Evaluation.objects.exclude(different_measurement__gt="")
+    results = m.Result.objects.filter(relation=m.Relation.ABSOLUTE).exclude(evaluation__different_measurement__gt="")
+    return evaluations.count(), results.count()
