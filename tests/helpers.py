@@ -19,12 +19,17 @@ def seed_import() -> None:
 
 
 def load_examples(*names: str):
-    """Import the named documents of data/examples/ (file-name stems, in the order given; every one
-    when none is named; the seed first: they name its areas, contexts and sources), with their
-    curation review, as `manage.py load_examples` does for all of them."""
-    from records.examples import EXAMPLES_DIR, examples_load
+    """Import the named documents of data/examples/ (file-name stems) with the documents before them
+    in file-name order (a document may name the records of those before it: their models, works
+    and sources; every one when none is named; the seed first: they name its areas, contexts and
+    sources), with their curation review, as `manage.py load_examples` does for all of them."""
+    from records.examples import example_paths, examples_load
 
-    return examples_load(paths=[EXAMPLES_DIR / f"{name}.json" for name in names] if names else None)
+    if not names:
+        return examples_load(paths=None)
+    paths = example_paths()
+    last = max(index for index, path in enumerate(paths) if path.stem in names)
+    return examples_load(paths=paths[: last + 1])
 
 
 def load_for_module(module_transaction, *names: str):

@@ -321,8 +321,8 @@ def _field_refs(expression: Any) -> list[str]:
 
 
 def _clash_message(model: type[models.Model], constraint: models.UniqueConstraint, other: PlannedRecord) -> str:
-    if model is m.Source:  # as Source.clean says it of a source already written
-        name = constraint.name.removeprefix("source_").removesuffix("_unique")
-        label = model._meta.get_field(name).verbose_name
+    if model is m.Source:  # as records.works.source_duplicates says it of a source already written
+        field = constraint.fields[0] if constraint.fields else _expression_field(constraint)
+        label = model._meta.get_field(field).verbose_name
         return f"source {other.entry.stable_id!r} already has this {label}: use it instead of creating a duplicate"
     return f"{constraint.get_violation_error_message()} ({other.entry.path} has the same)"

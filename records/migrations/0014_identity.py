@@ -19,6 +19,16 @@ TABLES = (
 )
 
 
+# SQLite rebuilds these history tables for their new columns, dropping their append-only guards.
+REBUILT = ("records_historicalsource", "records_historicalconfiguration", "records_historicalevaluation")
+
+
+def sqlite_guards_again(apps, schema_editor):
+    if schema_editor.connection.vendor == "sqlite":
+        append_only.drop_for(*REBUILT)(apps, schema_editor)
+        append_only.create_for(*REBUILT)(apps, schema_editor)
+
+
 def works_for_sources(apps, schema_editor):
     """Every source is a version of a work: each source catalogued so far is the one version of a
     work of its own (same stable id and title); a curator joins versions of one work afterwards."""
@@ -330,6 +340,8 @@ class Migration(migrations.Migration):
             model_name="evaluation",
             name="original_citation",
             field=models.CharField(
+                default="",
+                db_default="",
                 blank=True,
                 help_text='The original when it is not catalogued, e.g. "InstaDeep Nucleotide Transformer leaderboard".',
                 max_length=300,
@@ -338,7 +350,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="evaluation",
             name="original_locator",
-            field=models.CharField(blank=True, help_text="Where in the original.", max_length=500),
+            field=models.CharField(
+                default="", db_default="", blank=True, help_text="Where in the original.", max_length=500
+            ),
         ),
         migrations.AddField(
             model_name="evaluation",
@@ -356,6 +370,8 @@ class Migration(migrations.Migration):
             model_name="historicalevaluation",
             name="original_citation",
             field=models.CharField(
+                default="",
+                db_default="",
                 blank=True,
                 help_text='The original when it is not catalogued, e.g. "InstaDeep Nucleotide Transformer leaderboard".',
                 max_length=300,
@@ -364,7 +380,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="historicalevaluation",
             name="original_locator",
-            field=models.CharField(blank=True, help_text="Where in the original.", max_length=500),
+            field=models.CharField(
+                default="", db_default="", blank=True, help_text="Where in the original.", max_length=500
+            ),
         ),
         migrations.AddField(
             model_name="historicalevaluation",
@@ -907,4 +925,5 @@ class Migration(migrations.Migration):
         migrations.RunPython(db_triggers.sqlite_on, db_triggers.sqlite_off),
         migrations.RunPython(works_for_sources, migrations.RunPython.noop),
         migrations.RunPython(append_only.create_for(*TABLES), append_only.drop_for(*TABLES)),
+        migrations.RunPython(sqlite_guards_again, sqlite_guards_again),
     ]

@@ -94,12 +94,17 @@ class Evaluation(CuratedModel, Reviewable):
         related_name="copied_evaluations",
         help_text="The source that first published this number, when this source reports it again (catalogued).",
     )
+    # db_default: rows written by code that predates these columns (an older migration's data step) stay valid.
     original_citation = models.CharField(
         max_length=300,
         blank=True,
+        default="",
+        db_default="",
         help_text='The original when it is not catalogued, e.g. "InstaDeep Nucleotide Transformer leaderboard".',
     )
-    original_locator = models.CharField(max_length=500, blank=True, help_text="Where in the original.")
+    original_locator = models.CharField(
+        max_length=500, blank=True, default="", db_default="", help_text="Where in the original."
+    )
     concern_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     concern_locator = models.CharField(max_length=500, blank=True)
     different_measurement = models.CharField(

@@ -74,6 +74,7 @@ def test_importing_the_seed_document_into_an_empty_database_reproduces_the_seed_
         "protocols",
         "results",
         "sources",
+        "works",
     ]
     imported = {url: client.get(url) for url in PAGES}
     assert all(r.status_code == 200 for r in imported.values())

@@ -10,7 +10,13 @@ from django.db import IntegrityError, connection, transaction
 
 from common.append_only import APPEND_ONLY_MESSAGE, guarded_triggers
 
-EVENT_MODELS = ("reviews.ReviewEvent", "releases.ReleaseEvent", "releases.ReleaseFixityCheck", "benchmarks.JobEvent")
+EVENT_MODELS = (
+    "reviews.ReviewEvent",
+    "releases.ReleaseEvent",
+    "releases.ReleaseFixityCheck",
+    "benchmarks.JobEvent",
+    "records.ModelChange",
+)
 
 
 def audit_models():
@@ -36,7 +42,8 @@ def every_audit_table_written(seeded, make_user, settings, tmp_path, monkeypatch
     from benchmarks.services import benchmark_job_enqueue
     from benchmarks.tasks import benchmark_job_run
     from corrections.services import correction_decide, correction_submit
-    from records.models import Decision, EvidenceRow, Protocol, Result
+    from records.identity import model_merge
+    from records.models import Dataset, Decision, EvidenceRow, GenomicModel, ModelAlias, Protocol, Result, TaskEquivalence
     from records.services import record_save
     from releases.build import release_build
     from releases.fixity import release_fixity_check
@@ -65,6 +72,23 @@ def every_audit_table_written(seeded, make_user, settings, tmp_path, monkeypatch
     record_save(record=decision, actor=curator)
     decision.protocols.set(Protocol.objects.all()[:1])
     record_save(record=decision, actor=curator, changed_fields=["protocols"])
+    first, second = (
+        GenomicModel(stable_id=f"append-only-test-model-{n}", name=f"A model to audit {n}") for n in (1, 2)
+    )
+    for model in (first, second):
+        record_save(record=model, actor=curator)
+    record_save(record=ModelAlias(stable_id="append-only-test-alias", model=first, alias="Model one"), actor=curator)
+    model_merge(model=first, into=second, reason="One checkpoint printed under two names.", actor=curator)
+    tasks = Dataset.objects.filter(suite__isnull=False)[:2]
+    equivalence = TaskEquivalence(
+        stable_id="append-only-test-same-data",
+        task=tasks[0],
+        same_as=tasks[1],
+        source=protocol.source,
+        locator="the paper",
+        quote="the same data",
+    )
+    record_save(record=equivalence, actor=curator)
     correction = correction_submit(
         target=Result.objects.first(),
         field_name="",

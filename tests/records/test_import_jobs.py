@@ -73,7 +73,7 @@ def test_it_queues_a_document_above_the_threshold_and_answers_202_with_its_statu
     job = m.ImportJob.objects.get()
     assert response["Location"] == body["url"] == f"/api/v1/imports/{job.pk}/"
     assert body["status"] == "queued" and body["dry_run"] is False
-    assert body["progress"] == {"done": 0, "total": 33 + 20}  # the seed document's 33 entries, 20 more results
+    assert body["progress"] == {"done": 0, "total": 35 + 20}  # the seed document's 35 entries, 20 more results
     assert not m.Result.objects.exists()  # nothing imported in the request
     assert list(job.events.values_list("from_status", "to_status", "actor__username")) == [
         ("", "queued", job.requested_by.username)
@@ -110,8 +110,8 @@ def test_a_queued_import_job_imports_the_document_as_sent_with_its_numbers_digit
     assert run(job_id) == "succeeded"
     status = curator.get(response["Location"]).json()
     assert status["status"] == "succeeded", status
-    assert status["records"] == 53
-    assert status["progress"]["done"] == status["progress"]["total"] >= 53
+    assert status["records"] == 55
+    assert status["progress"]["done"] == status["progress"]["total"] >= 55
     assert len(status["report"]["created"]["results"]) == 22
     assert exact_text(m.Result.objects.get(stable_id__endswith="-runtime-5").value) == "25.50"
     job = m.ImportJob.objects.get(pk=job_id)
