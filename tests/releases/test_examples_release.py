@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections import defaultdict
 
 import bagit
 import frictionless
@@ -34,10 +35,11 @@ def examples_release(papers, releases_dir, release_manager, build_now):
 
 
 def test_it_validates_and_holds_every_printed_digit_and_what_a_reader_needs_to_judge_a_conflict(examples_release):
-    """One build of the four documents (it takes seconds), checked three ways."""
+    """One build of the documents (it takes seconds), checked four ways."""
     validates_with_bagit_frictionless_and_sha256sum(examples_release)
     every_value_is_released_with_its_printed_digits_and_read_back_exactly(examples_release)
     the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release)
+    the_agreements_are_those_of_records_agreement_over_every_evaluation_at_once(examples_release)
 
 
 def validates_with_bagit_frictionless_and_sha256sum(examples_release):
@@ -139,3 +141,42 @@ def test_the_next_release_compares_like_with_like(examples_release, release_mana
         "evaluation": 1,
         "result": 1,
     }  # a trailing zero is a change; the evaluation reopened
+
+
+def the_agreements_are_those_of_records_agreement_over_every_evaluation_at_once(examples_release):
+    """The release computes them a task family and a batch of subjects at a time; one call over the
+    whole catalogue (as the API's agreements list makes) gives the same verdicts and measurements."""
+    from records import agreement
+    from records import models as m
+
+    roots = agreement.task_families()
+    stable_ids = dict(m.Dataset.objects.values_list("pk", "stable_id"))
+    members: dict[int, set[int]] = defaultdict(set)
+    for task, root in roots.items():
+        members[root].add(task)
+    expected = {}
+    for found in agreement.agreements(list(agreement.evidence_queryset()), roots):
+        root = roots.get(found.task.pk, found.task.pk)
+        first_task = min(stable_ids[task] for task in members.get(root) or {root})
+        kind = "model" if found.subject_is_model else "configuration"
+        printings = sorted(
+            (printing.result.stable_id, "compared" if printing is measurement.shown else "copy")
+            for measurement in found.measurements
+            for printing in measurement.printings
+        )
+        expected[f"{kind}:{found.subject.stable_id}|{first_task}|{found.metric}"] = (
+            found.verdict,
+            len(found.measurements),
+            printings,
+        )
+    bag = bag_of(examples_release)
+    counted: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for row in table(bag, "agreement_measurements"):
+        counted[row["agreement_id"]].append((row["result_id"], row["counted_as"]))
+    released = {
+        row["agreement_id"]: (row["verdict"], int(row["measurements"]), sorted(counted[row["agreement_id"]]))
+        for row in table(bag, "agreements")
+    }
+    assert released == expected and len(released) > 100
+    verdicts = {verdict for verdict, _, _ in released.values()}
+    assert {agreement.Verdict.SINGLE, agreement.Verdict.CONSISTENT} <= verdicts
