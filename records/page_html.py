@@ -35,6 +35,15 @@ def e(value: object) -> str:
     return text
 
 
+def model_link(configuration: Any) -> str:
+    """(model: <a>name</a>) after a configuration's link, when it names a model with a page; "" when not.
+    `configuration.model` is loaded with it (a page_rows line, or a select_related model)."""
+    model = configuration.model if configuration is not None else None
+    if model is None:
+        return ""
+    return f' <span class="model-link">(model: <a href="{e(model.get_absolute_url())}">{e(model.name)}</a>)</span>'
+
+
 def review(record: Any, *, public_reviewer_names: bool) -> str:
     """templates/records/_review.html for `record`."""
     if record.needs_recheck:
@@ -138,7 +147,7 @@ def evaluation_rows(evaluations: Iterable[Any], *, protocol: Any, public_reviewe
         out.append(
             f'\n      <tr id="evaluation-{e(evaluation.stable_id)}">\n'
             f'        <th scope="row">Configuration: <a href="{e(evaluation.configuration.get_absolute_url())}">'
-            f"{e(evaluation.configuration.name)}</a></th>\n"
+            f"{e(evaluation.configuration.name)}</a>{model_link(evaluation.configuration)}</th>\n"
             f"        <td>Protocol: {protocol_title} Dataset: "
             f'<a href="{e(evaluation.dataset.get_absolute_url())}">{e(evaluation.dataset.name)}</a></td>\n'
             f"        <td>{''.join(findings)}\n"
@@ -167,7 +176,7 @@ def result_rows(rows: Iterable[Any], *, page: Any, cell) -> str:
         out.append(
             f'\n      <tr class="{marks}">\n'
             f'        <th scope="row"><a href="{e(evaluation.configuration.get_absolute_url())}">'
-            f"{e(evaluation.configuration.name)}</a>"
+            f"{e(evaluation.configuration.name)}</a>{model_link(evaluation.configuration)}"
             f' <a class="evaluation-link" href="{e(evaluation.get_absolute_url())}">Evaluation</a></th>\n'
             f"        <td>{cell(row, page)}</td>\n"
             "      </tr>\n    "

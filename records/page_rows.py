@@ -33,14 +33,38 @@ def _url(url_name: str, stable_id: str) -> str:
     return f"{prefix}{stable_id}{suffix}"
 
 
+class ModelLine:
+    """The model a configuration tests, as rows link it: name and page."""
+
+    __slots__ = ("stable_id", "name")
+
+    def __init__(self, stable_id: str, name: str) -> None:
+        self.stable_id, self.name = stable_id, name
+
+    def __str__(self) -> str:
+        return self.name or self.stable_id
+
+    def get_absolute_url(self) -> str:
+        return _url(m.GenomicModel.page_url_name, self.stable_id)
+
+
 class ConfigurationLine:
-    """A configuration as rows show it: name, short name and page."""
+    """A configuration as rows show it: name, short name, page and the model it tests (or None)."""
 
-    __slots__ = ("pk", "id", "stable_id", "name", "short_name")
+    __slots__ = ("pk", "id", "stable_id", "name", "short_name", "model")
 
-    def __init__(self, pk: int, stable_id: str, name: str, short_name: str) -> None:
+    def __init__(
+        self,
+        pk: int,
+        stable_id: str,
+        name: str,
+        short_name: str,
+        model_stable_id: str | None = None,
+        model_name: str | None = None,
+    ) -> None:
         self.pk = self.id = pk
         self.stable_id, self.name, self.short_name = stable_id, name, short_name
+        self.model = ModelLine(model_stable_id, model_name or "") if model_stable_id else None
 
     def __str__(self) -> str:
         return self.name or self.stable_id
@@ -227,11 +251,19 @@ class EvaluationLine(ReviewStateFacts):
 
 
 _ORIGINAL = ("repeats__stable_id", "repeats__title", "repeats__review_state", "repeats__concern")
-_CONFIGURATION = ("configuration__stable_id", "configuration__name", "configuration__short_name")
+_CONFIGURATION = (
+    "configuration__stable_id",
+    "configuration__name",
+    "configuration__short_name",
+    "configuration__model__stable_id",
+    "configuration__model__name",
+)
 _REFERENCE = (
     "reference_configuration__stable_id",
     "reference_configuration__name",
     "reference_configuration__short_name",
+    "reference_configuration__model__stable_id",
+    "reference_configuration__model__name",
 )
 
 
@@ -255,12 +287,12 @@ def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
     )
     configurations: dict[int, ConfigurationLine] = {}
 
-    def configuration(pk: int | None, stable_id: str, name: str, short_name: str) -> ConfigurationLine | None:
+    def configuration(pk: int | None, *columns: Any) -> ConfigurationLine | None:
         if pk is None:
             return None
         line = configurations.get(pk)
         if line is None:
-            line = configurations[pk] = ConfigurationLine(pk, stable_id, name, short_name)
+            line = configurations[pk] = ConfigurationLine(pk, *columns)
         return line
 
     at_configuration, at_dataset, at_source, at_concern_source, at_reviewer, at_repeats = _positions(

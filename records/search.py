@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import Case, FloatField, Q, Value, When
+from django.db.models import Case, FloatField, Prefetch, Q, Value, When
 from django.db.models.functions import Cast
 from django.urls import reverse
 
@@ -25,6 +25,8 @@ class SearchType:
     title_field: str
     other_fields: tuple[str, ...]
     url_name: str
+    # Columns a hit shows besides its title (read with it, never a query a hit).
+    shown_fields: tuple[str, ...] = ()
 
 
 TYPES = (
@@ -46,8 +48,17 @@ TYPES = (
         "name",
         ("short_name", "family", "method"),
         "records:configuration",
+        shown_fields=("model__stable_id", "model__name"),
     ),
-    SearchType("dataset", "Datasets", m.Dataset, "name", ("task_key", "description"), "records:dataset"),
+    SearchType(
+        "dataset",
+        "Datasets",
+        m.Dataset,
+        "name",
+        ("task_key", "description"),
+        "records:dataset",
+        shown_fields=("task_key", "suite__name"),
+    ),
     SearchType(
         "source", "Sources", m.Source, "title", ("venue", "citation", "authors_short", "doi", "pmcid"), "records:source"
     ),
@@ -61,7 +72,12 @@ RESULTS = SearchType(
     ("evaluation__title", "evaluation__configuration__name", "evaluation__dataset__name"),
     "records:evaluation",
 )
-TYPE_BY_NAME = {t.name: t for t in (*TYPES, RESULTS)}
+# Models are found by their name and by every alias a paper prints for them ("HyenaDNA-1KB"),
+# in any spelling of it (records.models.alias_key).
+MODELS = SearchType(
+    "model", "Models", m.GenomicModel, "name", ("family", "public_id", "aliases__alias"), "records:model"
+)
+TYPE_BY_NAME = {t.name: t for t in (MODELS, *TYPES, RESULTS)}
 
 
 @dataclass
@@ -72,8 +88,12 @@ class Hit:
     stable_id: str
     url: str
     rank: float
-    # For a result: its value with the printed digits and unit, its task and its review state.
+    # For a result: its value with the printed digits and unit, its task and its review state; for a
+    # model: the names papers print for it; for a task: its key and suite.
     detail: str = ""
+    # For a configuration that names a model: the model's page.
+    model_url: str = ""
+    model_name: str = ""
 
 
 @dataclass
@@ -89,9 +109,10 @@ def search(*, query: str, record_type: str = "") -> SearchResults:
     chosen = record_type if record_type in TYPE_BY_NAME else ""
     if not query:
         return SearchResults(query="", hits=[], facets=[], chosen_type=chosen)
-    per_type = {t.name: _search_type(t, query) for t in TYPES}
+    per_type = {MODELS.name: _search_models(query)}
+    per_type.update({t.name: _search_type(t, query) for t in TYPES})
     per_type[RESULTS.name] = _search_results(query)
-    facets = [(t.name, t.label, len(per_type[t.name])) for t in (*TYPES, RESULTS) if per_type[t.name]]
+    facets = [(t.name, t.label, len(per_type[t.name])) for t in (MODELS, *TYPES, RESULTS) if per_type[t.name]]
     hits = [hit for name, found in per_type.items() if not chosen or name == chosen for hit in found]
     hits.sort(key=lambda hit: (-hit.rank, hit.title.lower()))
     return SearchResults(query=query, hits=hits, facets=facets, chosen_type=chosen)
@@ -108,9 +129,9 @@ def _search_type(kind: SearchType, query: str) -> list[Hit]:
             kind.model.objects.annotate(rank=SearchRank(vector, text) + exact_id)
             .filter(Q(rank__gt=0) | Q(stable_id__iexact=query))
             .order_by("-rank")
-            .values("stable_id", kind.title_field, "rank")[:PER_TYPE]
+            .values("stable_id", kind.title_field, "rank", *kind.shown_fields)[:PER_TYPE]
         )
-        return [_hit(kind, row["stable_id"], row[kind.title_field], row["rank"]) for row in rows]
+        return [_hit(kind, row, row["rank"]) for row in rows]
     return _fallback(kind, query, exact_id)
 
 
@@ -124,26 +145,82 @@ def _fallback(kind: SearchType, query: str, exact_id) -> list[Hit]:
     rows = (
         kind.model.objects.filter(condition | Q(stable_id__iexact=query))
         .annotate(exact=exact_id)
-        .values("stable_id", kind.title_field, "exact", *kind.other_fields)[: PER_TYPE * 5]
+        .values("stable_id", kind.title_field, "exact", *kind.other_fields, *kind.shown_fields)[: PER_TYPE * 5]
     )
     hits = []
     for row in rows:
         title = (row[kind.title_field] or "").lower()
         rank = row["exact"] + sum(1.0 if term in title else 0.3 for term in terms) / max(len(terms), 1)
-        hits.append(_hit(kind, row["stable_id"], row[kind.title_field], rank))
+        hits.append(_hit(kind, row, rank))
     hits.sort(key=lambda hit: -hit.rank)
     return hits[:PER_TYPE]
 
 
-def _hit(kind: SearchType, stable_id: str, title: str, rank: float) -> Hit:
-    return Hit(
+def _hit(kind: SearchType, row: dict, rank: float) -> Hit:
+    stable_id = row["stable_id"]
+    hit = Hit(
         type=kind.name,
         type_label=kind.label[:-1],
-        title=title,
+        title=row[kind.title_field],
         stable_id=stable_id,
         url=reverse(kind.url_name, args=[stable_id]),
         rank=float(rank),
     )
+    if row.get("model__stable_id"):
+        hit.model_url = reverse(MODELS.url_name, args=[row["model__stable_id"]])
+        hit.model_name = row["model__name"]
+    if row.get("task_key") and row.get("suite__name"):
+        hit.type_label = "Task"
+        hit.detail = f"task {row['task_key']} of {row['suite__name']}"
+    return hit
+
+
+def _search_models(query: str) -> list[Hit]:
+    """Models by name, family, public id, stable id and every alias; an alias or name in the same
+    spelling as the query (alias_key: "hyenadna 1kb" is "HyenaDNA-1KB") ranks first. A model merged
+    into another is found through that one (its aliases moved with the merge)."""
+    terms = query.lower().split()
+    key = m.alias_key(query)
+    fields = ("name", "stable_id", *MODELS.other_fields)
+    condition = Q()
+    for term in terms:
+        condition &= Q(*[Q(**{f"{name}__icontains": term}) for name in fields], _connector=Q.OR)
+    if key:
+        condition |= Q(aliases__key=key)
+    condition |= Q(stable_id__iexact=query)
+    ids = list(
+        m.GenomicModel.objects.filter(condition, merged_into__isnull=True)
+        .values_list("id", flat=True)
+        .distinct()[: PER_TYPE * 5]
+    )
+    models = m.GenomicModel.objects.filter(id__in=ids).prefetch_related(
+        Prefetch("aliases", queryset=m.ModelAlias.objects.order_by("alias"))
+    )
+    hits = []
+    for model in models:
+        aliases = list(model.aliases.all())
+        title = model.name.lower()
+        rank = sum(1.0 if term in title else 0.3 for term in terms) / max(len(terms), 1)
+        if all(term in title for term in terms):
+            rank += 0.5  # a model named by the query leads the records that mention it
+        if model.stable_id.lower() == query.lower():
+            rank += 10.0
+        elif key and (key == m.alias_key(model.name) or any(alias.key == key for alias in aliases)):
+            rank += 5.0
+        detail = f"also printed as {', '.join(alias.alias for alias in aliases)}" if aliases else ""
+        hits.append(
+            Hit(
+                type=MODELS.name,
+                type_label="Model",
+                title=model.name,
+                stable_id=model.stable_id,
+                url=model.get_absolute_url(),
+                rank=rank,
+                detail=detail,
+            )
+        )
+    hits.sort(key=lambda hit: (-hit.rank, hit.title.lower()))
+    return hits[:PER_TYPE]
 
 
 def _search_results(query: str) -> list[Hit]:

@@ -78,7 +78,7 @@ def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation
     related = ("protocol",) if with_protocol else ()
     return m.Evaluation.objects.select_related(
         *related,
-        "configuration",
+        "configuration__model",
         "dataset",
         "source",
         "concern_source",

@@ -30,6 +30,8 @@ def urlpatterns_for(*, parts: PageParts) -> list[URLPattern]:
         path("evaluations/<slug:stable_id>/", views.evaluation_detail, with_parts, name="evaluation"),
         path("configurations/<slug:stable_id>/", views.configuration_detail, with_parts, name="configuration"),
         path("datasets/<slug:stable_id>/", views.dataset_detail, with_parts, name="dataset"),
+        path("models/<slug:stable_id>/", views.model_detail, with_parts, name="model"),
+        path("works/<slug:stable_id>/", views.work_detail, with_parts, name="work"),
         path("sources/<slug:stable_id>/", views.source_detail, with_parts, name="source"),
         path("decisions/<slug:stable_id>/", views.decision_detail, with_parts, name="decision"),
     ]

@@ -9,7 +9,7 @@ imports every app, hands them to `records.urls.urlpatterns_for`. The templates o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
 from django.db.models import Count, Q
@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from records import charts, exports, page_cache, search, selectors
+from records import charts, exports, identity_pages, page_cache, search, selectors
 from records import coverage as coverage_report
 from records import models as m
 
@@ -209,7 +209,7 @@ def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_safe
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Configuration, dict[str, object]]:
-        configuration = selectors.record_or_404(m.Configuration.objects.select_related("source"), stable_id)
+        configuration = selectors.record_or_404(m.Configuration.objects.select_related("source", "model"), stable_id)
         evaluations = (
             selectors.evaluations_queryset()
             .filter(configuration=configuration)
@@ -228,11 +228,12 @@ def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 
 @require_safe
 def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
+    """A dataset's page; for a task that protocols score, the task page: its ranked tables across
+    protocols, their charts and whether independent measurements agree (records.identity_pages)."""
+
     def context() -> tuple[m.Dataset, dict[str, object]]:
-        dataset = selectors.record_or_404(
-            m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
-        )
-        return dataset, {"dataset": dataset}
+        page = identity_pages.task_page(stable_id=stable_id)
+        return page.dataset, {"dataset": page.dataset, "task": page}
 
     return _record_page(
         request,
@@ -243,10 +244,51 @@ def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     )
 
 
+def _without_correction(parts: PageParts) -> PageParts:
+    """The parts of a page whose record the corrections app does not take suggestions for (models and
+    works: corrections.selectors.MODELS names neither)."""
+    return replace(parts, correction=_no_part)
+
+
+@require_safe
+def model_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
+    """A model's page: every task it was measured on, across papers and protocols, with who measured,
+    its rank within each protocol's comparison and whether the measurements agree."""
+
+    def context() -> tuple[m.GenomicModel, dict[str, object]]:
+        page = identity_pages.model_page(stable_id=stable_id)
+        return page.model, {"model": page.model, "page": page}
+
+    return _record_page(
+        request,
+        template="records/model_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.GenomicModel.objects.all(), stable_id),
+        parts=_without_correction(parts),
+    )
+
+
+@require_safe
+def work_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
+    """A work's page: its versions (sources), the evaluations each reports and the models it introduced."""
+
+    def context() -> tuple[m.Work, dict[str, object]]:
+        page = identity_pages.work_page(stable_id=stable_id)
+        return page.work, {"work": page.work, "page": page}
+
+    return _record_page(
+        request,
+        template="records/work_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Work.objects.all(), stable_id),
+        parts=_without_correction(parts),
+    )
+
+
 @require_safe
 def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Source, dict[str, object]]:
-        source = selectors.record_or_404(m.Source.objects.all(), stable_id)
+        source = selectors.record_or_404(m.Source.objects.select_related("work"), stable_id)
         return source, {
             "source": source,
             "protocols": m.Protocol.objects.filter(source=source).order_by("title"),

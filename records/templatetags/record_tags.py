@@ -3,7 +3,7 @@ from decimal import Decimal
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from records import page_html
+from records import identity_pages, page_html
 from records.values import display, exact_text
 
 register = template.Library()
@@ -24,6 +24,24 @@ def shown(value: Decimal | None) -> str:
 @register.filter
 def or_not_reported(value, text: str = "Not reported") -> str:
     return text if value in (None, "") else value
+
+
+@register.simple_tag
+def model_link(configuration) -> SafeString:
+    """ " (model: <a>…</a>)" after a configuration shown in a row, when it names a model (records.page_html.model_link)."""
+    return mark_safe(page_html.model_link(configuration))
+
+
+@register.filter
+def measured_by_text(evaluation) -> str:
+    """Who measured an evaluation: "the model's authors", "a third party (name)", "this portal"."""
+    return identity_pages.measured_by_text(evaluation)
+
+
+@register.filter
+def printing_text(printing) -> str:
+    """A printing's value with the source's digits, its ± spread and unit."""
+    return identity_pages.printing_text(printing)
 
 
 # -- rows of a protocol's comparison, rendered in Python: a page holds one per result (1,000 and more),
