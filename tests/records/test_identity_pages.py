@@ -418,3 +418,16 @@ def test_the_dataset_page_of_a_dataset_no_protocol_scores_keeps_its_facts(client
     text = page_text(get(client, "/datasets/nt-suite/"))
     assert "Dataset" in text and "Do independent measurements agree?" not in text
     assert "Promoter (all)" in text  # its tasks
+
+
+def test_an_excluded_measurement_counts_in_the_verdict_marked_but_leaves_the_ranked_table(client, evidence):
+    apply_transitions(evidence["own"], "exclude", reason="Measured on the test split.")
+    response = get(client, "/datasets/nt-promoter-all/")
+    assert not any("0.53 ±0.02" in row for row in task_rows(response))
+    text = page_text(response)
+    agreement = text.split("HyenaDNA tiny 1k · mcc:")[1].split("Caduceus-Ph · mcc:")[0]
+    assert agreement.startswith(" consistent")
+    assert "0.53 ±0.02 MCC A third party (Paper B's authors)" in agreement
+    assert "Excluded from comparison (excluded from comparison; counted here, marked as such)" in agreement
+    model_page = page_text(get(client, "/models/hyenadna-tiny-1k/"))
+    assert "Not ranked: excluded from comparison in NT benchmark, MCC" in model_page
