@@ -131,7 +131,7 @@ def _search_type(kind: SearchType, query: str) -> list[Hit]:
             .order_by("-rank")
             .values("stable_id", kind.title_field, "rank", *kind.shown_fields)[:PER_TYPE]
         )
-        return [_hit(kind, row, row["rank"]) for row in rows]
+        return sorted((_hit(kind, row, row["rank"], query) for row in rows), key=lambda hit: -hit.rank)
     return _fallback(kind, query, exact_id)
 
 
@@ -151,13 +151,18 @@ def _fallback(kind: SearchType, query: str, exact_id) -> list[Hit]:
     for row in rows:
         title = (row[kind.title_field] or "").lower()
         rank = row["exact"] + sum(1.0 if term in title else 0.3 for term in terms) / max(len(terms), 1)
-        hits.append(_hit(kind, row, rank))
+        hits.append(_hit(kind, row, rank, query))
     hits.sort(key=lambda hit: -hit.rank)
     return hits[:PER_TYPE]
 
 
-def _hit(kind: SearchType, row: dict, rank: float) -> Hit:
+def _hit(kind: SearchType, row: dict, rank: float, query: str) -> Hit:
     stable_id = row["stable_id"]
+    if kind.name == "dataset":
+        # A task named by the query ("promoter", "prom_300_all") leads the evaluations that mention it.
+        name, terms = (row[kind.title_field] or "").lower(), query.lower().split()
+        if all(term in name for term in terms) or (row.get("task_key") or "").lower() == query.lower():
+            rank += 0.5
     hit = Hit(
         type=kind.name,
         type_label=kind.label[:-1],
