@@ -27,6 +27,7 @@ The rules, as the model and task pages state them (AGREEMENT_RULE):
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -102,9 +103,10 @@ class Measurement:
     key: tuple
     printings: list[Printing] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def shown(self) -> Printing:
-        """The printing compared: the most precise, then one with a spread, then a source-checked one."""
+        """The printing compared: the most precise, then one with a spread, then a source-checked one
+        (read once every printing is in)."""
         return min(
             self.printings,
             key=lambda p: (p.precision, p.spread is None, not p.compared, p.evaluation.pk or 0),
@@ -381,10 +383,12 @@ def rank(found: Sequence[Measurement], direction: str) -> list[RankedRow]:
     )
     if not ranked or len(rows) < 2:
         return rows
-    values = [r.measurement.value for r in rows]
-    for row in rows:
-        row.rank = 1 + sum(1 for v in values if (v < row.measurement.value if lower else v > row.measurement.value))
-        row.is_best = row.rank == 1
+    previous: Decimal | None = None
+    for position, row in enumerate(rows, start=1):  # sorted: equal values are neighbours and share a rank
+        if row.measurement.value != previous:
+            rank_here, previous = position, row.measurement.value
+        row.rank = rank_here
+        row.is_best = rank_here == 1
     best = rows[0].measurement
     if best.spread is not None:
         for row in rows[1:]:

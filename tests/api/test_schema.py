@@ -129,7 +129,12 @@ def real_ids(seeded):
         "evidence-rows": m.EvidenceRow,
         "baseline-roles": m.BaselineRole,
         "decisions": m.Decision,
+        "works": m.Work,
+        "models": m.GenomicModel,
     }
+    from tests.factories import GenomicModelFactory
+
+    GenomicModelFactory(introduced_in=m.Work.objects.first())  # the seed names no model
     ids = {
         segment: model.objects.order_by("pk").values_list("stable_id", flat=True).first()
         for segment, model in models.items()

@@ -42,7 +42,7 @@ def test_a_large_import_is_answered_202_and_a_real_worker_imports_it_with_progre
     answered = time.monotonic() - started
     assert response.status_code == 202, response.content
     url = response["Location"]
-    assert response.json()["records"] == 1_033 and response.json()["status"] == "queued"
+    assert response.json()["records"] == 1_035 and response.json()["status"] == "queued"
 
     monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.records.import_worker_settings")
     worker = start_worker("default")

@@ -1,0 +1,168 @@
+"""Cross-paper pages at the size a popular model and task reach: the task page, the model page and
+the agreements API over a catalogue of WORKS papers, each scoring TASKS tasks for MODELS_PER_WORK
+models drawn from a pool of MODELS (one model, the first, tested by every paper), with one copy of a
+rounded printing per paper. Prints the SQL query count, the render time (min and median of
+REQUESTS requests, the page cache emptied before each) and the page size, and the last lines
+compare the slowest with the goal of GOAL_MS.
+
+Run: .venv/bin/python bench/identity_pages.py [--works 100]   (a throw-away SQLite database under
+a temp folder, or the database named by DATABASE_URL if set: then it must be a scratch database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+os.environ.setdefault("PORTAL_LOG_LEVEL", "WARNING")
+if not os.environ.get("DATABASE_URL"):
+    os.environ["PORTAL_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-identity-")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.cache import cache  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+from records import models as m  # noqa: E402
+from reviews.models import ReviewState  # noqa: E402
+
+TASKS = 20
+MODELS = 100
+MODELS_PER_WORK = 20
+REQUESTS = 5
+GOAL_MS = 1000
+
+
+def grow(works: int) -> tuple[str, str]:
+    """The catalogue; returns (the task every paper scores, the model every paper tests)."""
+    pool = m.GenomicModel.objects.bulk_create(
+        m.GenomicModel(stable_id=f"bench-model-{n}", name=f"Bench model {n:03d}", family="Bench") for n in range(MODELS)
+    )
+    suite = m.Dataset.objects.create(stable_id="bench-suite", name="Bench suite")
+    tasks = m.Dataset.objects.bulk_create(
+        m.Dataset(stable_id=f"bench-task-{n}", name=f"Bench task {n}", suite=suite, task_key=f"task_{n}", position=n)
+        for n in range(TASKS)
+    )
+    for w in range(works):
+        with transaction.atomic():
+            work = m.Work.objects.create(stable_id=f"bench-work-{w}", title=f"Bench paper {w}")
+            source = m.Source.objects.create(stable_id=f"bench-source-{w}", title=f"Bench paper {w}", work=work)
+            protocol = m.Protocol.objects.create(
+                stable_id=f"bench-protocol-{w}",
+                title=f"Bench paper {w}, MCC",
+                summary="Bench.",
+                metric_name="MCC",
+                metric_short_name="mcc",
+                metric_unit="MCC" if w % 2 else "MCC x 100",
+                metric_direction="higher",
+                source=source,
+            )
+            protocol.datasets.set(tasks)
+            chosen = [pool[0], *(pool[1 + (w * 7 + k) % (MODELS - 1)] for k in range(MODELS_PER_WORK - 1))]
+            configurations = m.Configuration.objects.bulk_create(
+                m.Configuration(stable_id=f"bench-cfg-{w}-{model.pk}", name=f"{model.name} in paper {w}", model=model)
+                for model in chosen
+            )
+            evaluations = m.Evaluation.objects.bulk_create(
+                m.Evaluation(
+                    stable_id=f"bench-ev-{w}-{c.pk}-{t.pk}",
+                    title="Bench evaluation",
+                    protocol=protocol,
+                    configuration=c,
+                    dataset=t,
+                    measured_by="authors" if i == 0 else "third_party",
+                    measured_by_name="" if i == 0 else f"Bench group {w}",
+                    reading_method="table",
+                    source=source,
+                    source_locator="Table 1",
+                    quote="A quoted row.",
+                    review_state=ReviewState.SOURCE_CHECKED,
+                    original_citation="Bench leaderboard" if (w % 10 == 9 and i == 0) else "",
+                )
+                for i, c in enumerate(configurations)
+                for t in tasks
+            )
+            scale = Decimal(1) if w % 2 else Decimal(100)
+            m.Result.objects.bulk_create(
+                m.Result(
+                    stable_id=f"{e.stable_id}-r",
+                    evaluation=e,
+                    value=(Decimal(40 + (index * 13 + w) % 50) / 100 * scale).quantize(Decimal("0.001") * scale),
+                    unit=protocol.metric_unit,
+                    printed_value=str(
+                        (Decimal(40 + (index * 13 + w) % 50) / 100 * scale).quantize(Decimal("0.001") * scale)
+                    ),
+                    uncertainty_kind="sd",
+                    uncertainty_value=Decimal("0.020") * scale,
+                )
+                for index, e in enumerate(evaluations)
+            )
+    return tasks[0].stable_id, pool[0].stable_id
+
+
+def measure(client: Client, url: str) -> tuple[int, list[float], int]:
+    cache.clear()
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code, response.content[:300])
+    count = len(queries)
+    timings = []
+    for _ in range(REQUESTS):
+        cache.clear()
+        started = time.perf_counter()
+        client.get(url)
+        timings.append((time.perf_counter() - started) * 1000)
+    return count, timings, len(response.content)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--works", type=int, default=100)
+    works = parser.parse_args().works
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    task, model = grow(works)
+    evaluations = m.Evaluation.objects.count()
+    print(
+        f"database: {connection.vendor}; {works} papers, {m.GenomicModel.objects.count()} models, "
+        f"{evaluations:,} evaluations (built in {time.perf_counter() - started:.0f} s)"
+    )
+    print(
+        f"task {task}: {m.Evaluation.objects.filter(dataset__stable_id=task).count():,} evaluations; "
+        f"model {model}: {m.Evaluation.objects.filter(configuration__model__stable_id=model).count():,}"
+    )
+    client = Client(HTTP_HOST="localhost")
+    pages = {
+        "task page": f"/datasets/{task}/",
+        "model page": f"/models/{model}/",
+        "agreements API (task)": f"/api/v1/agreements/?task_id={task}",
+        "agreements API (model)": f"/api/v1/agreements/?model_id={model}",
+    }
+    print(f"{'page':<24} {'queries':>8} {'min ms':>8} {'median ms':>10} {'bytes':>10}")
+    medians = {}
+    for name, url in pages.items():
+        count, timings, size = measure(client, url)
+        medians[name] = statistics.median(timings)
+        print(f"{name:<24} {count:>8} {min(timings):>8.1f} {medians[name]:>10.1f} {size:>10,}")
+    slowest = max(medians, key=medians.get)
+    print(
+        f"slowest: {slowest}, median {medians[slowest]:.0f} ms afresh (goal <= {GOAL_MS} ms): "
+        f"{medians[slowest] / GOAL_MS:.2f} of the goal"
+    )
+
+
+if __name__ == "__main__":
+    main()
