@@ -46,9 +46,9 @@ def _refused(form: forms.Form, refused: DomainError) -> None:
     form.add_error(refused.field if refused.field in form.fields else None, refused.message)
 
 
-def _admin_link(record: models.Model) -> str:
+def _admin_link(record: models.Model, text: str | None = None) -> str:
     url = reverse(f"admin:{record._meta.app_label}_{record._meta.model_name}_change", args=[record.pk])
-    return format_html('<a href="{}">{}</a>', url, str(record))
+    return format_html('<a href="{}">{}</a>', url, str(record) if text is None else text)
 
 
 # -- works
@@ -178,7 +178,15 @@ class GenomicModelAdmin(CatalogueAdmin):
     def changes_listed(self, model: m.GenomicModel) -> str:
         if model.pk is None:
             return "-"
-        rows = ((_admin_link(change), change.reason) for change in model_changes_of(model=model)[:20])
+        rows = (
+            (
+                _admin_link(
+                    change, f"#{change.pk} {change.kind}: {change.from_model.stable_id} → {change.to_model.stable_id}"
+                ),
+                change.reason,
+            )
+            for change in model_changes_of(model=model)[:20]
+        )
         links = format_html_join("", "<li>{}: {}</li>", rows)
         return format_html("<ul>{}</ul>", links) if links else "none"
 

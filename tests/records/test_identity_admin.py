@@ -255,6 +255,8 @@ def test_a_curator_undoes_a_merge_with_a_reason_and_cannot_undo_it_twice(desk, t
     desk.post(url(m.GenomicModel, "merge", duplicate.pk), {"apply": "1", "into": str(kept.pk), "reason": "same"})
     merge = m.ModelChange.objects.get()
     assert url(m.ModelChange, "undo", merge.pk) in desk.get(url(m.ModelChange, "change", merge.pk)).content.decode()
+    model_page = desk.get(url(m.GenomicModel, "change", kept.pk)).content.decode()
+    assert f"#{merge.pk} merge: hyenadna-1k → hyenadna-tiny</a>: same" in model_page
 
     chosen = desk.post(
         url(m.ModelChange, "changelist"),
