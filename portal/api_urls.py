@@ -6,6 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from corrections.api import CorrectionCreateView
 from records import api as records_api
+from records import api_identity as records_api_identity
 from records.api_imports import ImportJobView
 from reviews.api import ReviewEventViewSet
 
@@ -19,10 +20,10 @@ router.register("sources", records_api.SourceViewSet, basename="source")
 router.register("evidence-rows", records_api.EvidenceRowViewSet, basename="evidence-row")
 router.register("baseline-roles", records_api.BaselineRoleViewSet, basename="baseline-role")
 router.register("decisions", records_api.DecisionViewSet, basename="decision")
-router.register("models", records_api.GenomicModelViewSet, basename="model")
-router.register("works", records_api.WorkViewSet, basename="work")
-router.register("task-equivalences", records_api.TaskEquivalenceViewSet, basename="task-equivalence")
-router.register("agreements", records_api.AgreementViewSet, basename="agreement")
+router.register("models", records_api_identity.GenomicModelViewSet, basename="model")
+router.register("works", records_api_identity.WorkViewSet, basename="work")
+router.register("task-equivalences", records_api_identity.TaskEquivalenceViewSet, basename="task-equivalence")
+router.register("agreements", records_api_identity.AgreementViewSet, basename="agreement")
 router.register("review-events", ReviewEventViewSet, basename="review-event")
 
 urlpatterns = [

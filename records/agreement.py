@@ -72,9 +72,16 @@ def scale_of(unit: str) -> Decimal:
     return Decimal(100) if text == "%" or text.endswith(" x 100") or text.endswith("×100") else Decimal(1)
 
 
+def _exponent(value: Decimal) -> int:
+    """The exponent of the last printed digit (0.55 -> -2); values are finite (records.values)."""
+    exponent = value.as_tuple().exponent
+    assert isinstance(exponent, int), value
+    return exponent
+
+
 def _half_unit(value: Decimal) -> Decimal:
     """Half a unit of the last printed digit (0.55 -> 0.005)."""
-    return Decimal(5).scaleb(value.as_tuple().exponent - 1)
+    return Decimal(5).scaleb(_exponent(value) - 1)
 
 
 @dataclass
@@ -226,7 +233,7 @@ def _origin(evaluation: m.Evaluation) -> tuple:
     """What makes two printings one measurement, besides subject, task family and metric."""
     if evaluation.repeats_id:
         return ("evaluation", evaluation.repeats_id)
-    if evaluation.original_source_id:
+    if evaluation.original_source is not None:
         original = evaluation.original_source
         return ("work", original.work_id) if original.work_id else ("source", original.pk)
     if evaluation.original_citation:
@@ -258,7 +265,7 @@ def measurements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) 
                 result=result,
                 value=result.value / factor,
                 spread=spread / factor if spread is not None else None,
-                precision=result.value.as_tuple().exponent - (2 if factor == 100 else 0),
+                precision=_exponent(result.value) - (2 if factor == 100 else 0),
             )
             found.setdefault(key, Measurement(key=key)).printings.append(printing)
     return found
@@ -304,7 +311,7 @@ def agreements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) ->
         found.sort(key=lambda x: (x.is_excluded, -x.value, x.shown.evaluation.stable_id))
         evaluation = found[0].shown.evaluation
         configuration = evaluation.configuration
-        subject = configuration.model if configuration.model_id else configuration
+        subject: m.GenomicModel | m.Configuration = configuration.model or configuration
         result.append(
             Agreement(
                 subject=subject, task=evaluation.dataset, metric=metric, measurements=found, verdict=verdict(found)
@@ -345,7 +352,7 @@ def task_tables(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -
         for e in evaluations
         if e.review_state == ReviewState.SOURCE_CHECKED
         and not e.different_measurement
-        and not (e.repeats_id and e.repeats.review_state != ReviewState.PROPOSED)
+        and not (e.repeats is not None and e.repeats.review_state != ReviewState.PROPOSED)
     ]
     by_table: dict[tuple[str, str], list[m.Evaluation]] = defaultdict(list)
     for evaluation in evaluations:  # every table, even one with no compared row yet

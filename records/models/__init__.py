@@ -6,12 +6,13 @@ database constraint (and, where one table cannot see another, a trigger: see mig
 
 The models live in modules by what they hold (`base`: the choices and `CuratedModel`; `catalogue`:
 sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluations, results,
-evidence rows, baseline roles, decisions; `identity`: works, models and their aliases, task
-equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping); every name is
+evidence rows; `assessment`: baseline roles, decisions; `identity`: works, models and their
+aliases, task equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping); every name is
 exported here, so `records.models.X` (migrations, settings, `from records import models as m`)
 keeps naming the same object.
 """
 
+from records.models.assessment import BaselineRole, Decision
 from records.models.base import (
     BaselineKind,
     BaselineStatus,
@@ -41,8 +42,6 @@ from records.models.catalogue import (
     validate_partial_date,
 )
 from records.models.evidence import (
-    BaselineRole,
-    Decision,
     Evaluation,
     EvidenceRow,
     Result,

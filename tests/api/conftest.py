@@ -2,6 +2,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.api.identity_world import world  # noqa: F401 (the identity tests' catalogue, a fixture)
+
 
 @pytest.fixture
 def api():

@@ -3,183 +3,27 @@ identity filters and fields of the evaluation, result, configuration and source 
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 from django.core.cache import caches
-from django.db import connection, transaction
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from common.api import RESPONSE_CACHE
-from common.versions import version_bump
 from records import models as m
-from records.agreement import AGREEMENT_RULE
+from tests.api.identity_world import (
+    bump,
+    ids,
+    measured,
+    model,
+    work,
+)
 from tests.factories import (
     ConfigurationFactory,
     DatasetFactory,
-    EvaluationFactory,
-    ProtocolFactory,
-    ResultFactory,
     SourceFactory,
 )
 
 pytestmark = pytest.mark.django_db
-
-
-# -- data -------------------------------------------------------------------------------------------
-
-
-def work(stable_id: str, title: str = "", **fields) -> m.Work:
-    return m.Work.objects.create(stable_id=stable_id, title=title or f"The work {stable_id}", **fields)
-
-
-def model(stable_id: str, **fields) -> m.GenomicModel:
-    fields.setdefault("name", f"Model {stable_id}")
-    return m.GenomicModel.objects.create(stable_id=stable_id, **fields)
-
-
-def measured(
-    subject: m.GenomicModel | None,
-    value: str,
-    *,
-    source: m.Source,
-    dataset: m.Dataset,
-    protocol: m.Protocol,
-    by: str = m.MeasuredBy.AUTHORS,
-    spread: str | None = None,
-    unit: str = "MCC",
-    configuration: m.Configuration | None = None,
-    **fields,
-) -> m.Evaluation:
-    """One evaluation of `subject` (a new configuration of it) with one absolute result."""
-    if by == m.MeasuredBy.THIRD_PARTY:
-        fields.setdefault("measured_by_name", "An independent benchmark")
-    evaluation = EvaluationFactory(
-        protocol=protocol,
-        configuration=configuration or ConfigurationFactory(model=subject),
-        dataset=dataset,
-        source=source,
-        measured_by=by,
-        **fields,
-    )
-    ResultFactory(
-        evaluation=evaluation,
-        value=Decimal(value),
-        unit=unit,
-        printed_value=value if spread is None else f"{value} ± {spread}",
-        uncertainty_kind=m.UncertaintyKind.SD if spread is not None else "",
-        uncertainty_value=Decimal(spread) if spread is not None else None,
-    )
-    return evaluation
-
-
-def bump() -> None:
-    """Factories write past the services, which move the catalogue version the response cache is keyed by."""
-    with transaction.atomic():
-        version_bump()
-
-
-@pytest.fixture
-def world(db):
-    """Two works (one with two versions), models with aliases, two suites whose tasks a source says are
-    the same data, and evaluations of every verdict."""
-    nt = work("nt-work", "The Nucleotide Transformer", authors_short="Dalla-Torre et al. 2025")
-    preprint = SourceFactory(
-        stable_id="nt-preprint", work=nt, kind=m.SourceKind.PREPRINT, arxiv_id="2306.15006", arxiv_version="v2"
-    )
-    journal = SourceFactory(stable_id="nt-journal", work=nt, doi="10.1038/s41592-024-02523-z")
-    repository_work = work("bench-work", "A benchmark repository")
-    repository = SourceFactory(
-        stable_id="bench-repo",
-        work=repository_work,
-        kind=m.SourceKind.REPOSITORY,
-        url="https://github.com/example/bench",
-        commit="abcdef1",
-    )
-    third = SourceFactory(stable_id="third-paper")
-    suite_a = DatasetFactory(stable_id="suite-a", name="Suite A")
-    suite_b = DatasetFactory(stable_id="suite-b", name="Suite B")
-    task_a = DatasetFactory(stable_id="promoter-a", name="Promoter (A)", suite=suite_a, task_key="promoter")
-    task_b = DatasetFactory(stable_id="promoter-b", name="Promoter (B)", suite=suite_b, task_key="promoter")
-    lone = DatasetFactory(stable_id="enhancer-a", name="Enhancer (A)", suite=suite_a, task_key="enhancer")
-    equivalence = m.TaskEquivalence.objects.create(
-        stable_id="promoter-a-is-promoter-b",
-        task=task_a,
-        same_as=task_b,
-        source=repository,
-        locator="README, 'Datasets'",
-        quote="The promoter task is the same data as suite B's.",
-    )
-    protocol = ProtocolFactory(
-        source=journal, metric_name="MCC", metric_short_name="mcc", metric_unit="MCC", metric_direction="higher"
-    )
-    nt_500m = model(
-        "nt-500m",
-        name="NT 500M",
-        family="Nucleotide Transformer",
-        parameter_count=500_000_000,
-        public_id="InstaDeepAI/nt-500m",
-        revision="main",
-        introduced_in=nt,
-    )
-    m.ModelAlias.objects.create(
-        stable_id="alias-nt-500m", model=nt_500m, alias="NT-500M", key="nt500m", source=journal, locator="Table 1"
-    )
-    m.ModelAlias.objects.create(stable_id="alias-nt-500m-b", model=nt_500m, alias="NT (500M)", key="nt500m2")
-    conflicted = model("conflicted", family="Other")
-    single = model("single", family="Other")
-    selfish = model("selfish", family="Other")
-    copied = model("copied", family="Other")
-    merged = model("old-name", merged_into=nt_500m)
-    e = {
-        # consistent: the authors' 0.80 on task A and a third party's 0.81 on task B (the same data)
-        "consistent_authors": measured(nt_500m, "0.80", source=preprint, dataset=task_a, protocol=protocol),
-        "consistent_journal": measured(nt_500m, "0.802", source=journal, dataset=task_a, protocol=protocol),
-        "consistent_third": measured(
-            nt_500m, "0.81", source=repository, dataset=task_b, protocol=protocol, by=m.MeasuredBy.THIRD_PARTY
-        ),
-        # conflicting: 0.80 ± 0.01 and 0.60 ± 0.01
-        "conflicting_authors": measured(
-            conflicted, "0.80", source=journal, dataset=task_a, protocol=protocol, spread="0.01"
-        ),
-        "conflicting_third": measured(
-            conflicted,
-            "0.60",
-            source=third,
-            dataset=task_a,
-            protocol=protocol,
-            spread="0.01",
-            by=m.MeasuredBy.THIRD_PARTY,
-        ),
-        "single": measured(single, "0.70", source=journal, dataset=lone, protocol=protocol),
-        # self-reported only: two works of the model's authors disagree, but nobody else measured it
-        "selfish_one": measured(selfish, "0.90", source=journal, dataset=lone, protocol=protocol),
-        "selfish_two": measured(selfish, "0.50", source=repository, dataset=lone, protocol=protocol),
-        # a copy: a third paper prints the journal's 0.8123 rounded to 0.81, naming its original
-        "original": measured(copied, "0.8123", source=journal, dataset=lone, protocol=protocol),
-        "copy": measured(
-            copied,
-            "0.81",
-            source=third,
-            dataset=lone,
-            protocol=protocol,
-            original_source=journal,
-            original_locator="Table 2",
-        ),
-    }
-    return {
-        "works": (nt, repository_work),
-        "sources": (preprint, journal, repository, third),
-        "tasks": (task_a, task_b, lone),
-        "equivalence": equivalence,
-        "models": (nt_500m, conflicted, single, selfish, copied, merged),
-        "evaluations": e,
-    }
-
-
-def ids(body: dict, key: str) -> set[str]:
-    return {row[key] for row in body["results"]}
-
 
 # -- models -----------------------------------------------------------------------------------------
 
@@ -380,139 +224,6 @@ def test_it_writes_a_configurations_model_and_a_sources_work(token_client, world
     assert response.json()["work_id"] == "bench-work"
     versions = token_client("anonymous").get("/api/v1/works/bench-work/").json()["versions"]
     assert {version["source_id"] for version in versions} == {"bench-repo", source.stable_id}
-
-
-# -- agreements -------------------------------------------------------------------------------------
-
-
-def agreements(api, **query) -> list[dict]:
-    response = api.get("/api/v1/agreements/", {"page_size": 200, **query})
-    assert response.status_code == 200, response.json()
-    return response.json()["results"]
-
-
-def by_subject(rows: list[dict]) -> dict[str, dict]:
-    return {row["subject_id"]: row for row in rows}
-
-
-def test_it_gives_each_models_verdict_on_a_task_family(api, world):
-    rows = by_subject(agreements(api))
-    assert {subject: row["verdict"] for subject, row in rows.items()} == {
-        "nt-500m": "consistent",
-        "conflicted": "conflicting",
-        "single": "single_measurement",
-        "selfish": "self_reported_only",
-        "copied": "single_measurement",
-    }
-    assert rows["selfish"]["verdict_label"] == "self-reported only"
-    assert all(row["rule"] == AGREEMENT_RULE for row in rows.values())
-    consistent = rows["nt-500m"]
-    assert (consistent["subject_kind"], consistent["subject_name"], consistent["metric"]) == ("model", "NT 500M", "mcc")
-    assert consistent["task_ids"] == ["promoter-a", "promoter-b"]
-    conflicting = rows["conflicted"]["measurements"]
-    assert [(x["value"], x["spread"], x["measured_by"]) for x in conflicting] == [
-        ("0.80", "0.01", "authors"),
-        ("0.60", "0.01", "third_party"),
-    ]
-    assert conflicting[1]["measured_by_name"] == "An independent benchmark"
-    assert conflicting[1]["source_id"] == "third-paper" and conflicting[1]["work_id"] is None
-
-
-def test_it_counts_a_work_printed_in_two_versions_once_showing_the_more_precise_printing(api, world):
-    e = world["evaluations"]
-    measurements = by_subject(agreements(api))["nt-500m"]["measurements"]
-    assert len(measurements) == 2  # the preprint's 0.80 and the journal's 0.802: one work, one measurement
-    authors = next(x for x in measurements if x["measured_by"] == "authors")
-    assert (authors["evaluation_id"], authors["value"], authors["work_id"]) == (
-        e["consistent_journal"].stable_id,
-        "0.802",
-        "nt-work",
-    )
-    assert authors["copy_evaluation_ids"] == [e["consistent_authors"].stable_id]
-
-
-def test_it_counts_a_rounded_copy_once_with_its_original(api, world):
-    e = world["evaluations"]
-    row = by_subject(agreements(api))["copied"]
-    assert row["verdict"] == "single_measurement"
-    [measurement] = row["measurements"]
-    assert measurement == {
-        "evaluation_id": e["original"].stable_id,
-        "source_id": "nt-journal",
-        "work_id": "nt-work",
-        "measured_by": "authors",
-        "measured_by_name": "",
-        "value": "0.8123",
-        "unit": "MCC",
-        "printed_value": "0.8123",
-        "scaled_value": "0.8123",
-        "spread": None,
-        "review_state": "proposed",
-        "copy_evaluation_ids": [e["copy"].stable_id],
-    }
-
-
-def test_it_puts_a_unit_times_100_on_the_plain_scale_keeping_the_printed_value(api, world):
-    task = world["tasks"][2]
-    protocol = ProtocolFactory(metric_short_name="mcc", metric_unit="MCC x 100", metric_direction="higher")
-    percent = model("percent")
-    measured(percent, "66.47", source=world["sources"][1], dataset=task, protocol=protocol, unit="MCC x 100")
-    bump()
-    [measurement] = by_subject(agreements(api, model_id="percent"))["percent"]["measurements"]
-    assert (measurement["value"], measurement["unit"], measurement["scaled_value"]) == ("66.47", "MCC x 100", "0.6647")
-
-
-def test_it_computes_agreements_over_one_models_or_one_task_familys_evaluations(api, world):
-    assert [row["subject_id"] for row in agreements(api, model_id="nt-500m")] == ["nt-500m"]
-    on_b = agreements(api, task_id="promoter-b")
-    assert {row["subject_id"] for row in on_b} == {"nt-500m", "conflicted"}
-    assert agreements(api, model_id="single", task_id="promoter-a") == []
-
-
-def test_it_names_a_configuration_as_the_subject_when_it_names_no_model(api, world):
-    sources, task = world["sources"], world["tasks"][2]
-    configuration = ConfigurationFactory(stable_id="bare-configuration", name="A bare configuration")
-    protocol = world["evaluations"]["single"].protocol
-    measured(None, "0.5", configuration=configuration, source=sources[1], dataset=task, protocol=protocol)
-    bump()
-    row = by_subject(agreements(api))["bare-configuration"]
-    assert (row["subject_kind"], row["subject_name"], row["verdict"]) == (
-        "configuration",
-        "A bare configuration",
-        "single_measurement",
-    )
-
-
-def test_it_pages_agreements_with_signed_cursors(api, world):
-    everything = agreements(api)
-    seen, url, pages = [], "/api/v1/agreements/?page_size=2", 0
-    while url:
-        body = api.get(url).json()
-        seen.extend(body["results"])
-        url, pages = body["next"], pages + 1
-        if body["previous"]:
-            assert api.get(body["previous"]).status_code == 200
-    assert pages == 3 and seen == everything
-    forged = api.get("/api/v1/agreements/", {"cursor": "bm90LWEtY3Vyc29y"})
-    assert forged.status_code == 400 and "cursor" in forged.json()
-    listed = api.get("/api/v1/agreements/")
-    assert listed["ETag"] and listed["Last-Modified"]
-    assert api.get("/api/v1/agreements/", HTTP_IF_NONE_MATCH=listed["ETag"]).status_code == 304
-
-
-def test_it_documents_the_verdicts_as_an_enum_and_the_filters_in_the_schema(api):
-    schema = api.get("/api/v1/schema/?format=json").json()
-    assert schema["components"]["schemas"]["VerdictEnum"]["enum"] == [
-        "single_measurement",
-        "self_reported_only",
-        "consistent",
-        "conflicting",
-    ]
-    parameters = {p["name"] for p in schema["paths"]["/api/v1/agreements/"]["get"]["parameters"]}
-    assert parameters == {"model_id", "task_id", "cursor", "page_size"}
-    evaluations = {p["name"] for p in schema["paths"]["/api/v1/evaluations/"]["get"]["parameters"]}
-    assert {"model_id", "task_id", "work_id"} <= evaluations
-    assert {"identifier"} <= {p["name"] for p in schema["paths"]["/api/v1/works/"]["get"]["parameters"]}
 
 
 # -- refusals ---------------------------------------------------------------------------------------
