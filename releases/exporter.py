@@ -10,7 +10,7 @@ What goes in: every protocol, dataset and task, configuration, source, result an
 (true only when the source was checked and the record is not excluded) so consumers can filter;
 excluded rows carry their concern. Every work, model, model alias and task equivalence (the
 identity tables), and the agreements `records.agreement` computes over every evaluation
-(`releases.agreements`: a task family at a time) with the measurements each counts. Decimals are written as stored (`serialise_decimal`), ids are the
+(`releases.identity_rows`: a task family at a time) with the measurements each counts. Decimals are written as stored (`serialise_decimal`), ids are the
 records' stable ids, and rows are in code point order of their primary key: read in that order
 where the database gives it (SQLite: `reads_in_key_order`), else sorted by the writer in Python.
 
@@ -36,28 +36,22 @@ from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage, exports
 from records import models as m
 from records.agreement import AGREEMENT_RULE
-from releases import agreements, conf, matrix
+from releases import conf, identity_rows, matrix
 from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableRows, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
 from releases.tables import (
-    AGREEMENT_MEASUREMENTS,
-    AGREEMENTS,
     BASELINE_KINDS,
     CONFIGURATION_TABLE,
     DATASET_TABLE,
     EVIDENCE,
     MEASURED_BY,
-    MODEL_ALIAS_TABLE,
     MODEL_EVALUATION_MATRIX,
-    MODEL_TABLE,
     PROTOCOL_COVERAGE,
     PROTOCOL_TABLE,
     REVIEW_STATES,
     SOURCE_TABLE,
     TABLES,
-    TASK_EQUIVALENCE_TABLE,
-    WORK_TABLE,
 )
 from reviews.models import ReviewState
 
@@ -72,18 +66,8 @@ FORMAT_VERSION = 3
 
 # The record types a portal release tracks in its memberships (lower-case model names).
 RECORD_TYPES = (
-    "protocol",
-    "evaluation",
-    "result",
-    "configuration",
-    "dataset",
-    "source",
-    "evidencerow",
-    "baselinerole",
-    "work",
-    "genomicmodel",
-    "modelalias",
-    "taskequivalence",
+    *("protocol", "evaluation", "result", "configuration", "dataset", "source", "evidencerow", "baselinerole"),
+    *identity_rows.RECORD_TYPES,
 )
 
 
@@ -257,51 +241,6 @@ _PROTOCOL_COLUMNS = {
 }
 
 
-_WORK_COLUMNS = {"work_id": "stable_id", "title": "title", "authors_short": "authors_short"}
-_MODEL_COLUMNS = {
-    "model_id": "stable_id",
-    "name": "name",
-    "family": "family",
-    "parameter_count": "parameter_count",
-    "public_id": "public_id",
-    "revision": "revision",
-    "introduced_in_work_id": "introduced_in__stable_id",
-    "merged_into_model_id": "merged_into__stable_id",
-}
-_MODEL_ALIAS_COLUMNS = {
-    "alias_id": "stable_id",
-    "model_id": "model__stable_id",
-    "alias": "alias",
-    "alias_key": "key",
-    "source_id": "source__stable_id",
-    "locator": "locator",
-}
-_TASK_EQUIVALENCE_COLUMNS = {
-    "task_equivalence_id": "stable_id",
-    "task_id": "task__stable_id",
-    "same_as_id": "same_as__stable_id",
-    "source_id": "source__stable_id",
-    "locator": "locator",
-    "quote": "quote",
-}
-
-
-def work_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.Work.objects.all(), _WORK_COLUMNS, chunk_size=chunk_size)
-
-
-def model_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.GenomicModel.objects.all(), _MODEL_COLUMNS, chunk_size=chunk_size)
-
-
-def model_alias_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.ModelAlias.objects.all(), _MODEL_ALIAS_COLUMNS, chunk_size=chunk_size)
-
-
-def task_equivalence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.TaskEquivalence.objects.all(), _TASK_EQUIVALENCE_COLUMNS, chunk_size=chunk_size)
-
-
 def source_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     return _plain_rows(m.Source.objects.all(), _SOURCE_COLUMNS, chunk_size=chunk_size)
 
@@ -388,28 +327,16 @@ def bundle_tables(
         ),
         (SOURCE_TABLE, _tracked(source_rows(chunk_size=chunk_size), SOURCE_TABLE, "source", memberships)),
         (EVIDENCE, _tracked(evidence_rows(chunk_size=chunk_size), EVIDENCE, "evidencerow", memberships)),
-        (WORK_TABLE, _tracked(work_rows(chunk_size=chunk_size), WORK_TABLE, "work", memberships)),
-        (MODEL_TABLE, _tracked(model_rows(chunk_size=chunk_size), MODEL_TABLE, "genomicmodel", memberships)),
-        (
-            MODEL_ALIAS_TABLE,
-            _tracked(model_alias_rows(chunk_size=chunk_size), MODEL_ALIAS_TABLE, "modelalias", memberships),
-        ),
-        (
-            TASK_EQUIVALENCE_TABLE,
-            _tracked(
-                task_equivalence_rows(chunk_size=chunk_size), TASK_EQUIVALENCE_TABLE, "taskequivalence", memberships
-            ),
+        *(
+            (spec, _tracked(rows, spec, record_type, memberships))
+            for spec, record_type, rows in identity_rows.identity_tables(chunk_size=chunk_size, key=_key())
         ),
     ]
     if reads_in_key_order():
         tables = [(spec, rows if isinstance(rows, ColumnChunks) else KeyOrdered(rows)) for spec, rows in tables]
     # Derived from the evaluations a task family at a time, in no key order: the writer sorts them.
     # Not memberships: what they hold is the evaluations', results' and identity records' values.
-    tables += [
-        (AGREEMENTS, agreements.agreement_rows(chunk_size=chunk_size)),
-        (AGREEMENT_MEASUREMENTS, agreements.agreement_measurement_rows(chunk_size=chunk_size)),
-    ]
-    return tables
+    return [*tables, *identity_rows.agreement_tables(chunk_size=chunk_size)]
 
 
 def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
@@ -538,7 +465,6 @@ def bag_info_extra() -> Mapping[str, str]:
 def table_row_counts() -> dict[str, int]:
     """How many rows each table will have (the agreements' tables: at most so many): the build's
     progress is measured against these."""
-    agreement_estimate, measurement_estimate = agreements.estimated_rows()
     return {
         PROTOCOL_COVERAGE.name: m.Protocol.objects.count(),
         MODEL_EVALUATION_MATRIX.name: m.Result.objects.count(),
@@ -547,10 +473,5 @@ def table_row_counts() -> dict[str, int]:
         CONFIGURATION_TABLE.name: m.Configuration.objects.count(),
         SOURCE_TABLE.name: m.Source.objects.count(),
         EVIDENCE.name: m.EvidenceRow.objects.count(),
-        WORK_TABLE.name: m.Work.objects.count(),
-        MODEL_TABLE.name: m.GenomicModel.objects.count(),
-        MODEL_ALIAS_TABLE.name: m.ModelAlias.objects.count(),
-        TASK_EQUIVALENCE_TABLE.name: m.TaskEquivalence.objects.count(),
-        AGREEMENTS.name: agreement_estimate,
-        AGREEMENT_MEASUREMENTS.name: measurement_estimate,
+        **identity_rows.row_counts(),
     }

@@ -468,38 +468,6 @@ def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(
     )
 
 
-def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path):
-    import tracemalloc
-
-    protocol = ProtocolFactory()
-    evaluation = EvaluationFactory(protocol=protocol, quote="q" * 2000)
-    # Ratios to a reference: no agreement counts them (only absolute results compare), whose reading
-    # holds a subject's evidence on a task family at once (tests/releases/test_identity_tables.py).
-    m.Result.objects.bulk_create(
-        m.Result(
-            evaluation=evaluation,
-            stable_id=f"r-{i:05d}",
-            value=Decimal(i),
-            unit="minute",
-            printed_value="x" * 190,
-            relation=m.Relation.RATIO,
-            reference_configuration=evaluation.configuration,
-        )
-        for i in range(3000)
-    )  # about 7 MB of matrix text: each row repeats the evaluation's quote
-
-    def peak(chunk: int) -> int:
-        tracemalloc.start()
-        try:
-            exporter.bundle_write(output_dir=tmp_path / f"c{chunk}", release_date=DATE, chunk_size=chunk)
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-
-    # Measured: about 2 MB with chunks of 100 rows, over 10 MB with the whole table in one chunk.
-    assert peak(100) < 4_000_000
-
-
 def test_a_release_in_a_new_format_compares_which_records_it_holds_not_their_content(
     seeded, releases_dir, release_manager, client, monkeypatch
 ):

@@ -342,9 +342,9 @@ def test_frictionless_validates_the_package_with_its_new_tables(catalogue, tmp_p
 
 def test_frictionless_finds_an_agreement_measurement_whose_result_is_not_in_the_matrix(catalogue, tmp_path):
     """The foreign keys are declared, not decoration: a measurement naming no result of the matrix fails."""
-    from releases import agreements
+    from releases import identity_rows
 
-    rows = list(agreements.agreement_measurement_rows(chunk_size=100))
+    rows = list(identity_rows.agreement_measurement_rows(chunk_size=100))
     rows[0] = {**rows[0], "result_id": "a-result-nobody-exported"}
     tables = [
         (spec, rows if spec.name == "agreement_measurements" else given)
@@ -401,20 +401,20 @@ def test_a_published_release_holds_the_identity_records_and_a_new_alias_is_a_cha
 def test_the_agreements_are_read_a_batch_of_subjects_at_a_time(catalogue, django_assert_max_num_queries):
     """Chunked per task family and per batch of subjects: the same rows whatever the chunk, and the
     number of queries grows with the batches, not with the evaluations."""
-    from releases import agreements
+    from releases import identity_rows
 
-    whole = sorted(agreements.agreement_measurement_rows(chunk_size=10_000), key=lambda r: r["result_id"])
-    one_by_one = sorted(agreements.agreement_measurement_rows(chunk_size=1), key=lambda r: r["result_id"])
+    whole = sorted(identity_rows.agreement_measurement_rows(chunk_size=10_000), key=lambda r: r["result_id"])
+    one_by_one = sorted(identity_rows.agreement_measurement_rows(chunk_size=1), key=lambda r: r["result_id"])
     assert whole == one_by_one and len(whole) == 5
     with django_assert_max_num_queries(12):
-        assert len(list(agreements.agreement_rows(chunk_size=10_000))) == 2
+        assert len(list(identity_rows.agreement_rows(chunk_size=10_000))) == 2
 
 
 def test_the_agreements_hold_a_batch_of_evaluations_in_memory_not_the_catalogue(db):
     """Many subjects on one task: read in batches of the chunk, the peak is a fraction of reading them at once."""
     import tracemalloc
 
-    from releases import agreements
+    from releases import identity_rows
 
     protocol = ProtocolFactory(metric_short_name="MCC", metric_unit="MCC")
     task = DatasetFactory(stable_id="one-task")
@@ -443,7 +443,7 @@ def test_the_agreements_hold_a_batch_of_evaluations_in_memory_not_the_catalogue(
     def peak(chunk: int) -> tuple[int, int]:
         tracemalloc.start()
         try:
-            rows = sum(1 for _ in agreements.agreement_measurement_rows(chunk_size=chunk))
+            rows = sum(1 for _ in identity_rows.agreement_measurement_rows(chunk_size=chunk))
             return rows, tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

@@ -1,4 +1,6 @@
-"""The release's agreements: `records.agreement`'s verdicts over every evaluation of the catalogue, a
+"""The rows of the release's identity tables (`releases.identity_tables`): works, models, model
+aliases and task equivalences read in keyset chunks as the other tables are (`releases.exporter`);
+and the agreements, `records.agreement`'s verdicts over every evaluation of the catalogue, a
 task family at a time and, inside a family, a batch of subjects at a time, so that memory holds
 about a chunk of evaluations and results however large the catalogue: more only where one subject's
 evidence on one task family is larger (every printing of its measurements is read at once, as the
@@ -23,10 +25,82 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from records import agreement as rules
+from records import exports
 from records import models as m
+from releases.bundle import TableSpec
+from releases.identity_tables import (
+    AGREEMENT_MEASUREMENTS,
+    AGREEMENTS,
+    MODEL_ALIAS_TABLE,
+    MODEL_TABLE,
+    TASK_EQUIVALENCE_TABLE,
+    WORK_TABLE,
+)
+
+# The record types of the identity tables, tracked in a release's memberships (lower-case model names).
+RECORD_TYPES = ("work", "genomicmodel", "modelalias", "taskequivalence")
+
+# ------------------------------------------------------------------ identity
+
+
+def _plain_rows(
+    queryset: QuerySet, columns: dict[str, str], *, chunk_size: int, key: str
+) -> Iterator[dict[str, object]]:
+    """Rows of `columns` (table column -> lookup) read in keyset chunks on `key`."""
+    names = list(columns)
+    for values in exports.values_by_pk(queryset, columns.values(), chunk_size=chunk_size, key=key):
+        yield dict(zip(names, values, strict=True))
+
+
+_WORK_COLUMNS = {"work_id": "stable_id", "title": "title", "authors_short": "authors_short"}
+_MODEL_COLUMNS = {
+    "model_id": "stable_id",
+    "name": "name",
+    "family": "family",
+    "parameter_count": "parameter_count",
+    "public_id": "public_id",
+    "revision": "revision",
+    "introduced_in_work_id": "introduced_in__stable_id",
+    "merged_into_model_id": "merged_into__stable_id",
+}
+_MODEL_ALIAS_COLUMNS = {
+    "alias_id": "stable_id",
+    "model_id": "model__stable_id",
+    "alias": "alias",
+    "alias_key": "key",
+    "source_id": "source__stable_id",
+    "locator": "locator",
+}
+_TASK_EQUIVALENCE_COLUMNS = {
+    "task_equivalence_id": "stable_id",
+    "task_id": "task__stable_id",
+    "same_as_id": "same_as__stable_id",
+    "source_id": "source__stable_id",
+    "locator": "locator",
+    "quote": "quote",
+}
+
+
+def work_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.Work.objects.all(), _WORK_COLUMNS, chunk_size=chunk_size, key=key)
+
+
+def model_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.GenomicModel.objects.all(), _MODEL_COLUMNS, chunk_size=chunk_size, key=key)
+
+
+def model_alias_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.ModelAlias.objects.all(), _MODEL_ALIAS_COLUMNS, chunk_size=chunk_size, key=key)
+
+
+def task_equivalence_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
+    return _plain_rows(m.TaskEquivalence.objects.all(), _TASK_EQUIVALENCE_COLUMNS, chunk_size=chunk_size, key=key)
+
+
+# ---------------------------------------------------------------- agreements
 
 
 @dataclass(frozen=True)
@@ -176,9 +250,36 @@ def agreement_measurement_rows(*, chunk_size: int) -> Iterator[dict[str, object]
                 }
 
 
-def estimated_rows() -> tuple[int, int]:
-    """At most how many rows the two tables have (evaluations, absolute results): the build's progress
-    is measured against these."""
+def identity_tables(*, chunk_size: int, key: str) -> list[tuple[TableSpec, str, Iterator[dict[str, object]]]]:
+    """The identity tables (spec, record type, lazy rows read in chunks on `key`), in the bundle's order."""
+    return [
+        (WORK_TABLE, "work", work_rows(chunk_size=chunk_size, key=key)),
+        (MODEL_TABLE, "genomicmodel", model_rows(chunk_size=chunk_size, key=key)),
+        (MODEL_ALIAS_TABLE, "modelalias", model_alias_rows(chunk_size=chunk_size, key=key)),
+        (TASK_EQUIVALENCE_TABLE, "taskequivalence", task_equivalence_rows(chunk_size=chunk_size, key=key)),
+    ]
+
+
+def agreement_tables(*, chunk_size: int) -> list[tuple[TableSpec, Iterator[dict[str, object]]]]:
+    """The agreements and their measurements, derived from the evaluations a task family at a time in
+    no key order (the writer sorts them); not memberships: what they hold is the evaluations',
+    results' and identity records' values."""
+    return [
+        (AGREEMENTS, agreement_rows(chunk_size=chunk_size)),
+        (AGREEMENT_MEASUREMENTS, agreement_measurement_rows(chunk_size=chunk_size)),
+    ]
+
+
+def row_counts() -> dict[str, int]:
+    """How many rows each table will have; the agreements' tables at most so many (evaluations,
+    absolute results): the build's progress is measured against these."""
     evaluations = m.Evaluation.objects.exclude(different_measurement__gt="")
     results = m.Result.objects.filter(relation=m.Relation.ABSOLUTE).exclude(evaluation__different_measurement__gt="")
-    return evaluations.count(), results.count()
+    return {
+        WORK_TABLE.name: m.Work.objects.count(),
+        MODEL_TABLE.name: m.GenomicModel.objects.count(),
+        MODEL_ALIAS_TABLE.name: m.ModelAlias.objects.count(),
+        TASK_EQUIVALENCE_TABLE.name: m.TaskEquivalence.objects.count(),
+        AGREEMENTS.name: evaluations.count(),
+        AGREEMENT_MEASUREMENTS.name: results.count(),
+    }
