@@ -148,10 +148,12 @@ def _rank(group: ComparisonGroup, *, direction: str) -> None:
         return
     values = [row.result.value for row in compared]
     group.best_value = min(values) if lower_is_better else max(values)
-    for row in compared:
-        better = sum(1 for v in values if (v < row.result.value if lower_is_better else v > row.result.value))
-        row.rank = better + 1
-        row.is_best = row.rank == 1
+    previous: Decimal | None = None
+    for position, row in enumerate(compared, start=1):  # sorted best first: equal values share a rank
+        if row.result.value != previous:
+            rank, previous = position, row.result.value
+        row.rank = rank
+        row.is_best = rank == 1
     best = [row for row in compared if row.is_best]
     if len(best) == 1:
         for row in compared:

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from types import SimpleNamespace
 
 from django.db.models import Count, Prefetch, Q
 from django.utils.text import slugify
@@ -252,7 +253,7 @@ def model_page(*, stable_id: str) -> ModelPage:
     )
     evaluations = agreement.evaluations_for_model(model)
     families = agreement.task_families({e.dataset_id for e in evaluations})
-    ranks = protocol_ranks({e.protocol_id for e in evaluations})
+    ranks = protocol_ranks(evaluations)
     tasks = []
     for found in agreement.agreements(evaluations, families):
         lines = [
@@ -281,30 +282,98 @@ def model_page(*, stable_id: str) -> ModelPage:
     )
 
 
-def protocol_ranks(protocol_ids: Iterable[int]) -> dict[tuple[int, int], RankNote]:
-    """(evaluation id, result id) -> its rank in its protocol's comparison among source-checked rows,
-    for every evaluation of the protocols (two queries, whatever their number)."""
-    evaluations = list(
-        m.Evaluation.objects.filter(protocol_id__in=list(protocol_ids))
-        .select_related("protocol", "configuration", "dataset", "repeats")
-        .prefetch_related(
-            Prefetch(
-                "results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id")
+class _Rows(list):
+    """A row's results, read as the related manager is (`evaluation.results.all()`)."""
+
+    def all(self) -> _Rows:
+        return self
+
+
+#: What records.comparisons.compare reads of the rows competing with the model's: values, not instances.
+_COMPETING = (
+    "pk",
+    "stable_id",
+    "value",
+    "relation",
+    "reference_configuration_id",
+    "uncertainty_value",
+    "lower_bound",
+    "upper_bound",
+    "evaluation_id",
+    "evaluation__protocol_id",
+    "evaluation__dataset_id",
+    "evaluation__review_state",
+    "evaluation__different_measurement",
+    "evaluation__repeats_id",
+    "evaluation__repeats__review_state",
+    "evaluation__configuration__name",
+)
+
+
+def protocol_ranks(evaluations: Sequence[m.Evaluation]) -> dict[tuple[int, int], RankNote]:
+    """(evaluation id, result id) -> the rank of each of `evaluations`' results in its protocol's
+    comparison among source-checked rows (records.comparisons.compare over the rows of its protocol
+    and task, read as values: two queries, and no model instance a competing row)."""
+    protocols = {e.protocol_id: e.protocol for e in evaluations}
+    datasets = {e.dataset_id: e.dataset for e in evaluations}
+    groups = {(e.protocol_id, e.dataset_id) for e in evaluations}
+    lines: dict[int, SimpleNamespace] = {}
+    references: set[int] = set()
+    rows = m.Result.objects.filter(
+        evaluation__protocol_id__in=list(protocols), evaluation__dataset_id__in=list(datasets)
+    ).values_list(*_COMPETING)
+    for row in rows.iterator(chunk_size=2000):
+        (pk, stable_id, value, relation, reference, spread, lower, upper, evaluation_id, protocol_id, dataset_id) = row[
+            :11
+        ]
+        if (protocol_id, dataset_id) not in groups:
+            continue
+        state, different, repeats_id, original_state, configuration = row[11:]
+        line = lines.get(evaluation_id)
+        if line is None:
+            line = lines[evaluation_id] = SimpleNamespace(
+                pk=evaluation_id,
+                protocol_id=protocol_id,
+                dataset_id=dataset_id,
+                dataset=datasets[dataset_id],
+                review_state=state,
+                different_measurement=different,
+                repeats_id=repeats_id,
+                repeats=SimpleNamespace(review_state=original_state) if repeats_id else None,
+                configuration=SimpleNamespace(name=configuration),
+                results=_Rows(),
+            )
+        line.results.append(
+            SimpleNamespace(
+                pk=pk,
+                stable_id=stable_id,
+                value=value,
+                relation=relation,
+                reference_configuration_id=reference,
+                reference_configuration=None,
+                uncertainty_value=spread,
+                lower_bound=lower,
+                upper_bound=upper,
             )
         )
-        .order_by("configuration__name", "stable_id")
-    )
-    by_protocol: dict[int, list[m.Evaluation]] = defaultdict(list)
-    for evaluation in evaluations:
-        by_protocol[evaluation.protocol_id].append(evaluation)
+        if reference:
+            references.add(reference)
+    named = m.Configuration.objects.in_bulk(sorted(references)) if references else {}
+    by_protocol: dict[int, list[SimpleNamespace]] = defaultdict(list)
+    for line in lines.values():
+        for result in line.results:
+            result.reference_configuration = named.get(result.reference_configuration_id)
+        by_protocol[line.protocol_id].append(line)
+    mine = {e.pk for e in evaluations}
     notes: dict[tuple[int, int], RankNote] = {}
-    for members in by_protocol.values():
-        protocol = members[0].protocol
+    for protocol_id, members in by_protocol.items():
+        protocol = protocols[protocol_id]
         for group in comparisons.compare(protocol=protocol, evaluations=members, include_excluded=False):
             for row in group.rows:
-                notes[(row.evaluation.pk, row.result.pk)] = RankNote(
-                    protocol=protocol, group=group.label, text=_rank_text(protocol, group, row), rank=row.rank
-                )
+                if row.evaluation.pk in mine:
+                    notes[(row.evaluation.pk, row.result.pk)] = RankNote(
+                        protocol=protocol, group=group.label, text=_rank_text(protocol, group, row), rank=row.rank
+                    )
     return notes
 
 
