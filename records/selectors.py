@@ -14,7 +14,8 @@ from django.http import Http404, QueryDict
 
 from records import comparisons, page_rows
 from records import models as m
-from reviews.models import ReviewState
+from reviews.models import Reviewable, ReviewState
+from reviews.selectors import ReviewLog, last_review_entries
 
 INCLUDE_EXCLUDED = "excluded"
 
@@ -125,6 +126,8 @@ def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: st
         )
         for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
     ]
+    _with_last_reviews([*protocol.evidence_rows.all(), *protocol.baseline_roles.all()])
+    with_review_log(protocol)
     measured_by_counts: dict[str, int] = {}
     for evaluation in evaluations:
         measured_by_counts[evaluation.measured_by] = measured_by_counts.get(evaluation.measured_by, 0) + 1
@@ -154,10 +157,28 @@ def cited_sources(*, protocol: m.Protocol, evaluations: list[page_rows.Evaluatio
 
 
 def record_or_404(queryset: QuerySet[_Record], stable_id: str) -> _Record:
+    """The record, a reviewable one with its review log (`review_log`, read only if the page shows it)."""
     record = queryset.filter(stable_id=stable_id).first()
     if record is None:
         raise Http404(f"No {queryset.model._meta.verbose_name} with stable id {stable_id!r}")
+    return with_review_log(record)
+
+
+def with_review_log(record: _Record) -> _Record:
+    """Give a reviewable record its page's review log as `record.review_log` (reviews.selectors.ReviewLog:
+    one query when the page lists it, none when the page comes from the page cache)."""
+    if isinstance(record, Reviewable):
+        record.review_log = ReviewLog(record)  # type: ignore[attr-defined]
     return record
+
+
+def _with_last_reviews(records: list[Any]) -> None:
+    """Give each of the protocol page's reviewable rows (evidence rows, baseline roles) its last
+    transition as `last_review` (None when never reviewed): one query for all of them. Their full logs
+    are in the API (`.../events/`); a page with many rows does not list them all."""
+    last = last_review_entries(records=records)
+    for record in records:
+        record.last_review = last.get((record._meta.model_name, record.pk))
 
 
 # -- facets: the "Filter evaluations" links of a protocol page ------------------------------------
