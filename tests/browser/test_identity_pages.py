@@ -18,7 +18,7 @@ VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1366, 
 def test_a_researcher_searches_a_task_then_opens_a_model_from_its_table(
     browser,
     live_server,
-    evidence,
+    evidence,  # noqa: F811 (the fixture imported above)
     device,
     tmp_path,  # noqa: F811
 ):

@@ -43,7 +43,16 @@ def every_audit_table_written(seeded, make_user, settings, tmp_path, monkeypatch
     from benchmarks.tasks import benchmark_job_run
     from corrections.services import correction_decide, correction_submit
     from records.identity import model_merge
-    from records.models import Dataset, Decision, EvidenceRow, GenomicModel, ModelAlias, Protocol, Result, TaskEquivalence
+    from records.models import (
+        Dataset,
+        Decision,
+        EvidenceRow,
+        GenomicModel,
+        ModelAlias,
+        Protocol,
+        Result,
+        TaskEquivalence,
+    )
     from records.services import record_save
     from releases.build import release_build
     from releases.fixity import release_fixity_check
