@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from types import SimpleNamespace
 
 from django.db.models import Count, Prefetch, Q
@@ -22,7 +21,7 @@ from django.utils.text import slugify
 from records import agreement, charts, comparisons
 from records import models as m
 from records.selectors import record_or_404
-from records.values import display, exact_text
+from records.values import display
 from reviews.models import EXCLUDED_STATES
 
 # -- who measured, as rows say it --------------------------------------------------------------------
@@ -135,62 +134,13 @@ def _sources(evaluations: Iterable[m.Evaluation]) -> list[m.Source]:
 
 
 def task_chart(*, dataset: m.Dataset, table: agreement.TaskTable, key: str) -> charts.Chart:
-    """A task table drawn as the protocol page's charts are (templates/records/_chart.svg): one bar a
-    measurement, best first; the marker shape says who measured it."""
-    rows = table.rows
-    values = [float(row.measurement.shown.result.value) for row in rows]
-    ticks = charts.nice_ticks(min([0.0, *values]), max([0.0, *values]))
-    low, high = ticks[0], ticks[-1]
-    plot_left, plot_right = charts.LABEL_WIDTH, charts.WIDTH - charts.RIGHT_MARGIN
-
-    def x(value: float) -> float:
-        return plot_left + (value - low) / (high - low) * (plot_right - plot_left)
-
-    bars = []
-    y: float = charts.TOP
-    for row, value in zip(rows, values, strict=True):
-        shown = row.measurement.shown
-        subject = subject_of(shown.evaluation)
-        label = getattr(subject, "short_name", "") or subject.name
-        bars.append(
-            charts.Bar(
-                label=charts._short(label, charts.LABEL_CHARS),
-                value_text=shown.result.display_value,
-                exact=exact_text(shown.result.value),
-                origin=f"measured by {measured_by_text(shown.evaluation)}",
-                marker=charts.MARKERS.get(m.MeasuredBy(shown.evaluation.measured_by), "circle"),
-                x0=x(0.0),
-                x1=x(value),
-                y=y,
-                best=row.is_best,
-            )
-        )
-        y += charts.ROW_HEIGHT
-    axis_y = y + 4
-    legend_y = axis_y + charts.AXIS_HEIGHT + 18
-    direction = m.Direction(table.direction).label if table.direction in m.Direction.values else ""
-    ranked = table.direction != m.Direction.NONE
-    description = "; ".join(
-        f"{bar.label}: {bar.exact} {table.unit}, {bar.origin}{', best' if bar.best else ''}" for bar in bars
-    )
-    return charts.Chart(
-        id=f"chart-{key}",
-        title=charts._short(f"{dataset.name}: {table.metric} ({table.unit})", 80),
-        subtitle=(
-            f"{direction}; source-checked measurements, each counted once" if ranked else "descriptive: not ranked"
-        ),
-        description=(description or "no source-checked measurement to compare") + ".",
-        axis_label=f"{table.metric} ({table.unit}){f', {direction}' if direction else ''}",
-        width=charts.WIDTH,
-        height=int(legend_y + 30),
-        plot_left=plot_left,
-        plot_right=plot_right,
-        zero_x=x(0.0),
-        axis_y=axis_y,
-        ticks=[(x(t), charts.tick_label(Decimal(str(t)))) for t in ticks],
-        compared=bars,
-        legend_y=legend_y,
-        empty_message="" if bars else "No source-checked measurement to compare yet.",
+    """A task table drawn as the protocol page's charts are (records.charts.task_chart)."""
+    return charts.task_chart(
+        dataset=dataset,
+        table=table,
+        key=key,
+        label_of=lambda evaluation: getattr(subject_of(evaluation), "short_name", "") or subject_of(evaluation).name,
+        origin_of=measured_by_text,
     )
 
 
@@ -289,6 +239,35 @@ class _Rows(list):
         return self
 
 
+class _Original:
+    """The review state of the evaluation a competitor repeats (what compare reads of it)."""
+
+    def __init__(self, state: str | None) -> None:
+        self.review_state = state
+
+
+class _Competitor:
+    """An evaluation competing with the model's in a comparison, as records.comparisons.compare reads it
+    (read-only values: no model instance)."""
+
+    def __init__(
+        self,
+        pk: int,
+        protocol_id: int,
+        dataset: m.Dataset,
+        state: str,
+        different: str,
+        repeats_id: int | None,
+        original_state: str | None,
+        configuration: str,
+    ) -> None:
+        self.pk, self.protocol_id, self.dataset, self.dataset_id = pk, protocol_id, dataset, dataset.pk
+        self.review_state, self.different_measurement, self.repeats_id = state, different, repeats_id
+        self.repeats = _Original(original_state) if repeats_id else None
+        self.configuration = SimpleNamespace(name=configuration)
+        self.results = _Rows()
+
+
 #: What records.comparisons.compare reads of the rows competing with the model's: values, not instances.
 _COMPETING = (
     "pk",
@@ -317,7 +296,7 @@ def protocol_ranks(evaluations: Sequence[m.Evaluation]) -> dict[tuple[int, int],
     protocols = {e.protocol_id: e.protocol for e in evaluations}
     datasets = {e.dataset_id: e.dataset for e in evaluations}
     groups = {(e.protocol_id, e.dataset_id) for e in evaluations}
-    lines: dict[int, SimpleNamespace] = {}
+    lines: dict[int, _Competitor] = {}
     references: set[int] = set()
     rows = m.Result.objects.filter(
         evaluation__protocol_id__in=list(protocols), evaluation__dataset_id__in=list(datasets)
@@ -331,17 +310,15 @@ def protocol_ranks(evaluations: Sequence[m.Evaluation]) -> dict[tuple[int, int],
         state, different, repeats_id, original_state, configuration = row[11:]
         line = lines.get(evaluation_id)
         if line is None:
-            line = lines[evaluation_id] = SimpleNamespace(
-                pk=evaluation_id,
-                protocol_id=protocol_id,
-                dataset_id=dataset_id,
-                dataset=datasets[dataset_id],
-                review_state=state,
-                different_measurement=different,
-                repeats_id=repeats_id,
-                repeats=SimpleNamespace(review_state=original_state) if repeats_id else None,
-                configuration=SimpleNamespace(name=configuration),
-                results=_Rows(),
+            line = lines[evaluation_id] = _Competitor(
+                evaluation_id,
+                protocol_id,
+                datasets[dataset_id],
+                state,
+                different,
+                repeats_id,
+                original_state,
+                configuration,
             )
         line.results.append(
             SimpleNamespace(
@@ -359,7 +336,7 @@ def protocol_ranks(evaluations: Sequence[m.Evaluation]) -> dict[tuple[int, int],
         if reference:
             references.add(reference)
     named = m.Configuration.objects.in_bulk(sorted(references)) if references else {}
-    by_protocol: dict[int, list[SimpleNamespace]] = defaultdict(list)
+    by_protocol: dict[int, list[_Competitor]] = defaultdict(list)
     for line in lines.values():
         for result in line.results:
             result.reference_configuration = named.get(result.reference_configuration_id)
