@@ -243,7 +243,11 @@ class _Original:
     """The review state of the evaluation a competitor repeats (what compare reads of it)."""
 
     def __init__(self, state: str | None) -> None:
-        self.review_state = state
+        self._state = state
+
+    @property
+    def review_state(self) -> str | None:  # read only: states are written by reviews.services alone
+        return self._state
 
 
 class _Competitor:
@@ -262,10 +266,14 @@ class _Competitor:
         configuration: str,
     ) -> None:
         self.pk, self.protocol_id, self.dataset, self.dataset_id = pk, protocol_id, dataset, dataset.pk
-        self.review_state, self.different_measurement, self.repeats_id = state, different, repeats_id
+        self._state, self.different_measurement, self.repeats_id = state, different, repeats_id
         self.repeats = _Original(original_state) if repeats_id else None
         self.configuration = SimpleNamespace(name=configuration)
         self.results = _Rows()
+
+    @property
+    def review_state(self) -> str:  # read only: states are written by reviews.services alone
+        return self._state
 
 
 #: What records.comparisons.compare reads of the rows competing with the model's: values, not instances.
