@@ -186,7 +186,8 @@ def normalised(content: bytes) -> str:
     text = content.decode()
     text = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', 'name="csrfmiddlewaretoken" value="CSRF"', text)
     text = re.sub(r'name="started" value="[^"]+"', 'name="started" value="STARTED"', text)
-    return text.replace(timezone.now().date().isoformat(), "TODAY")
+    text = text.replace(timezone.now().date().isoformat(), "TODAY")
+    return re.sub(r"TODAY([T ])\d{2}:\d{2}", r"TODAY\1HH:MM", text)  # review log times, to the minute
 
 
 def test_it_renders_every_page_as_before(client, renderings_data):
