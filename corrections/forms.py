@@ -95,7 +95,11 @@ class OptionsSelect(forms.Select):
 
 class CorrectionForm(forms.Form):
     record = forms.CharField(widget=forms.HiddenInput, max_length=200)
-    target = forms.ChoiceField(label="What should change?", widget=OptionsSelect)
+    # Every value of the record is an option (270 on the GUE page): static/js/correction-picker.js
+    # adds a filter box that hides the options not matching what is typed; without it, the full list.
+    target = forms.ChoiceField(
+        label="What should change?", widget=OptionsSelect(attrs={"class": "filterable", "data-filter-label": "Filter"})
+    )
     proposed_value = forms.CharField(
         label="Proposed value",
         required=False,

@@ -97,8 +97,6 @@ MODELS: dict[str, type[models.Model]] = {
 # A record of one of MODELS. They share no base class that declares their `stable_id`, so the type
 # checker is told nothing more than that.
 Target: TypeAlias = Any
-# A protocol page offers its results' values too, up to this many (beyond, each evaluation page has its form).
-PAGE_RESULT_CHOICES = 200
 
 
 def target_type_of(record: Target) -> str:
@@ -197,26 +195,53 @@ def protocol_of(record: Target) -> str:
 
 
 def page_choices(record: Target) -> list[tuple[str, str]]:
-    """The options of a record page's "what should change?" select: (type:stable_id:field, label)."""
+    """The options of a record page's "what should change?" select: (type:stable_id:field, label).
+
+    A protocol's or an evaluation's form offers every one of its results' values (no cap: a value
+    the form does not offer cannot be corrected from its page), each named by its task, its
+    configuration, its value and unit, ordered by task then configuration: one query."""
     kind = target_type_of(record)
     choices = [(f"{kind}:{record.stable_id}:", f"this {record._meta.verbose_name} as a whole")]
     choices += [(f"{kind}:{record.stable_id}:{name}", label) for name, label in CORRECTABLE_FIELDS[kind]]
-    # Rows, not model instances: a protocol page offers up to PAGE_RESULT_CHOICES results (one query).
-    results: Iterable[tuple[str, Decimal, str, str, str]]
-    columns = ("stable_id", "value", "unit", "evaluation__configuration__short_name", "evaluation__configuration__name")
+    results: Iterable[tuple[str, Decimal, str, str, str, str]]
+    columns = (
+        "stable_id",
+        "value",
+        "unit",
+        "evaluation__dataset__name",
+        "evaluation__configuration__short_name",
+        "evaluation__configuration__name",
+    )
+    order = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
     if isinstance(record, m.Protocol):
-        results = (
-            m.Result.objects.filter(evaluation__protocol=record)
-            .order_by("evaluation__configuration__name", "stable_id")
-            .values_list(*columns)[:PAGE_RESULT_CHOICES]
-        )
+        results = m.Result.objects.filter(evaluation__protocol=record).order_by(*order).values_list(*columns)
     elif isinstance(record, m.Evaluation):
         results = record.results.order_by("stable_id").values_list(*columns)
     else:
         results = []
-    for stable_id, value, unit, short_name, name in results:
-        choices.append((f"result:{stable_id}:value", f"value of {short_name or name} ({display(value)} {unit})"))
+    choices += [
+        (value_target(stable_id), result_label(task=task, configuration=short_name or name, value=value, unit=unit))
+        for stable_id, value, unit, task, short_name, name in results
+    ]
     return choices
+
+
+def value_target(result_stable_id: str) -> str:
+    """The form's target for a result's value (what a value's "suggest a correction" link chooses)."""
+    return f"result:{result_stable_id}:value"
+
+
+def result_label(*, task: str, configuration: str, value: Decimal, unit: str) -> str:
+    """A value as the picker names it: "value of NT-2500M-multi on H3K4me3 (64.70 MCC x 100)"."""
+    return f"value of {configuration} on {task} ({display(value)} {unit})"
+
+
+def page_record_of(target: Target) -> Target:
+    """The record whose form offers `target`: a result's protocol (its page lists the value), or the
+    record itself."""
+    if isinstance(target, m.Result):
+        return target.evaluation.protocol
+    return target
 
 
 def moderation_extras(record: Target | None, field_name: str, proposed_value: str) -> dict[str, object]:

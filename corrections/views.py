@@ -36,14 +36,36 @@ def _page_record(reference: str):
     return record
 
 
+def _chosen_record_reference(chosen: str) -> str:
+    """The record whose form offers the target a value's link chose ("protocol:<id>" for a result)."""
+    try:
+        target_type, stable_id, _field = parse_target(chosen)
+    except Exception:
+        raise Http404("No such record") from None
+    target = selectors.resolve(target_type, stable_id)
+    if target is None:
+        raise Http404("No such record")
+    record = selectors.page_record_of(target)
+    return f"{selectors.target_type_of(record)}:{record.stable_id}"
+
+
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def correction_new(request):
+    """The form on a page of its own: a record's (`?record=type:id`), with what should change chosen
+    when a value's link says so (`?target=result:<id>:value`, the record then being the value's protocol)."""
     reference = (request.POST.get("record") or request.GET.get("record") or "")[:200]
+    chosen = "" if request.method == "POST" else request.GET.get("target", "")[:300]
+    if chosen and not reference:
+        reference = _chosen_record_reference(chosen)
     page_record = _page_record(reference)
     choices = selectors.page_choices(page_record)
-    form = CorrectionForm(request.POST or None, choices=choices, initial={"record": reference})
-    context = {"form": form, "page_record": page_record}
+    initial = {"record": reference}
+    chosen_missing = bool(chosen) and chosen not in dict(choices)
+    if chosen and not chosen_missing:
+        initial["target"] = chosen
+    form = CorrectionForm(request.POST or None, choices=choices, initial=initial)
+    context = {"form": form, "page_record": page_record, "chosen_missing": chosen_missing}
     if request.method == "POST" and form.is_valid():
         target_type, stable_id, field_name = parse_target(form.cleaned_data["target"])
         target = selectors.resolve(target_type, stable_id)
@@ -69,7 +91,8 @@ def correction_new(request):
                 response["Retry-After"] = str(limited.retry_after)
                 return response
             return redirect(f"/corrections/{correction.token}/?sent=1")
-    return render(request, "corrections/correction_new.html", context, status=400 if request.method == "POST" else 200)
+    status = 400 if request.method == "POST" or chosen_missing else 200
+    return render(request, "corrections/correction_new.html", context, status=status)
 
 
 @never_cache

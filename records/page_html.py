@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote
 
 from django.utils import dateformat
 from django.utils.html import strip_spaces_between_tags
@@ -33,6 +34,18 @@ def e(value: object) -> str:
     if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
         return html.escape(text)
     return text
+
+
+CORRECTION_FORM = "/corrections/new/"  # corrections:correction-new (tests/corrections check that it still is)
+
+
+def correction_link(result: Any) -> str:
+    """A value's link to the correction form with that value chosen (the form's page lists every
+    value of the protocol, this one selected)."""
+    return (
+        f'<a class="correct-link" href="{CORRECTION_FORM}?target=result:{e(quote(result.stable_id, safe=""))}:value#suggest"'
+        ' aria-label="Suggest a correction to this value">✎</a>'
+    )
 
 
 def model_link(configuration: Any) -> str:
@@ -131,7 +144,7 @@ def evaluation_rows(evaluations: Iterable[Any], *, protocol: Any, public_reviewe
             )
             findings.append(
                 f'<p id="finding-{e(result.stable_id)}"><span class="value">{e(result.display_value)}</span> '
-                f"{metric} {e(result.unit)} · {direction}{printed}{relative}</p>"
+                f"{metric} {e(result.unit)} · {direction}{printed}{relative} {correction_link(result)}</p>"
             )
         url = e(evaluation.get_absolute_url())
         setup = f"<p>Set-up: {e(evaluation.setup)}</p>" if evaluation.setup else ""

@@ -32,6 +32,12 @@ def model_link(configuration) -> SafeString:
     return mark_safe(page_html.model_link(configuration))
 
 
+@register.simple_tag
+def correction_link(result) -> SafeString:
+    """A value's ✎ link to the correction form with that value chosen (records.page_html.correction_link)."""
+    return mark_safe(page_html.correction_link(result))
+
+
 @register.filter
 def measured_by_text(evaluation) -> str:
     """Who measured an evaluation: "the model's authors", "a third party (name)", "this portal"."""
@@ -140,7 +146,8 @@ def result_cell(row, page) -> SafeString:
     return mark_safe(
         f'\n<span class="result{marks}">\n'
         f'<a class="value" href="{_e(evaluation.get_absolute_url())}#result-{_e(result.stable_id)}"'
-        f' title="Printed value: {_e(result.printed_value)}">{_e(result.display_value)}</a>{unit}{uncertainty}\n'
+        f' title="Printed value: {_e(result.printed_value)}">{_e(result.display_value)}</a>{unit}{uncertainty}'
+        f" {page_html.correction_link(result)}\n"
         f"{best}\n{note}\n{details}\n</span>\n"
     )
 

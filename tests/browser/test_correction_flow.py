@@ -16,7 +16,9 @@ def test_a_visitor_suggests_a_correction_and_follows_it_to_acceptance(browser, l
     visitor = browser.new_context(base_url=live_server.url)
     page = visitor.new_page()
     page.goto(f"/protocols/{PROTOCOL_ID}/")
-    page.select_option("#id_target", label="value of NT 500M-parameter models (20 minute)")
+    page.select_option(
+        "#id_target", label="value of NT 500M-parameter models on NT benchmark, all 18 tasks (20 minute)"
+    )
     page.fill("#id_proposed_value", "15")
     page.fill("#id_explanation", "The Discussion says the largest models fine-tune in under 15 min on a single GPU.")
     page.fill("#id_supporting_source", "https://pmc.ncbi.nlm.nih.gov/articles/PMC11810778/")

@@ -132,7 +132,9 @@ def test_every_role_walks_its_path_at_390_and_1280_px_without_sideways_scroll_or
     assert "Finished" in page.locator("main").inner_text()
 
     page.goto(f"/protocols/{PROTOCOL_ID}/")
-    page.select_option("#id_target", label="value of NT 500M-parameter models (20 minute)")
+    page.select_option(
+        "#id_target", label="value of NT 500M-parameter models on NT benchmark, all 18 tasks (20 minute)"
+    )
     page.fill("#id_proposed_value", "15")
     page.fill("#id_explanation", "The Discussion says the largest models fine-tune in under 15 min on a single GPU.")
     page.fill("#id_supporting_source", "https://pmc.ncbi.nlm.nih.gov/articles/PMC11810778/")

@@ -1,0 +1,79 @@
+"""Issue 28: on the demo content, a researcher corrects a GUE value where they read it: the matrix
+cell's link opens the correction form with that value chosen, the filter box narrows the 270 values
+as they type, and the suggestion is sent for that value."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from corrections.forms import MIN_SECONDS
+from corrections.models import Correction
+from records.models import Result
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+GUE = "/protocols/gue-mcc-x100-zhou-2024/"
+MATRIX_LINKS = "table.matrix a.correct-link"
+
+
+@pytest.fixture
+def demo(seeded):
+    call_command("load_examples", stdout=open("/dev/null", "w"))
+
+
+def test_a_gue_matrix_cells_link_opens_the_form_with_its_value_chosen_and_the_filter_finds_it(page, demo):
+    page.goto(GUE)
+    links = page.locator(MATRIX_LINKS)
+    hrefs = links.evaluate_all("links => links.map(link => link.getAttribute('href'))")
+    gue_results = Result.objects.filter(evaluation__protocol__stable_id="gue-mcc-x100-zhou-2024")
+    assert len(hrefs) == len(set(hrefs)) == gue_results.count() == 270  # every value has its link
+    targets = {href.split("target=", 1)[1].split("#", 1)[0] for href in hrefs}
+    assert targets == {f"result:{stable_id}:value" for stable_id in gue_results.values_list("stable_id", flat=True)}
+
+    last = links.nth(269)  # a cell far down the matrix, beyond where the form's list used to stop
+    last.scroll_into_view_if_needed()
+    target = hrefs[269].split("target=", 1)[1].split("#", 1)[0]
+    last.click()
+    page.wait_for_selector("h1:text('Suggest a correction')")
+
+    # Every value of the protocol can be chosen here; the linked one is.
+    values = page.locator("#id_target option").evaluate_all("options => options.map(o => o.value)")
+    assert targets <= set(values)
+    assert page.locator("#id_target").input_value() == target
+    result = gue_results.select_related("evaluation__dataset", "evaluation__configuration").get(
+        stable_id=target.split(":")[1]
+    )
+    chosen = page.locator("#id_target option:checked").inner_text()
+    assert result.evaluation.dataset.name in chosen  # named by its task
+    assert (result.evaluation.configuration.short_name or result.evaluation.configuration.name) in chosen
+    assert "MCC x 100" in chosen
+
+    # The filter box narrows the list as one types; the chosen value stays chosen.
+    task = result.evaluation.dataset.name
+    page.get_by_label("Filter the list").press_sequentially(task, delay=10)
+    shown = page.locator("#id_target option").evaluate_all("options => options.filter(o => !o.hidden).length")
+    matching = gue_results.filter(evaluation__dataset__name=task).count()
+    assert 1 <= matching <= shown < len(values)
+    assert f"{shown} of {len(values)} entries match" in page.inner_text(".picker-count")  # the chosen one matches
+    assert page.locator("#id_target").input_value() == target
+
+    page.fill("#id_proposed_value", "61.5")
+    page.fill("#id_explanation", "Table 4 prints 61.5 for this model on this task.")
+    page.wait_for_timeout((MIN_SECONDS + 0.5) * 1000)  # a person takes a few seconds; the form checks it
+    page.get_by_role("button", name="Send suggestion").click()
+    page.wait_for_selector("h1:text('Thank you')")
+    correction = Correction.objects.get()
+    assert (correction.target, correction.field_name, correction.proposed_value) == (result, "value", "61.5")
+
+
+def test_without_scripts_the_linked_form_offers_the_full_list_with_the_value_chosen(browser, live_server, demo):
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(GUE)
+    href = page.locator(MATRIX_LINKS).nth(230).get_attribute("href")
+    page.goto(href)
+    assert page.locator("#id_target").input_value() == href.split("target=", 1)[1].split("#", 1)[0]
+    assert page.locator("#id_target option").count() > 270
+    assert page.get_by_label("Filter the list").count() == 0  # no dead box without its script
+    context.close()
