@@ -61,6 +61,7 @@ KINDS = {
     m.UncertaintyKind.CI: "CI",
     m.UncertaintyKind.RANGE: "range",
 }
+APART = "Excluded from comparison (shown apart, not ranked)"
 OVERLAP_RULE = (
     "A best mark says intervals overlap when the best's drawn interval and another compared result's share "
     "a value (a result without an interval is its point)"
@@ -176,6 +177,7 @@ class Chart:
     excluded_heading_lines: list[tuple[float, str]] = field(default_factory=list)
     grid_top: float = 0
     interval_kinds: str = ""  # "± s.d., range": the kinds drawn, for the legend
+    apart_label: str = ""  # the heading of the excluded rows drawn apart, whole (it is drawn wrapped)
 
     @property
     def bars(self) -> list[Bar]:
@@ -245,11 +247,11 @@ def _overlaps(a: Point, b: Point) -> bool:
 def best_note(points: Sequence[Point]) -> tuple[Point | None, list[Point], str]:
     """The one best of the compared points, the others whose intervals overlap its interval (nearest
     rank first), and what its mark says ("best", or "best; intervals overlap with X")."""
-    best = [point for point in points if point.best and not point.excluded]
+    best = [point for point in points if point.best]
     if len(best) != 1:
         return None, [], ""
     ranked = sorted(
-        (point for point in points if point is not best[0] and point.rank is not None and not point.excluded),
+        (point for point in points if point is not best[0] and point.rank is not None),
         key=lambda point: point.rank or 0,
     )
     overlapping = [point for point in ranked if _overlaps(best[0], point)]
@@ -317,7 +319,7 @@ def draw(
     def bar(point: Point, excluded: bool) -> Bar:
         nonlocal y
         interval = interval_of(point.result)
-        value_text = _value_text(point) + (" · best" if point is best and note == "best" else "")
+        value_text = _value_text(point) + (" best" if point is best and note == "best" else "")
         room = WIDTH - 2 * PAD - len(value_text) * CHAR - 10
         drawn = Bar(
             label=_short(point.label, min(LABEL_CHARS, _chars(room))),
@@ -359,7 +361,7 @@ def draw(
     excluded_bars: list[Bar] = []
     if excluded:
         y += 14
-        for line in _wrap("Excluded from comparison (shown apart, not ranked)"):
+        for line in _wrap(APART):
             excluded_heading_lines.append((y, line))
             y += LINE
         excluded_bars = [bar(point, excluded=True) for point in excluded]
@@ -404,6 +406,7 @@ def draw(
         subtitle_lines=subtitle_lines,
         axis_label_lines=axis_label_lines,
         excluded_heading_lines=excluded_heading_lines,
+        apart_label=APART if excluded_bars else "",
         grid_top=grid_top,
         interval_kinds=", ".join(kinds),
     )

@@ -96,7 +96,7 @@ def test_it_draws_an_interval_for_each_result_with_a_structured_uncertainty_and_
     assert "Delta: 0.70 AUROC (range: 0.62 to 0.74)" in text
     assert "Epsilon: 0.50 AUROC, measured by" in text
     drawn = texts(svg)
-    assert "0.976 ± 0.006 s.d. · best" in drawn and "0.90 [0.85, 0.95] 95% CI" in drawn and "0.50" in drawn
+    assert "0.976 ± 0.006 s.d. best" in drawn and "0.90 [0.85, 0.95] 95% CI" in drawn and "0.50" in drawn
     assert "interval: 95% CI, range, ± s.d." in drawn
     # The interval spans its bounds on the axis: Gamma's whiskers lie left and right of its marker.
     gamma = next(group for group in svg.iter(f"{SVG_NS}g") if "Gamma" in texts(group))
@@ -137,7 +137,7 @@ def test_it_marks_a_plain_best_when_no_interval_overlaps(client, protocol, datas
     measure(protocol, dataset, "Beta", "0.971", **sd("0.001"))
     measure(protocol, dataset, "Gamma", "0.960")
     svg = chart_of(client, protocol)
-    assert "0.976 ± 0.001 s.d. · best" in texts(svg)
+    assert "0.976 ± 0.001 s.d. best" in texts(svg)
     assert not any("overlap" in text for text in texts(svg))
     assert "overlap" not in description(svg)
 
@@ -146,7 +146,7 @@ def test_it_never_claims_an_overlap_of_two_results_without_intervals(client, pro
     measure(protocol, dataset, "Alpha", "0.9")
     measure(protocol, dataset, "Beta", "0.8")
     svg = chart_of(client, protocol)
-    assert "0.9 · best" in texts(svg) and "overlap" not in description(svg)
+    assert "0.9 best" in texts(svg) and "overlap" not in description(svg)
 
 
 def test_every_text_of_a_chart_is_at_least_12_units_in_a_chart_340_units_wide(client, protocol, dataset):
