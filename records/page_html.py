@@ -44,7 +44,7 @@ def correction_link(result: Any) -> str:
     value of the protocol, this one selected)."""
     return (
         f'<a class="correct-link" href="{CORRECTION_FORM}?target=result:{e(quote(result.stable_id, safe=""))}:value#suggest"'
-        ' aria-label="Suggest a correction to this value">✎</a>'
+        ' aria-label="Correct this value">✎</a>'
     )
 
 
