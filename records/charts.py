@@ -23,15 +23,10 @@ stated spread (records.agreement.tied_within_spread, the table's "tied within re
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
-
-from django.conf import settings
-from django.template.loader import render_to_string
 
 from records import models as m
 from records.agreement import TaskTable
@@ -51,10 +46,6 @@ ROW_GAP = 8
 CONCERN_CHARS = 130
 LABEL_CHARS = 44
 MARKERS = {m.MeasuredBy.AUTHORS: "circle", m.MeasuredBy.THIRD_PARTY: "square", m.MeasuredBy.PORTAL: "diamond"}
-FONT_FILE = Path(settings.BASE_DIR) / "static" / "fonts" / "DejaVuSans.ttf"
-PNG_ZOOM = 2
-PNG_SHARP_AREA = 1_000_000  # square units drawn at PNG_ZOOM: a single chart or a few
-DOWNLOAD_COLUMNS = 3
 KINDS = {
     m.UncertaintyKind.SD: "± s.d.",
     m.UncertaintyKind.SE: "± s.e.",
@@ -495,67 +486,3 @@ def protocol_charts(*, protocol: m.Protocol, groups: list[ComparisonGroup], incl
         comparison_chart(protocol=protocol, group=group, include_excluded=include_excluded, several=several)
         for group in groups
     ]
-
-
-def charts_sentence(charts: list[Chart], *, include_excluded: bool) -> str:
-    """What the protocol page's overview says of its charts, read off the charts themselves: what they
-    compare, and whether excluded rows are among the compared or drawn apart."""
-    compared = [bar for chart in charts for bar in chart.compared]
-    apart = sum(len(chart.excluded) for chart in charts)
-    several = len(charts) > 1
-    them = "The comparison charts below" if several else "The comparison chart below"
-    verb = "draw" if several else "draws"
-    if compared:
-        if include_excluded and any(bar.excluded for bar in compared):
-            return (
-                f"{them} {verb} the source-checked results and, labelled as such, the results excluded from comparison."
-            )
-        return f"{them} {verb} the source-checked results only."
-    if apart:
-        return (
-            f"{them} {verb} no compared result yet: no source-checked result compares, and the results excluded "
-            "from comparison are drawn apart, not ranked."
-        )
-    return f"{them} {verb} no result yet: no result here has had its source checked."
-
-
-def chart_svg(chart: Chart, *, standalone: bool) -> str:
-    return render_to_string("records/_chart.svg", {"chart": chart, "standalone": standalone})
-
-
-def charts_svg(charts: list[Chart]) -> str:
-    """One standalone SVG: the charts side by side in rows of DOWNLOAD_COLUMNS (a suite's small
-    multiples as one download)."""
-    if len(charts) == 1:
-        return chart_svg(charts[0], standalone=True)
-    placed, y = [], 0
-    for start in range(0, len(charts), DOWNLOAD_COLUMNS):
-        row = charts[start : start + DOWNLOAD_COLUMNS]
-        placed += [(chart, column * WIDTH, y) for column, chart in enumerate(row)]
-        y += max(chart.height for chart in row)
-    width = WIDTH * min(DOWNLOAD_COLUMNS, len(charts))
-    return render_to_string("records/_charts.svg", {"charts": placed, "width": width, "height": y})
-
-
-def png_zoom(svg: str) -> int:
-    """Pixels per unit of the PNG: 2 (sharp in print) for a drawing of up to PNG_SHARP_AREA square
-    units, else 1 (a suite's 28 small multiples, 1,020 x 4,800 units, stay 12 px text in a
-    1,020 px wide image and rasterise in a third of the time)."""
-    root = re.search(r'<svg[^>]*\swidth="(\d+)"[^>]*\sheight="(\d+)"', svg)
-    area = int(root.group(1)) * int(root.group(2)) if root else 0
-    return PNG_ZOOM if area <= PNG_SHARP_AREA else 1
-
-
-def chart_png(svg: str) -> bytes:
-    """The same drawing as PNG, with the bundled font so it renders alike on every machine."""
-    import resvg_py
-
-    return bytes(
-        resvg_py.svg_to_bytes(
-            svg_string=svg,
-            skip_system_fonts=True,
-            font_files=[str(FONT_FILE)],
-            background="#ffffff",
-            zoom=png_zoom(svg),
-        )
-    )

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from records import charts, exports, identity_pages, page_cache, search, selectors
+from records import chart_output, charts, exports, identity_pages, page_cache, search, selectors
 from records import coverage as coverage_report
 from records import models as m
 
@@ -123,7 +123,7 @@ def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
                 list(page.protocol.evidence_rows.all()), selectors.EVIDENCE_FACETS, request.GET
             ),
             "charts": drawn,
-            "charts_sentence": charts.charts_sentence(drawn, include_excluded=page.include_excluded),
+            "charts_sentence": chart_output.charts_sentence(drawn, include_excluded=page.include_excluded),
             "chart_query": _chart_query(request),
         }
 
@@ -152,14 +152,14 @@ def protocol_chart(request, stable_id: str, extension: str):
 
     def svg() -> str:
         page = _protocol_page(request, stable_id)
-        return charts.charts_svg(
+        return chart_output.charts_svg(
             charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded)
         )
 
     include_excluded, dataset = _reader_choices(request)
     choices = {"include_excluded": str(include_excluded), "dataset": dataset}
     return page_cache.cached_chart(
-        request, stable_id=stable_id, kind=extension, choices=choices, svg=svg, png=charts.chart_png
+        request, stable_id=stable_id, kind=extension, choices=choices, svg=svg, png=chart_output.chart_png
     )
 
 

@@ -58,6 +58,8 @@ ADDRESSES: dict[str, Callable[[dict], str]] = {
     "datasets/<slug:stable_id>/": lambda d: f"/datasets/{d['dataset']}/",
     "sources/<slug:stable_id>/": lambda d: f"/sources/{d['source']}/",
     "decisions/<slug:stable_id>/": lambda d: f"/decisions/{d['decision']}/",
+    "models/<slug:stable_id>/": lambda d: f"/models/{d['model']}/",
+    "works/<slug:stable_id>/": lambda d: f"/works/{d['work']}/",
     "benchmarks/jobs/<int:job_id>/": lambda d: f"/benchmarks/jobs/{d['job']}/",
     "benchmarks/jobs/<int:job_id>/status.json": lambda d: f"/benchmarks/jobs/{d['job']}/status.json",
     "benchmarks/jobs/<int:job_id>/report.json": lambda d: f"/benchmarks/jobs/{d['job']}/report.json",
@@ -81,7 +83,8 @@ def data(seeded, published_release, seed_tiny_recipe, operator, broker) -> dict:
     from benchmarks.execution import benchmark_job_claim, benchmark_job_succeed
     from benchmarks.services import benchmark_job_enqueue
     from corrections.services import correction_submit
-    from records.models import Configuration, Dataset, Decision, Evaluation, Protocol, Source
+    from records.models import Configuration, Dataset, Decision, Evaluation, Protocol, Source, Work
+    from tests.factories import GenomicModelFactory
 
     job = benchmark_job_enqueue(recipe=seed_tiny_recipe, requested_by=operator)
     benchmark_job_claim(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu@worker-host-1")
@@ -104,6 +107,8 @@ def data(seeded, published_release, seed_tiny_recipe, operator, broker) -> dict:
         "dataset": Dataset.objects.order_by("pk").first().stable_id,
         "source": Source.objects.order_by("pk").first().stable_id,
         "decision": Decision.objects.order_by("pk").first().stable_id,
+        "model": GenomicModelFactory(introduced_in=Work.objects.order_by("pk").first()).stable_id,
+        "work": Work.objects.order_by("pk").first().stable_id,
         "job": job.pk,
         "correction": correction.token,
         "release_pk": published_release.pk,

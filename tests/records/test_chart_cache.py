@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from common import ratelimit
-from records import charts, page_cache
+from records import chart_output, page_cache
 from records import models as m
 from records.seed import PROTOCOL_ID
 from records.services import record_save
@@ -26,13 +26,13 @@ def renders(monkeypatch) -> Counter[str]:
     """How often the view calls the real renderers (counted on the way through, never replaced)."""
     counts: Counter[str] = Counter()
     for name in ("charts_svg", "chart_png"):
-        original = getattr(charts, name)
+        original = getattr(chart_output, name)
 
         def counting(*args, _original=original, _name=name, **kwargs):
             counts[_name] += 1
             return _original(*args, **kwargs)
 
-        monkeypatch.setattr(charts, name, counting)
+        monkeypatch.setattr(chart_output, name, counting)
     return counts
 
 
