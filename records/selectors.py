@@ -28,6 +28,10 @@ class BaselineLine:
     measured: bool
 
 
+# How many evaluations a protocol page's Methods and Related lists name.
+LISTED_EVALUATIONS = 20
+
+
 @dataclass
 class ProtocolPage:
     protocol: m.Protocol
@@ -58,6 +62,16 @@ class ProtocolPage:
     def best_count(self) -> int:
         """Results marked best (in their column): the page says a best value is highlighted only then."""
         return sum(1 for row in self.result_rows if row.is_best)
+
+    @property
+    def listed_evaluations(self) -> list[page_rows.EvaluationLine]:
+        """The evaluations the page's Methods and Related lists name; the paged table holds them all."""
+        return self.evaluations[:LISTED_EVALUATIONS]
+
+    @property
+    def unlisted_count(self) -> int:
+        """Evaluations beyond those lists: the lists say how many and link to the table."""
+        return max(len(self.evaluations) - LISTED_EVALUATIONS, 0)
 
     @property
     def different_count(self) -> int:
