@@ -153,6 +153,21 @@ def csv_text(rows: Iterable[dict[str, object]], *, fieldnames: Iterable[str]) ->
     return buffer.getvalue()
 
 
+def csv_lines(rows: Iterable[dict[str, object]], *, fieldnames: Iterable[str], chunk: int = 65536) -> Iterator[str]:
+    """`csv_text` in pieces of about `chunk` characters (a streamed download: the rows are never all
+    in memory, nor sent a line per write)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(fieldnames), lineterminator="\r\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({name: spreadsheet_cell(value) for name, value in row.items()})
+        if buffer.tell() >= chunk:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
 def rows_as_csv(rows: list[dict[str, object]]) -> str:
     return csv_text(rows, fieldnames=MATRIX_FIELDNAMES)
 

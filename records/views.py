@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from records import chart_output, charts, exports, identity_pages, page_cache, search, selectors
+from common.errors import Invalid
+from records import chart_output, charts, coverage_matrix, exports, identity_pages, page_cache, search, selectors
 from records import coverage as coverage_report
 from records import models as m
 
@@ -324,20 +325,38 @@ def decision_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 
 @require_safe
 def coverage(request, parts: PageParts = NO_PARTS):
-    area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
+    """The coverage matrix, one page of rows and columns (records.coverage_matrix); an unknown filter
+    is answered 400 with the form and the reason."""
+    filters = coverage_report.Filters.from_params(request.GET)
 
     def page_context() -> dict[str, object]:
-        report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
-        return {**parts.release(request), "report": report, "area": area, "context": context}
+        matrix = coverage_matrix.coverage_matrix(
+            filters=filters,
+            page=request.GET.get(coverage_matrix.ROWS_PARAM),
+            column_page=request.GET.get(coverage_matrix.COLUMNS_PARAM),
+            show_empty=request.GET.get(coverage_matrix.EMPTY_PARAM) == coverage_matrix.SHOW,
+            reviewed_recipes=parts.reviewed_recipes,
+        )
+        return {**parts.release(request), "matrix": matrix, "filters": filters, "choices": matrix.choices}
 
-    return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
+    try:
+        return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
+    except Invalid as refused:
+        context = {"refused": refused, "filters": filters, "choices": coverage_report.filter_choices()}
+        return render(request, "records/coverage.html", context, status=refused.status)
 
 
 @require_safe
 def coverage_csv(request, parts: PageParts = NO_PARTS):
-    area, context = request.GET.get("area", "")[:100], request.GET.get("context", "")[:100]
-    report = coverage_report.coverage(area=area, context=context, reviewed_recipes=parts.reviewed_recipes)
-    text = exports.csv_text(coverage_report.coverage_rows(report), fieldnames=coverage_report.CSV_COLUMNS)
-    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    """The coverage as CSV (records.coverage.coverage_csv: one row per protocol and configuration with
+    evaluations, one per protocol with none), streamed; an unknown filter is answered 400."""
+    filters = coverage_report.Filters.from_params(request.GET)
+    try:
+        rows = coverage_report.coverage_csv(filters=filters, reviewed_recipes=parts.reviewed_recipes)
+    except Invalid as refused:
+        return HttpResponse(refused.message, status=refused.status, content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(
+        exports.csv_lines(rows, fieldnames=coverage_report.CSV_COLUMNS), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = 'attachment; filename="coverage.csv"'
     return response

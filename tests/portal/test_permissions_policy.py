@@ -44,7 +44,7 @@ def test_a_refused_body_and_a_server_error_carry_it_too(client, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(views.coverage_report, "coverage", broken)
+    monkeypatch.setattr(views.coverage_matrix, "coverage_matrix", broken)
     client.raise_request_exception = False
     failed = client.get("/coverage/")
     assert failed.status_code == 500

@@ -74,7 +74,7 @@ def test_the_protocol_results_csv_neutralises_formulas_and_keeps_values(client, 
 
 
 def test_the_coverage_csv_neutralises_formulas(client, formulas_stored):
-    rows = csv_rows(client.get("/coverage.csv").content)
+    rows = csv_rows(client.get("/coverage.csv").getvalue())  # streamed
     names = {row["configuration_name"] for row in rows if row["protocol_id"] == PROTOCOL_ID}
     assert "'" + FORMULAS["name"] in names and FORMULAS["name"] not in names
     assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for row in rows for cell in row.values())

@@ -69,7 +69,7 @@ def catalogue():
 
 def test_the_coverage_matrix_shows_each_cell_state_and_each_protocols_gaps(client, catalogue):
     text = page_text(client.get("/coverage/"))
-    assert "2 protocols × 3 tested configurations" in text
+    assert "Protocols 1–2 of 2 with results" in text and "Models and configurations 1–3 of the 3" in text
     rows = {
         row.split("</th>")[0]: row
         for row in client.get("/coverage/").content.decode().split('<tr><th scope="row">')[1:]
@@ -83,10 +83,10 @@ def test_the_coverage_matrix_shows_each_cell_state_and_each_protocols_gaps(clien
 
 
 def test_the_coverage_matrix_filters_by_area_and_downloads_as_csv(client, catalogue):
-    assert "1 protocol × 3" in page_text(client.get("/coverage/", {"area": "dna-genomes"}))
+    assert "Protocols 1–1 of 1 with results" in page_text(client.get("/coverage/", {"area": "dna-genomes"}))
     assert "Accuracy" not in page_text(client.get("/coverage/", {"area": "dna-genomes"}))
     response = client.get("/coverage.csv", {"area": "dna-genomes"})
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     assert {row["protocol_id"] for row in rows} == {"runtime"} and len(rows) == 3
     by_config = {row["configuration_id"]: row for row in rows}
     assert by_config["small"]["result_state"] == "source_checked" and by_config["large"]["result_state"] == "excluded"
@@ -103,7 +103,7 @@ def test_a_retired_baseline_role_is_not_counted_as_measured(client, catalogue):
         if "Run time" in row.split("</th>")[0]
     )
     assert "null control not measured; conventional reference not measured" in runtime_row
-    rows = list(csv.DictReader(io.StringIO(client.get("/coverage.csv", {"area": "dna-genomes"}).content.decode())))
+    rows = list(csv.DictReader(io.StringIO(client.get("/coverage.csv", {"area": "dna-genomes"}).getvalue().decode())))
     assert {row["null_control_measured"] for row in rows} == {"false"}
 
 

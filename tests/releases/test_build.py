@@ -429,7 +429,7 @@ def test_the_exporter_reads_the_catalogue_in_chunks_never_a_table_at_once(db):
 
 def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(db):
     """One rule (records.coverage): a retired baseline role is not measured, even when its configuration is."""
-    from records import coverage
+    from records import coverage, coverage_matrix
     from tests.helpers import apply_transitions
 
     protocol = ProtocolFactory()
@@ -455,9 +455,9 @@ def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(
         reference.stable_id,
     )
     assert (row["evaluations"], row["evaluations_source_checked"], row["evaluations_proposed"]) == (3, 2, 1)
-    [line] = coverage.coverage().lines
+    [line] = coverage_matrix.coverage_matrix(filters=coverage.Filters()).lines
     assert (line.null_control_measured, line.conventional_reference_measured) == (True, False)
-    assert line.counts == {"source_checked": 2, "proposed": 1}
+    assert line.summary.by_state == {"source_checked": 2, "proposed": 1}
     digests = {
         stable_id: digest
         for kind, stable_id, digest in exporter.derived_memberships(chunk_size=10)
