@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import QuerySet
 
 from common.numbers import is_number_field, refuse_other_digits
 from records import models as m
@@ -194,12 +195,29 @@ def protocol_of(record: Target) -> str:
     return protocol.stable_id if protocol is not None else ""
 
 
-def page_choices(record: Target) -> list[tuple[str, str]]:
-    """The options of a record page's "what should change?" select: (type:stable_id:field, label).
+def _results_of(record: Target) -> QuerySet[m.Result] | None:
+    """The results whose values a record's form offers: a protocol's or an evaluation's (None for others)."""
+    if isinstance(record, m.Protocol):
+        return m.Result.objects.filter(evaluation__protocol=record)
+    if isinstance(record, m.Evaluation):
+        return record.results.all()
+    return None
+
+
+def value_count(record: Target) -> int:
+    """How many values a record's form offers (one query)."""
+    results = _results_of(record)
+    return 0 if results is None else results.count()
+
+
+def page_choices(record: Target, *, values_up_to: int | None = None) -> list[tuple[str, str]]:
+    """The options of a record's "what should change?" select: (type:stable_id:field, label).
 
     A protocol's or an evaluation's form offers every one of its results' values (no cap: a value
-    the form does not offer cannot be corrected from its page), each named by its task, its
-    configuration, its value and unit, ordered by task then configuration: one query."""
+    the form does not offer cannot be corrected from it), each named by its task, its configuration,
+    its value and unit, ordered by task then configuration: one query. With `values_up_to`, the
+    values only when the record has at most that many (the form on a record's page; with more, it
+    links to the form's own page, which offers them all), else the record's own fields only."""
     kind = target_type_of(record)
     choices = [(f"{kind}:{record.stable_id}:", f"this {record._meta.verbose_name} as a whole")]
     choices += [(f"{kind}:{record.stable_id}:{name}", label) for name, label in CORRECTABLE_FIELDS[kind]]
@@ -213,12 +231,10 @@ def page_choices(record: Target) -> list[tuple[str, str]]:
         "evaluation__configuration__name",
     )
     order = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
-    if isinstance(record, m.Protocol):
-        results = m.Result.objects.filter(evaluation__protocol=record).order_by(*order).values_list(*columns)
-    elif isinstance(record, m.Evaluation):
-        results = record.results.order_by("stable_id").values_list(*columns)
-    else:
-        results = []
+    of_record = _results_of(record)
+    results = [] if of_record is None else list(of_record.order_by(*order).values_list(*columns)[:values_up_to])
+    if values_up_to is not None and len(results) == values_up_to:
+        results = []  # as many as the limit, or more: the form's own page offers them
     choices += [
         (value_target(stable_id), result_label(task=task, configuration=short_name or name, value=value, unit=unit))
         for stable_id, value, unit, task, short_name, name in results

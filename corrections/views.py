@@ -23,6 +23,9 @@ from records import page_cache
 # NUL characters survive escaping and occur in no record text (forms and PostgreSQL refuse them).
 CSRF_MARKER = "\x00csrf-token\x00"
 STARTED_MARKER = "\x00started\x00"
+# A record page's form offers the record's values when it has at most this many; one with more links
+# to the form's own page, which offers them all (and each value's ✎ link chooses its own).
+VALUES_ON_RECORD_PAGES = 20
 
 
 def _page_record(reference: str):
@@ -53,9 +56,13 @@ def _chosen_record_reference(chosen: str) -> str:
 @require_http_methods(["GET", "HEAD", "POST"])
 def correction_new(request):
     """The form on a page of its own: a record's (`?record=type:id`), with what should change chosen
-    when a value's link says so (`?target=result:<id>:value`, the record then being the value's protocol)."""
+    when a link says so (`?target=type:id:field`, or a value's link, `?value=<result id>`: the record
+    is then the value's protocol)."""
     reference = (request.POST.get("record") or request.GET.get("record") or "")[:200]
-    chosen = "" if request.method == "POST" else request.GET.get("target", "")[:300]
+    chosen = ""
+    if request.method != "POST":
+        value = request.GET.get("value", "")[:200]
+        chosen = selectors.value_target(value) if value else request.GET.get("target", "")[:300]
     if chosen and not reference:
         reference = _chosen_record_reference(chosen)
     page_record = _page_record(reference)
@@ -121,10 +128,16 @@ def correction_part(request: HttpRequest, record: selectors.Target) -> dict[str,
     key = f"correction-form:{request_version(request)}:{reference}"
     html = cache.get(key)
     if html is None:
-        form = CorrectionForm(
-            choices=selectors.page_choices(record), initial={"record": reference, "started": STARTED_MARKER}
-        )
-        context = {"form": form, "record": record, "csrf_token": CSRF_MARKER}
+        values = selectors.value_count(record)
+        choices = selectors.page_choices(record, values_up_to=VALUES_ON_RECORD_PAGES + 1)
+        form = CorrectionForm(choices=choices, initial={"record": reference, "started": STARTED_MARKER})
+        context = {
+            "form": form,
+            "record": record,
+            "csrf_token": CSRF_MARKER,
+            "values_elsewhere": values if values > VALUES_ON_RECORD_PAGES else 0,
+            "reference": reference,
+        }
         html = render_to_string("corrections/_correction_form.html", context)
         cache.set(key, html, page_cache.TIMEOUT)
     html = html.replace(CSRF_MARKER, get_token(request)).replace(STARTED_MARKER, timing_stamp())

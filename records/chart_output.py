@@ -10,6 +10,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from records.charts import WIDTH, Chart
+from records.comparisons import ComparisonGroup
 
 FONT_FILE = Path(settings.BASE_DIR) / "static" / "fonts" / "DejaVuSans.ttf"
 PNG_ZOOM = 2
@@ -17,20 +18,20 @@ PNG_SHARP_AREA = 1_000_000  # square units drawn at PNG_ZOOM: a single chart or 
 DOWNLOAD_COLUMNS = 3
 
 
-def charts_sentence(charts: list[Chart], *, include_excluded: bool) -> str:
-    """What the protocol page's overview says of its charts, read off the charts themselves: what they
+def charts_sentence(groups: list[ComparisonGroup], *, include_excluded: bool) -> str:
+    """What the protocol page says of its charts, read off the comparisons they draw: what they
     compare, and whether excluded rows are among the compared or drawn apart."""
-    compared = [bar for chart in charts for bar in chart.compared]
-    apart = sum(len(chart.excluded) for chart in charts)
-    several = len(charts) > 1
-    them = "The comparison charts below" if several else "The comparison chart below"
+    compared = [row for group in groups for row in group.rows if row.in_comparison]
+    apart = not include_excluded and any(row.evaluation.is_excluded for group in groups for row in group.rows)
+    several = len(groups) > 1
+    them = "The charts" if several else "The chart"
     verb = "draw" if several else "draws"
     if compared:
-        if include_excluded and any(bar.excluded for bar in compared):
+        if include_excluded and any(row.evaluation.is_excluded for row in compared):
             return (
                 f"{them} {verb} the source-checked results and, labelled as such, the results excluded from comparison."
             )
-        return f"{them} {verb} the source-checked results only."
+        return f"{them} {verb} the source-checked results only{', the excluded ones apart' if apart else ''}."
     if apart:
         return (
             f"{them} {verb} no compared result yet: no source-checked result compares, and the results excluded "

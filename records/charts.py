@@ -45,6 +45,7 @@ LINE = 15
 ROW_GAP = 8
 CONCERN_CHARS = 130
 LABEL_CHARS = 44
+MAX_BARS = 30  # bars a comparison chart draws, best first (a protocol of thousands of rows draws its best)
 MARKERS = {m.MeasuredBy.AUTHORS: "circle", m.MeasuredBy.THIRD_PARTY: "square", m.MeasuredBy.PORTAL: "diamond"}
 KINDS = {
     m.UncertaintyKind.SD: "± s.d.",
@@ -423,11 +424,16 @@ def comparison_chart(
 ) -> Chart:
     """The chart of one comparison group; `several` when it is one of a protocol's small multiples
     (its title then names the dataset or task)."""
-    rows = group.rows
-    compared = [_point(row, excluded=row.evaluation.is_excluded) for row in rows if row.in_comparison]
-    apart = [] if include_excluded else [_point(row, excluded=True) for row in rows if row.evaluation.is_excluded]
+    compared_rows = [row for row in group.rows if row.in_comparison]
+    apart_rows = [] if include_excluded else [row for row in group.rows if row.evaluation.is_excluded]
     direction = protocol.get_metric_direction_display()
     scope = "source-checked and excluded rows" if include_excluded else "source-checked rows"
+    if len(compared_rows) + len(apart_rows) > MAX_BARS:  # a thousand bars are read by nobody: the best ones
+        scope += f", the first {MAX_BARS} of {len(compared_rows) + len(apart_rows)} (all in the table)"
+        compared_rows = compared_rows[:MAX_BARS]
+        apart_rows = apart_rows[: MAX_BARS - len(compared_rows)]
+    compared = [_point(row, excluded=row.evaluation.is_excluded) for row in compared_rows]
+    apart = [_point(row, excluded=True) for row in apart_rows]
     title = protocol.metric_label if not several else f"{group.label}: {protocol.metric_name}"
     return draw(
         chart_id=f"chart-{group.key}",

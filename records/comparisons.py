@@ -175,15 +175,23 @@ class Matrix:
     rows: list[MatrixRow]
 
 
-def matrix(groups: list[ComparisonGroup]) -> Matrix:
-    configurations: dict[int, m.Configuration] = {}
+def matrix_configurations(groups: list[ComparisonGroup]) -> list[Any]:
+    """The configurations with a result in any of the groups: the matrix's rows, by name."""
+    configurations: dict[int, Any] = {}
     for group in groups:
         for row in group.rows:
             configurations.setdefault(row.evaluation.configuration_id, row.evaluation.configuration)
-    column_of = {id(group): index for index, group in enumerate(groups)}
-    rows = {pk: MatrixRow(configuration=c, cells=[[] for _ in groups]) for pk, c in configurations.items()}
-    for group in groups:
+    return sorted(configurations.values(), key=lambda c: (c.name.lower(), c.stable_id))
+
+
+def matrix(groups: list[ComparisonGroup], *, configurations: list[Any] | None = None) -> Matrix:
+    """The groups as columns and `configurations` (by default every one with a result) as rows."""
+    if configurations is None:
+        configurations = matrix_configurations(groups)
+    rows = {c.pk: MatrixRow(configuration=c, cells=[[] for _ in groups]) for c in configurations}
+    for index, group in enumerate(groups):
         for row in group.rows:
-            rows[row.evaluation.configuration_id].cells[column_of[id(group)]].append(row)
-    ordered = sorted(rows.values(), key=lambda r: (r.configuration.name.lower(), r.configuration.stable_id))
-    return Matrix(columns=groups, rows=ordered)
+            line = rows.get(row.evaluation.configuration_id)
+            if line is not None:
+                line.cells[index].append(row)
+    return Matrix(columns=groups, rows=[rows[c.pk] for c in configurations])

@@ -13,6 +13,7 @@ bytes are those of the model path (tests/records/test_page_renderings.py compare
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -24,13 +25,17 @@ from records.values import display
 from reviews.models import ReviewStateFacts
 
 
-def _labels(model: type[Model], name: str) -> dict[str, str]:
+def labels_of(model: type[Model], name: str) -> dict[str, str]:
     return {str(value): str(label) for value, label in model._meta.get_field(name).flatchoices}
 
 
 def _url(url_name: str, stable_id: str) -> str:
     prefix, suffix = _url_parts(url_name)
     return f"{prefix}{stable_id}{suffix}"
+
+
+def evaluation_url(stable_id: str) -> str:
+    return _url(m.Evaluation.page_url_name, stable_id)
 
 
 class ModelLine:
@@ -111,8 +116,8 @@ class ResultLine:
         "reference_configuration",
     )
     FIELDS = __slots__[2:-1]
-    _relation_labels = _labels(m.Result, "relation")
-    _uncertainty_labels = _labels(m.Result, "uncertainty_kind")
+    _relation_labels = labels_of(m.Result, "relation")
+    _uncertainty_labels = labels_of(m.Result, "uncertainty_kind")
 
     def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
         """`row`: the id, then FIELDS in order (a values_list() row; more columns may follow)."""
@@ -211,9 +216,9 @@ class EvaluationLine(ReviewStateFacts):
     concern_source: m.Source | None
     repeats: OriginalLine | None
     results: _Results
-    _measured_by_labels = _labels(m.Evaluation, "measured_by")
-    _reading_labels = _labels(m.Evaluation, "reading_method")
-    _review_labels = _labels(m.Evaluation, "review_state")
+    _measured_by_labels = labels_of(m.Evaluation, "measured_by")
+    _reading_labels = labels_of(m.Evaluation, "reading_method")
+    _review_labels = labels_of(m.Evaluation, "review_state")
 
     def __init__(self, row: tuple[Any, ...]) -> None:
         """`row`: the id, then FIELDS in order (a values_list() row; more columns may follow)."""
@@ -275,16 +280,17 @@ def _positions(columns: tuple[str, ...], *names: str) -> list[int]:
     return [columns.index(name) for name in names]
 
 
-def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
-    """The protocol's evaluations in page order (configuration name, stable id), each with its
-    results (by stable id): five queries whatever their number (evaluations, results, and the
-    datasets, sources and reviewers they name). Rows are values_list() tuples: a dict a row cost
-    more than the rest of reading them."""
-    rows = list(
-        m.Evaluation.objects.filter(protocol=protocol)
-        .order_by("configuration__name", "stable_id")
-        .values_list(*_EVALUATION_COLUMNS)
-    )
+def protocol_evaluations(protocol: m.Protocol, *, ids: Collection[int] | None = None) -> list[EvaluationLine]:
+    """The protocol's evaluations (those of `ids`, when given) in page order (configuration name,
+    stable id), each with its results (by stable id): five queries whatever their number
+    (evaluations, results, and the datasets, sources and reviewers they name). Rows are
+    values_list() tuples: a dict a row cost more than the rest of reading them."""
+    evaluations_of = m.Evaluation.objects.filter(protocol=protocol)
+    results_of = m.Result.objects.filter(evaluation__protocol=protocol)
+    if ids is not None:
+        evaluations_of = evaluations_of.filter(pk__in=list(ids))
+        results_of = results_of.filter(evaluation_id__in=list(ids))
+    rows = list(evaluations_of.order_by("configuration__name", "stable_id").values_list(*_EVALUATION_COLUMNS))
     configurations: dict[int, ConfigurationLine] = {}
 
     def configuration(pk: int | None, *columns: Any) -> ConfigurationLine | None:
@@ -320,7 +326,7 @@ def protocol_evaluations(protocol: m.Protocol) -> list[EvaluationLine]:
         evaluations[line.pk] = line
     at_evaluation, at_reference = _positions(_RESULT_COLUMNS, "evaluation_id", "reference_configuration_id")
     reference_columns = _positions(_RESULT_COLUMNS, *_REFERENCE)
-    results = m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
+    results = results_of.order_by("stable_id").values_list(*_RESULT_COLUMNS)
     for row in results:
         evaluation = evaluations.get(row[at_evaluation])
         if evaluation is None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -12,79 +12,11 @@ from django.core.paginator import Paginator
 from django.db.models import Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
-from records import comparisons, page_rows
 from records import models as m
-from reviews.models import Reviewable, ReviewState
+from reviews.models import Reviewable
 from reviews.selectors import ReviewLog, last_review_entries
 
-INCLUDE_EXCLUDED = "excluded"
-
 _Record = TypeVar("_Record", bound=Model)
-
-
-@dataclass
-class BaselineLine:
-    role: m.BaselineRole
-    measured: bool
-
-
-# How many evaluations a protocol page's Methods and Related lists name.
-LISTED_EVALUATIONS = 20
-
-
-@dataclass
-class ProtocolPage:
-    protocol: m.Protocol
-    evaluations: list[page_rows.EvaluationLine]
-    groups: list[comparisons.ComparisonGroup]
-    include_excluded: bool
-    baselines: list[BaselineLine]
-    sources: list[m.Source]
-    result_count: int
-    # The dataset (or task) a reader selected: the groups, the matrix and the charts show only it.
-    dataset_filter: str = ""
-    measured_by_counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def result_rows(self) -> list[comparisons.ResultRow]:
-        return [row for group in self.groups for row in group.rows]
-
-    @property
-    def is_matrix(self) -> bool:
-        """Several datasets or tasks: shown as the papers show them, configurations x tasks."""
-        return len(self.groups) > 1
-
-    @property
-    def matrix(self) -> comparisons.Matrix:
-        return comparisons.matrix(self.groups)
-
-    @property
-    def best_count(self) -> int:
-        """Results marked best (in their column): the page says a best value is highlighted only then."""
-        return sum(1 for row in self.result_rows if row.is_best)
-
-    @property
-    def listed_evaluations(self) -> list[page_rows.EvaluationLine]:
-        """The evaluations the page's Methods and Related lists name; the paged table holds them all."""
-        return self.evaluations[:LISTED_EVALUATIONS]
-
-    @property
-    def unlisted_count(self) -> int:
-        """Evaluations beyond those lists: the lists say how many and link to the table."""
-        return max(len(self.evaluations) - LISTED_EVALUATIONS, 0)
-
-    @property
-    def different_count(self) -> int:
-        """Evaluations that measure something else than the protocol states, listed apart and never compared."""
-        return sum(1 for evaluation in self.evaluations if evaluation.different_measurement)
-
-    @property
-    def active_baseline_count(self) -> int:
-        return sum(1 for line in self.baselines if line.role.is_active)
-
-    @property
-    def measured_baseline_count(self) -> int:
-        return sum(1 for line in self.baselines if line.role.is_active and line.measured)
 
 
 def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation]:
@@ -105,71 +37,6 @@ def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation
     )
 
 
-def protocol_page(*, stable_id: str, include_excluded: bool = False, dataset: str = "") -> ProtocolPage:
-    protocol = (
-        m.Protocol.objects.select_related("source", "review_state_changed_by")
-        .prefetch_related(
-            Prefetch("datasets", queryset=m.Dataset.objects.prefetch_related("tasks")),
-            "areas",
-            "contexts",
-            "limitations",
-            Prefetch(
-                "baseline_roles",
-                queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
-            ),
-            Prefetch(
-                "evidence_rows",
-                queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
-            ),
-            "decisions",
-        )
-        .filter(stable_id=stable_id)
-        .first()
-    )
-    if protocol is None:
-        raise Http404(f"No protocol with stable id {stable_id!r}")
-    evaluations = page_rows.protocol_evaluations(protocol)
-    groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
-    if dataset:
-        groups = [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
-    checked_configurations = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
-    kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
-    baselines = [
-        BaselineLine(
-            role=role, measured=role.configuration_id is not None and role.configuration_id in checked_configurations
-        )
-        for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
-    ]
-    _with_last_reviews([*protocol.evidence_rows.all(), *protocol.baseline_roles.all()])
-    with_review_log(protocol)
-    measured_by_counts: dict[str, int] = {}
-    for evaluation in evaluations:
-        measured_by_counts[evaluation.measured_by] = measured_by_counts.get(evaluation.measured_by, 0) + 1
-    return ProtocolPage(
-        protocol=protocol,
-        evaluations=evaluations,
-        groups=groups,
-        include_excluded=include_excluded,
-        baselines=baselines,
-        sources=cited_sources(protocol=protocol, evaluations=evaluations),
-        result_count=sum(len(e.results.all()) for e in evaluations),
-        dataset_filter=dataset,
-        measured_by_counts=measured_by_counts,
-    )
-
-
-def cited_sources(*, protocol: m.Protocol, evaluations: list[page_rows.EvaluationLine]) -> list[m.Source]:
-    """Every source the protocol page cites, once each, in order of first citation."""
-    seen: dict[int, m.Source] = {protocol.source_id: protocol.source}
-    for evaluation in evaluations:
-        for source in (evaluation.source, evaluation.concern_source):
-            if source is not None:
-                seen.setdefault(source.pk, source)
-    for row in protocol.evidence_rows.all():
-        seen.setdefault(row.source_id, row.source)
-    return list(seen.values())
-
-
 def record_or_404(queryset: QuerySet[_Record], stable_id: str) -> _Record:
     """The record, a reviewable one with its review log (`review_log`, read only if the page shows it)."""
     record = queryset.filter(stable_id=stable_id).first()
@@ -186,7 +53,7 @@ def with_review_log(record: _Record) -> _Record:
     return record
 
 
-def _with_last_reviews(records: list[Any]) -> None:
+def with_last_reviews(records: list[Any]) -> None:
     """Give each of the protocol page's reviewable rows (evidence rows, baseline roles) its last
     transition as `last_review` (None when never reviewed): one query for all of them. Their full logs
     are in the API (`.../events/`); a page with many rows does not list them all."""
@@ -219,7 +86,8 @@ class FacetOption:
 class Facet:
     param: str
     label: str
-    options: list[FacetOption]
+    options: list[FacetOption]  # at most FACET_OPTIONS_SHOWN, by label
+    unlisted: int = 0  # options not listed (the least frequent)
 
 
 @dataclass
@@ -232,17 +100,16 @@ class Faceted:
 
 
 NOT_STATED = "(not stated)"
-# The "all evaluations" table shows this many rows a page (`?page=`); a protocol with fewer shows no pager.
-EVALUATIONS_PER_PAGE = 100
-PAGE_PARAM = "page"
+# A filter's options beyond this many (the most frequent first) are not listed: a protocol of ten
+# thousand configurations would list them all. A chosen option is always listed.
+FACET_OPTIONS_SHOWN = 12
+PAGE_PARAM = "page"  # the page of the faceted list: another choice of filters starts at its first page
 EVALUATION_FACETS = (
     FacetSpec(
         "configuration", "Tested model or method", lambda e: e.configuration.stable_id, lambda e: e.configuration.name
     ),
-    FacetSpec("protocol", "Protocol", lambda e: e.protocol.stable_id, lambda e: e.protocol.title),
     FacetSpec("dataset", "Dataset", lambda e: e.dataset.stable_id, lambda e: e.dataset.name),
     FacetSpec("setup", "Evaluation setup", lambda e: e.setup or NOT_STATED, lambda e: e.setup or NOT_STATED),
-    FacetSpec("metric", "Metric", lambda e: e.protocol.metric_short_name, lambda e: e.protocol.metric_label),
     FacetSpec("measured_by", "Measured by", lambda e: e.measured_by, lambda e: e.get_measured_by_display()),
     FacetSpec(
         "reading_method", "How the value was read", lambda e: e.reading_method, lambda e: e.get_reading_method_display()
@@ -306,6 +173,13 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
             if entry is None:  # the label of the option's first item, as before, computed once
                 entry = counts[value] = [label_of(item), 0]
             entry[1] += 1
+        # The most frequent options, and the chosen one, are listed (by label).
+        listed = counts
+        if len(counts) > FACET_OPTIONS_SHOWN:
+            frequent = sorted(counts.items(), key=lambda kv: (-kv[1][1], kv[1][0].lower()))[:FACET_OPTIONS_SHOWN]
+            listed = dict(frequent)
+            if current in counts:
+                listed[current] = counts[current]
         # query_with(param=value) for each option: the other pairs are the same for all of them.
         without = query_with(**{param: None})
         joiner = "&" if without else ""
@@ -317,9 +191,9 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
                 selected=current == value,
                 query=without if current == value else f"{without}{joiner}{_encode_pair(param, value)}",
             )
-            for value, (label, count) in sorted(counts.items(), key=lambda kv: kv[1][0].lower())
+            for value, (label, count) in sorted(listed.items(), key=lambda kv: kv[1][0].lower())
         ]
-        facets.append(Facet(param=param, label=spec.label, options=options))
+        facets.append(Facet(param=param, label=spec.label, options=options, unlisted=len(counts) - len(listed)))
         if param in selected:
             label = next((o.label for o in options if o.selected), selected[param])
             applied.append((spec.label, label, without))
@@ -333,25 +207,32 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
 
 
 @dataclass
-class EvaluationPage:
-    """One page of the "all evaluations" table: its rows, and the pager when there is more than one page."""
+class Pager:
+    """Where a page of a long list is: its rows' positions, and links to the other pages (none when
+    the list fits on one)."""
 
-    items: list[Any]
-    first: int  # the 1-based position of the first row shown
+    first: int  # the 1-based position of the first row shown (0 for an empty list)
     last: int
     total: int
+    per_page: int
     links: list[tuple[str, str, bool]]  # (label, query string, current); "…" with "" for a gap
-    per_page: int = EVALUATIONS_PER_PAGE
+    anchor: str = ""
 
     @property
     def is_paged(self) -> bool:
         return bool(self.links)
 
 
-def evaluation_page(faceted: Faceted, params: QueryDict) -> EvaluationPage:
-    """The page of the faceted evaluations that `params` selects (the first page for a missing or invalid number)."""
-    paginator = Paginator(faceted.items, EVALUATIONS_PER_PAGE)
-    page = paginator.get_page(params.get(PAGE_PARAM))
+_Item = TypeVar("_Item")
+
+
+def pager(
+    items: Sequence[_Item], params: QueryDict, *, param: str, per_page: int, anchor: str = ""
+) -> tuple[list[_Item], Pager]:
+    """The page of `items` that `params[param]` names (the first for a missing or invalid number, the
+    last past the end), and its pager, whose links keep every other parameter."""
+    paginator = Paginator(items, per_page)
+    page = paginator.get_page(params.get(param))
     links: list[tuple[str, str, bool]] = []
     if paginator.num_pages > 1:
         query = params.copy()
@@ -359,12 +240,13 @@ def evaluation_page(faceted: Faceted, params: QueryDict) -> EvaluationPage:
             if not isinstance(number, int):  # Paginator.ELLIPSIS, a gap in the range
                 links.append((str(number), "", False))
                 continue
-            query[PAGE_PARAM] = str(number)
+            query[param] = str(number)
             links.append((str(number), query.urlencode(), number == page.number))
-    return EvaluationPage(
-        items=list(page.object_list),
+    return list(page.object_list), Pager(
         first=page.start_index(),
         last=page.end_index(),
         total=paginator.count,
+        per_page=per_page,
         links=links,
+        anchor=anchor,
     )

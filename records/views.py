@@ -18,7 +18,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from common.errors import Invalid
-from records import chart_output, charts, coverage_matrix, exports, identity_pages, page_cache, search, selectors
+from records import chart_output, coverage_matrix, exports, identity_pages, page_cache, protocol_page, search, selectors
 from records import coverage as coverage_report
 from records import models as m
 
@@ -93,38 +93,19 @@ def home(request):
     return render(request, "records/home.html", {"protocols": protocols})
 
 
-def _protocol_page(request, stable_id: str) -> selectors.ProtocolPage:
-    """The protocol's comparisons, with the reader's choices: excluded rows included or not, and
-    one dataset or task (the same `dataset` filter as the evaluations list's)."""
-    include_excluded, dataset = _reader_choices(request)
-    return selectors.protocol_page(stable_id=stable_id, include_excluded=include_excluded, dataset=dataset)
-
-
-def _reader_choices(request) -> tuple[bool, str]:
-    """Whether excluded rows are drawn among the compared ones, and the one dataset or task shown ("" for all)."""
-    return request.GET.get("include") == selectors.INCLUDE_EXCLUDED, request.GET.get("dataset", "")[:150]
-
-
 @require_safe
 def protocol_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Protocol, dict[str, object]]:
-        page = _protocol_page(request, stable_id)
-        evaluations = selectors.faceted(page.evaluations, selectors.EVALUATION_FACETS, request.GET)
-        drawn = charts.protocol_charts(
-            protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded
-        )
+        page = protocol_page.protocol_page(stable_id=stable_id, params=request.GET)
         return page.protocol, {
             **parts.release(request, downloads=True),
             **parts.recipes(request, page.protocol),
             "page": page,
             "protocol": page.protocol,
-            "evaluations": evaluations,
-            "evaluation_page": selectors.evaluation_page(evaluations, request.GET),
             "evidence": selectors.faceted(
                 list(page.protocol.evidence_rows.all()), selectors.EVIDENCE_FACETS, request.GET
             ),
-            "charts": drawn,
-            "charts_sentence": chart_output.charts_sentence(drawn, include_excluded=page.include_excluded),
+            "charts_sentence": chart_output.charts_sentence(page.groups, include_excluded=page.include_excluded),
             "chart_query": _chart_query(request),
         }
 
@@ -141,7 +122,7 @@ def _chart_query(request) -> str:
     """The query string that selects the same charts for download ("" or "?include=...&dataset=...")."""
     query = request.GET.copy()
     for key in list(query):
-        if key not in ("include", "dataset"):
+        if key not in (protocol_page.INCLUDE_PARAM, protocol_page.DATASET_PARAM):
             del query[key]
     return f"?{query.urlencode()}" if query else ""
 
@@ -150,14 +131,13 @@ def _chart_query(request) -> str:
 def protocol_chart(request, stable_id: str, extension: str):
     """The protocol page's charts as one SVG or PNG download, from the chart cache (records.page_cache)
     or drawn; the query's `include` and `dataset` choose the charts, as on the page."""
+    include_excluded, dataset = protocol_page.reader_choices(request.GET)
 
     def svg() -> str:
-        page = _protocol_page(request, stable_id)
         return chart_output.charts_svg(
-            charts.protocol_charts(protocol=page.protocol, groups=page.groups, include_excluded=page.include_excluded)
+            protocol_page.protocol_charts(stable_id=stable_id, include_excluded=include_excluded, dataset=dataset)
         )
 
-    include_excluded, dataset = _reader_choices(request)
     choices = {"include_excluded": str(include_excluded), "dataset": dataset}
     return page_cache.cached_chart(
         request, stable_id=stable_id, kind=extension, choices=choices, svg=svg, png=chart_output.chart_png

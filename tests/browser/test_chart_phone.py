@@ -1,7 +1,7 @@
-"""Issue 28, item 5: on the demo content's GUE protocol page at a 390 px wide viewport every text
-of every comparison chart is at least 11 px as displayed (its font size times the SVG's scale, and
-its drawn box), and no chart runs past the screen; where the demo stores an uncertainty (the
-Nucleotide Transformer benchmark's ± figures) each bar has its interval drawn."""
+"""On the demo content's GUE protocol page at a 390 px wide viewport every text of every comparison
+chart is at least 11 px as displayed (its size in the chart's own document times the scale the page
+shows the chart's image at, and its drawn box), and no chart runs past the screen; where the demo
+stores an uncertainty (the Nucleotide Transformer benchmark's ± figures) each bar has its interval drawn."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 GUE = "gue-mcc-x100-zhou-2024"
 NT = "ntv1-mcc"
 
+IMAGES = """() => [...document.querySelectorAll('figure.chart-figure img')].map(img => {
+  const box = img.getBoundingClientRect();
+  return {src: img.getAttribute('src'), left: box.left, right: box.right, width: box.width};
+})"""
 MEASURE = """() => [...document.querySelectorAll('svg.chart')].map(svg => {
   const box = svg.getBoundingClientRect();
   const scale = box.width / svg.viewBox.baseVal.width;
@@ -34,12 +38,29 @@ def demo(seeded):
     call_command("load_examples", stdout=open("/dev/null", "w"))
 
 
+def charts_as_shown(page, url: str) -> list[dict]:
+    """Each chart of a page as the page shows it: its image's place, and its texts, intervals and
+    bars measured in the chart's own document, their sizes scaled to the image's displayed width."""
+    page.goto(url)
+    images = page.evaluate(IMAGES)
+    charts = []
+    for image in images:
+        svg = page.request.get(image["src"]).text()  # the image's own bytes, drawn at their own size
+        page.set_content(f"<!doctype html><body style='margin:0'>{svg.split('?>', 1)[-1]}</body>")
+        [chart] = page.evaluate(MEASURE)
+        shown = image["width"] / (chart["right"] - chart["left"])
+        for text in chart["texts"]:
+            text["size"] *= shown
+            text["height"] *= shown
+        charts.append({**chart, "left": image["left"], "right": image["right"]})
+    return charts
+
+
 def test_every_chart_label_on_the_gue_page_is_at_least_11_px_at_390_px(browser, live_server, demo):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    page.goto(f"/protocols/{GUE}/")
-    charts = page.evaluate(MEASURE)
+    charts = charts_as_shown(page, f"/protocols/{GUE}/")
     context.close()
     assert len(charts) > 1  # the suite's small multiples, one a task
     assert sum(chart["bars"] for chart in charts) >= 200
@@ -61,8 +82,7 @@ def test_the_charts_draw_an_interval_for_every_stored_uncertainty(browser, live_
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    page.goto(f"/protocols/{NT}/")
-    charts = page.evaluate(MEASURE)
+    charts = charts_as_shown(page, f"/protocols/{NT}/")
     context.close()
     drawn = sum(chart["intervals"] for chart in charts)
     stored = Result.objects.filter(evaluation__protocol__stable_id=NT).exclude(uncertainty_kind="")

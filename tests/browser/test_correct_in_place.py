@@ -1,4 +1,4 @@
-"""Issue 28: on the demo content, a researcher corrects a GUE value where they read it: the matrix
+"""On the demo content, a researcher corrects a GUE value where they read it: the matrix
 cell's link opens the correction form with that value chosen, the filter box narrows the 270 values
 as they type, and the suggestion is sent for that value."""
 
@@ -28,12 +28,12 @@ def test_a_gue_matrix_cells_link_opens_the_form_with_its_value_chosen_and_the_fi
     hrefs = links.evaluate_all("links => links.map(link => link.getAttribute('href'))")
     gue_results = Result.objects.filter(evaluation__protocol__stable_id="gue-mcc-x100-zhou-2024")
     assert len(hrefs) == len(set(hrefs)) == gue_results.count() == 270  # every value has its link
-    targets = {href.split("target=", 1)[1].split("#", 1)[0] for href in hrefs}
+    targets = {f"result:{href.split('value=', 1)[1]}:value" for href in hrefs}
     assert targets == {f"result:{stable_id}:value" for stable_id in gue_results.values_list("stable_id", flat=True)}
 
     last = links.nth(269)  # a cell far down the matrix, beyond where the form's list used to stop
     last.scroll_into_view_if_needed()
-    target = hrefs[269].split("target=", 1)[1].split("#", 1)[0]
+    target = f"result:{hrefs[269].split('value=', 1)[1]}:value"
     last.click()
     page.wait_for_selector("h1:text('Suggest a correction')")
 
@@ -73,7 +73,7 @@ def test_without_scripts_the_linked_form_offers_the_full_list_with_the_value_cho
     page.goto(GUE)
     href = page.locator(MATRIX_LINKS).nth(230).get_attribute("href")
     page.goto(href)
-    assert page.locator("#id_target").input_value() == href.split("target=", 1)[1].split("#", 1)[0]
+    assert page.locator("#id_target").input_value() == f"result:{href.split('value=', 1)[1]}:value"
     assert page.locator("#id_target option").count() > 270
     assert page.get_by_label("Filter the list").count() == 0  # no dead box without its script
     context.close()

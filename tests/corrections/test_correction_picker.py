@@ -14,7 +14,8 @@ from django.urls import reverse
 
 from corrections.forms import timing_stamp
 from corrections.models import Correction
-from records import page_html
+from corrections.views import VALUES_ON_RECORD_PAGES
+from records.templatetags.record_tags import CORRECTION_FORM, correction_url
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 
 pytestmark = pytest.mark.django_db
@@ -68,26 +69,39 @@ def test_the_protocol_form_offers_every_value_named_by_task_configuration_value_
 def test_a_values_link_opens_the_form_with_that_value_chosen(client, suite):
     protocol, results = suite
     chosen = results[250]
-    href = re.search(r'href="([^"]+)"', page_html.correction_link(chosen))[1].replace("&amp;", "&")
-    assert href.startswith(reverse("corrections:correction-new"))
-    response = client.get(href.split("#")[0])
+    href = correction_url(chosen)
+    assert href == f"{reverse('corrections:correction-new')}?value={chosen.stable_id}"
+    response = client.get(href)
     assert response.status_code == 200
     html = response.content.decode()
     selected = [(value, label) for value, label, is_selected in options(html) if is_selected]
     assert selected == [(f"result:{chosen.stable_id}:value", "value of Config 10 on Task 08 (810.5 MCC x 100)")]
     assert f'name="record" value="protocol:{protocol.stable_id}"' in html
-    assert 'id="suggest"' in html  # the link's anchor
+    assert 'id="suggest"' in html  # the record page's link to all values lands there
     assert "correction-picker.js" in html  # the filter box, when scripts run
 
 
 def test_every_value_on_the_protocol_and_evaluation_pages_links_to_its_correction(client, suite):
     protocol, results = suite
     page = client.get(protocol.get_absolute_url()).content.decode()
-    linked = set(re.findall(r'href="/corrections/new/\?target=result:([^"]+):value#suggest"', page))
-    assert linked == {r.stable_id for r in results}
+    linked = set(re.findall(r'href="/corrections/new/\?value=([^"]+)"', page))
+    assert linked == {r.stable_id for r in results}  # the matrix's one page: 30 configurations x 9 tasks
     evaluation = results[3].evaluation
     page = client.get(evaluation.get_absolute_url()).content.decode()
-    assert f'href="/corrections/new/?target=result:{results[3].stable_id}:value#suggest"' in page
+    assert f'href="/corrections/new/?value={results[3].stable_id}"' in page
+
+
+def test_a_record_pages_form_offers_few_values_itself_and_links_to_the_form_that_offers_many(client, suite):
+    protocol, results = suite
+    page = client.get(protocol.get_absolute_url()).content.decode()
+    form = page[page.index('<section class="correction"') :]
+    assert not [value for value, _, _ in options(form) if value.startswith("result:")]
+    assert f'href="/corrections/new/?record=protocol%3A{protocol.stable_id}#suggest"' in form
+    assert "all 270 on the form's own page" in form
+    evaluation = results[3].evaluation
+    assert evaluation.results.count() <= VALUES_ON_RECORD_PAGES
+    form = client.get(evaluation.get_absolute_url()).content.decode()
+    assert (f"result:{results[3].stable_id}:value") in [value for value, _, _ in options(form)]
 
 
 def test_a_suggestion_on_a_value_beyond_the_old_cap_is_stored(client, suite):
@@ -128,5 +142,9 @@ def test_a_link_to_an_unknown_record_is_404(client, suite, target):
     assert client.get(reverse("corrections:correction-new"), {"target": target}).status_code == 404
 
 
+def test_a_link_to_an_unknown_value_is_404(client, suite):
+    assert client.get(reverse("corrections:correction-new"), {"value": "not-a-result"}).status_code == 404
+
+
 def test_the_links_address_is_the_forms():
-    assert page_html.CORRECTION_FORM == reverse("corrections:correction-new")
+    assert CORRECTION_FORM == reverse("corrections:correction-new")

@@ -34,14 +34,16 @@ def text_of(fragment: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", fragment))).strip()
 
 
-def overview(body: str) -> str:
-    return text_of(body.split('<h2 id="overview">', 1)[1].split("</section>", 1)[0])
+def charts_paragraph(body: str) -> str:
+    return text_of(body.split('<h3 id="charts">', 1)[1].split("</p>", 1)[0])
 
 
-def chart_bars(body: str) -> tuple[int, int, int]:
-    """(compared bars, of which drawn as excluded, bars drawn apart) of every chart on the page."""
+def chart_bars(client, body: str) -> tuple[int, int, int]:
+    """(compared bars, of which drawn as excluded, bars drawn apart) of every chart the page shows
+    (each an image of its own address)."""
     compared = apart = compared_excluded = 0
-    for svg in re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="chart".*?</svg>', body, re.S):
+    for source in re.findall(r'<img src="([^"]+)" alt="[^"]*" width="340" loading="lazy">', body):
+        svg = page(client, html.unescape(source))
         head, _, tail = svg.partition("Excluded from comparison (shown apart, not ranked)")
         bars = re.findall(r'<g class="bar[^"]*"', head)
         compared += len(bars)
@@ -59,8 +61,8 @@ def test_it_describes_the_chart_it_draws(client, loaded):
     }
     for url, expected in cases.items():
         body = page(client, url)
-        said = overview(body)
-        compared, compared_excluded, apart = chart_bars(body)
+        said = charts_paragraph(body)
+        compared, compared_excluded, apart = chart_bars(client, body)
         assert expected in said, (url, said)
         assert "has not yet been validated" not in said
         if "no compared result" in said:
@@ -77,24 +79,25 @@ def test_it_says_a_best_value_is_highlighted_only_when_one_is(client, loaded):
         marked = body.count('class="best-mark"')
         said = text_of(body)
         if marked:
-            assert "The best value in each column is highlighted" in said and "No value is highlighted" not in said
+            assert "the best in each column is marked" in said or "the best is marked" in said, url
+            assert "A best value is marked" in said and "No value is marked best" not in said, url
         else:
-            assert "No value is highlighted as best" in said and "The best value in each column" not in said
+            assert "No value is marked best" in said and "the best" not in said and "best value is" not in said, url
     assert page(client, SEED).count('class="best-mark"') == 0  # both rows excluded: nothing is compared
     assert page(client, f"{SEED}?include=excluded").count('class="best-mark"') == 1
 
 
 def test_it_names_a_rows_review_state_as_the_review_filter_does(client, loaded):
-    body = page(client, SEED)
-    facet = body.split('<h5 class="facet-label">Review state</h5>', 1)[1].split("</ul>", 1)[0]
-    labels = {text_of(option).rsplit(" (", 1)[0] for option in re.findall(r"<li>.*?</li>", facet)}
-    assert labels == {"Excluded from comparison"}
+    body = page(client, f"{MATRIX}?review_state=excluded")
+    facet = body.split('<h4 class="facet-label">Review state</h4>', 1)[1].split("</ul>", 1)[0]
+    labels = {re.sub(r" \(\d+\).*", "", text_of(option)) for option in re.findall(r"<li>.*?</li>", facet)}
+    assert labels == {"Source checked", "Excluded from comparison"}
     rows = re.findall(r'<tr id="evaluation-.*?</tr>', body, re.S)
-    assert len(rows) == 2
+    assert rows
     for row in rows:
         badge = text_of(re.search(r'<span class="review review-excluded">(.*?)</span>', row).group(1))
         assert badge == "Source checked, then excluded from comparison"
-        assert all(label.lower() in badge.lower() for label in labels)
+        assert "excluded from comparison" in badge.lower()
 
 
 def test_it_says_no_portal_result_until_there_is_one(client, loaded):

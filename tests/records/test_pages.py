@@ -31,15 +31,14 @@ SEED_FACTS = [
     "Nucleotide Transformer IA3 fine-tuning run time (Dalla-Torre et al. 2025 Methods 'Hardware')",
     "Average wall time of one parameter-efficient (IA3) fine-tuning run on the downstream tasks.",
     "An explanatory profile has not yet been reviewed for this record.",
-    "2 recorded evaluations, 2 metric rows.",
     "View coverage and remaining gaps across all benchmarks",
-    "2 evaluations · 2 results. Different protocols are not a single leaderboard.",
+    "2 evaluations · 2 results, each with its coverage, uncertainty, source, locator and quote.",
     "Dataset: NT benchmark, all 18 tasks",
-    "Sorted by Runtime (Mean wall time per IA3 fine-tuning run) (lower is better).",
+    "2 results on NT benchmark, all 18 tasks, Runtime (Mean wall time per IA3 fine-tuning run) (minute), lower is better.",
     "Nucleotide Transformer 500M-parameter models, IA3 fine-tuning (Dalla-Torre et al. 2025)",
     "Nucleotide Transformer 2.5B-parameter models, IA3 fine-tuning (Dalla-Torre et al. 2025)",
-    "50 Runtime (Mean wall time per IA3 fine-tuning run) minute · lower",
-    "20 Runtime (Mean wall time per IA3 fine-tuning run) minute · lower",
+    "50 minute (printed: 50 min)",
+    "20 minute (printed: 20 min)",
     "Uncertainty: Not reported by the source",
     "Coverage: Not reported scored / Not reported eligible",
     "Author-reported evaluation · Source checked",
@@ -49,13 +48,13 @@ SEED_FACTS = [
     "under 15 min on a single GPU. Both are recorded; neither is preferred.",
     "Nucleotide Transformer: building and evaluating robust foundation models for human genomics (Nature Methods) · "
     "Methods, 'Data preparation > Hardware', paragraph 1; Discussion, paragraph 3",
-    "NT 2.5B-parameter models IA3 fine-tuning run time (Dalla-Torre et al. 2025) gfm-guide-20261014-protocol-nt-ia3-finetune-runtime",
-    "NT 500M-parameter models IA3 fine-tuning run time (Dalla-Torre et al. 2025) gfm-guide-20261014-protocol-nt-ia3-finetune-runtime",
+    "NT 2.5B-parameter models IA3 fine-tuning run time (Dalla-Torre et al. 2025)",
+    "NT 500M-parameter models IA3 fine-tuning run time (Dalla-Torre et al. 2025)",
     "Aggregation: Not reported",
     "(Nature Methods) · Methods, 'Data preparation > Hardware', paragraph 1: 'On average, a fine-tuning run lasted 20 min "
     "for the 500M-parameter models and 50 min for the 2.5B-parameter models.'",
     "Source checking is not independent reproduction. Release 2026-10-22-1b7cf027e4f6.",
-    "0 of 2 active baseline roles have published Rewire measurements in this release.",
+    "0 of 2 active baseline roles have a source-checked measurement here.",
     "No reviewed execution recipe; 1 execution recipe linked to this protocol.",
     "Author-reported evaluations: 2",
     "Proposed control: requires review",
@@ -67,8 +66,7 @@ SEED_FACTS = [
     "No runnable recipe has been reviewed for this protocol.",
     "Developer-reported average; the number of runs and the tasks averaged over are not stated.",
     "The Discussion's 'under 15 min on a single GPU' conflicts with these values (see the source concern).",
-    "0 evidence rows matching the loaded filters",
-    "No evidence rows match these filters. Choose another scope or clear the search.",
+    "No evidence rows recorded for this record yet.",
     "Release 2026-10-22-1b7cf027e4f6 · Record review: source checked",
     "1 source record and release history",
     "Nucleotide Transformer: building and evaluating robust foundation models for human genomics (Nature Methods) · "
@@ -101,7 +99,7 @@ def test_it_shows_every_fact_of_the_seed_page(client, seeded):
 
 def result_values_in_order(response) -> list[str]:
     table = response.content.decode().split('<table class="results">')[1].split("</table>")[0]
-    return re.findall(r'title="Printed value: [^"]*">([^<]+)</a>', table)
+    return re.findall(r'<a class="value" href="[^"]*"(?: title="[^"]*")?>([^<]+)</a>', table)
 
 
 def test_it_orders_the_results_lower_is_better(client, seeded):
@@ -237,24 +235,26 @@ def test_it_names_the_reviewers_role_not_their_name(client, curator, settings):
     assert f"by {curator.username}, curator)" in page_text(client.get(url))
 
 
-def test_it_pages_the_all_evaluations_table_beyond_a_hundred_rows(client):
+def test_it_pages_the_evaluations_table_and_the_results_table(client):
     protocol = ProtocolFactory()
-    for _ in range(230):
+    for _ in range(130):
         ResultFactory(evaluation__protocol=protocol)
     url = f"/protocols/{protocol.stable_id}/"
     first = client.get(url).content.decode()
-    assert first.count('<tr id="evaluation-') == 100
-    assert "results: evaluations 1 to 100 of 230</caption>" in first
+    assert first.count('<tr id="evaluation-') == 20
+    assert "results: evaluations 1 to 20 of 130</caption>" in first
     assert '<a href="?page=2#all-rows">2</a> <a href="?page=3#all-rows">3</a>' in first
-    assert first.count('class="evaluation-link"') == 230  # the comparison keeps every row
-    last = client.get(f"{url}?page=3&measured_by=authors").content.decode()
-    assert last.count('<tr id="evaluation-') == 30 and "evaluations 201 to 230 of 230" in last
-    assert "230 evaluations match these filters, 100 a page." in last
+    assert first.count('class="evaluation-link"') == 50  # the results table's first page
+    assert "rows 1 to 50 of 130" in first and '<a href="?rows=3#results">3</a>' in first
+    assert client.get(f"{url}?rows=3").content.decode().count('class="evaluation-link"') == 30
+    last = client.get(f"{url}?page=7&measured_by=authors").content.decode()
+    assert last.count('<tr id="evaluation-') == 10 and "evaluations 121 to 130 of 130" in last
+    assert "121 to 130 of 130 evaluations, 20 a page." in last
     assert (
         'href="?measured_by=authors&amp;page=' not in last and 'href="?#all-rows"' in last
     )  # a new selection starts at page 1
     assert (
-        client.get(f"{url}?page=99").content.decode().count('<tr id="evaluation-') == 30
+        client.get(f"{url}?page=99").content.decode().count('<tr id="evaluation-') == 10
     )  # past the end: the last page
 
 

@@ -1,0 +1,221 @@
+"""Every evaluation and result of a protocol, read light: what its comparisons (records.comparisons),
+its matrix's cells and its evaluations' filters read, and nothing more.
+
+A protocol page compares all of a protocol's results (the best of a column needs every value in
+it) but shows a page of them. The rows its tables show with their sources and quotes are read
+again in full (records.page_rows) and put in place of these (`ResultRow.evaluation` and `.result`);
+the rest are never read in full.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection
+
+from records import models as m
+from records.page_rows import ConfigurationLine, OriginalLine, evaluation_url, labels_of
+from records.values import display
+from reviews.models import ReviewStateFacts
+
+
+class ComparedResult:
+    """A result as comparisons, ties and a matrix cell read it: value, printed value, spread,
+    relation and reference."""
+
+    __slots__ = (
+        "pk",
+        "id",
+        "stable_id",
+        "evaluation_id",
+        "relation",
+        "reference_configuration_id",
+        "value",
+        "uncertainty_value",
+        "lower_bound",
+        "upper_bound",
+        "printed_value",
+        "uncertainty_kind",
+        "num_runs",
+        "reference_configuration",
+    )
+    _uncertainty_labels = labels_of(m.Result, "uncertainty_kind")
+
+    def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
+        (
+            self.pk,
+            self.stable_id,
+            self.evaluation_id,
+            self.relation,
+            self.reference_configuration_id,
+            value,
+            spread,
+            lower,
+            upper,
+            self.printed_value,
+            self.uncertainty_kind,
+            self.num_runs,
+        ) = row
+        self.id = self.pk
+        self.value = Decimal(value)
+        self.uncertainty_value = None if spread is None else Decimal(spread)
+        self.lower_bound = None if lower is None else Decimal(lower)
+        self.upper_bound = None if upper is None else Decimal(upper)
+        self.reference_configuration = reference
+
+    @property
+    def display_value(self) -> str:
+        return display(self.value)
+
+    def get_uncertainty_kind_display(self) -> str:
+        return self._uncertainty_labels.get(self.uncertainty_kind, self.uncertainty_kind)
+
+
+class _Results(list["ComparedResult"]):
+    def all(self) -> _Results:
+        return self
+
+
+class ComparedEvaluation(ReviewStateFacts):
+    """An evaluation as comparisons, a matrix cell and the evaluations' filters read it."""
+
+    __slots__ = (
+        "pk",
+        "id",
+        "stable_id",
+        "configuration_id",
+        "dataset_id",
+        "review_state",
+        "different_measurement",
+        "repeats_id",
+        "setup",
+        "measured_by",
+        "reading_method",
+        "source_id",
+        "concern_source_id",
+        "concern",
+        "configuration",
+        "dataset",
+        "repeats",
+        "results",
+    )
+    _measured_by_labels = labels_of(m.Evaluation, "measured_by")
+    _reading_labels = labels_of(m.Evaluation, "reading_method")
+    _review_labels = labels_of(m.Evaluation, "review_state")
+
+    def get_absolute_url(self) -> str:
+        return evaluation_url(self.stable_id)
+
+    def get_measured_by_display(self) -> str:
+        return self._measured_by_labels.get(self.measured_by, self.measured_by)
+
+    def get_reading_method_display(self) -> str:
+        return self._reading_labels.get(self.reading_method, self.reading_method)
+
+    def get_review_state_display(self) -> str:
+        return self._review_labels.get(self.review_state, self.review_state)
+
+
+_EVALUATION_COLUMNS = (
+    "id",
+    "stable_id",
+    "configuration_id",
+    "dataset_id",
+    "review_state",
+    "different_measurement",
+    "repeats_id",
+    "setup",
+    "measured_by",
+    "reading_method",
+    "source_id",
+    "concern_source_id",
+    "concern",
+    "repeats__stable_id",
+    "repeats__title",
+    "repeats__review_state",
+    "repeats__concern",
+    "configuration__stable_id",
+    "configuration__name",
+    "configuration__short_name",
+    "configuration__model__stable_id",
+    "configuration__model__name",
+)
+_RESULT_COLUMNS = (
+    "id",
+    "stable_id",
+    "evaluation_id",
+    "relation",
+    "reference_configuration_id",
+    "value",
+    "uncertainty_value",
+    "lower_bound",
+    "upper_bound",
+    "printed_value",
+    "uncertainty_kind",
+    "num_runs",
+)
+
+
+def _raw_rows(queryset: Any) -> list[tuple[Any, ...]]:
+    """The rows of a values_list() query as the database driver returns them: the exact decimals as
+    their stored text, without Django's conversion of each value (most of the time of reading ten
+    thousand rows). Callers convert the few columns that need it."""
+    sql, params = queryset.query.get_compiler(using=queryset.db).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def compared_evaluations(protocol: m.Protocol) -> list[ComparedEvaluation]:
+    """Every evaluation of the protocol, with its results, light: three queries whatever their
+    number (evaluations, results, and the datasets they score)."""
+    evaluation_rows = _raw_rows(
+        m.Evaluation.objects.filter(protocol=protocol).order_by().values_list(*_EVALUATION_COLUMNS)
+    )
+    configurations: dict[int, ConfigurationLine] = {}
+    evaluations: dict[int, ComparedEvaluation] = {}
+    for row in evaluation_rows:
+        line = ComparedEvaluation()
+        (
+            line.pk,
+            line.stable_id,
+            line.configuration_id,
+            line.dataset_id,
+            line.review_state,
+            line.different_measurement,
+            line.repeats_id,
+            line.setup,
+            line.measured_by,
+            line.reading_method,
+            line.source_id,
+            line.concern_source_id,
+            line.concern,
+        ) = row[:13]
+        line.id = line.pk
+        line.repeats = None if line.repeats_id is None else OriginalLine(line.repeats_id, *row[13:17])
+        configuration = configurations.get(line.configuration_id)
+        if configuration is None:
+            configuration = configurations[line.configuration_id] = ConfigurationLine(line.configuration_id, *row[17:])
+        line.configuration = configuration
+        line.results = _Results()
+        evaluations[line.pk] = line
+    datasets = m.Dataset.objects.in_bulk({line.dataset_id for line in evaluations.values()})
+    for line in evaluations.values():
+        line.dataset = datasets[line.dataset_id]
+    result_rows = _raw_rows(
+        m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
+    )
+    references = {row[4] for row in result_rows if row[4] is not None} - set(configurations)
+    if references:
+        for pk, *columns in m.Configuration.objects.filter(pk__in=references).values_list(
+            "id", "stable_id", "name", "short_name", "model__stable_id", "model__name"
+        ):
+            configurations[pk] = ConfigurationLine(pk, *columns)
+    for row in result_rows:
+        evaluation = evaluations.get(row[2])
+        if evaluation is None:
+            continue  # committed between the two reads (records.page_rows says why this is safe)
+        reference = configurations.get(row[4]) if row[4] is not None else None
+        evaluation.results.append(ComparedResult(row, reference))
+    return list(evaluations.values())
