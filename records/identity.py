@@ -4,7 +4,9 @@ configurations (and printed aliases) name one model.
 Each service is atomic, locks the rows it changes (select_for_update), writes the moved records
 through `records.services.record_save` (history rows under the actor, with the reason), bumps the
 catalogue version (pages, caches and the next release follow) and appends one `ModelChange`, the
-audit row that lists the stable ids moved, so the change can be undone exactly.
+audit row that lists the stable ids moved, so the change can be undone exactly. The search index's
+entries of both models, their configurations and evaluations are refreshed once, before the
+change commits (records.search_index).
 
 Rules kept here (pages rely on them):
 - `merged_into` points at a model that is not merged itself: a merge into a merged model, of a
@@ -26,6 +28,7 @@ from common.text import text_canonical
 from common.types import Actor, acting_user
 from common.versions import version_bump
 from records.models import Configuration, GenomicModel, ModelAlias, ModelChange, ModelChangeKind
+from records.search_index import search_index_batch
 from records.services import errors_by_field, record_save
 
 #: What merging, splitting and undoing write: models, and the configurations and aliases they move.
@@ -116,6 +119,7 @@ def _merged_into_refusal(model: GenomicModel, *, field: str, what: str) -> None:
 
 
 @transaction.atomic
+@search_index_batch()
 def model_merge(*, model: GenomicModel, into: GenomicModel, reason: str, actor: Actor) -> ModelChange:
     """Say `model` is the same as `into`: every configuration and alias of `model` moves to `into`
     and `model.merged_into` is set (its stable id stays, pointing at `into`).
@@ -169,6 +173,7 @@ def _of_model(kind: type[_Moved], records: Sequence[_Moved], *, model: GenomicMo
 
 
 @transaction.atomic
+@search_index_batch()
 def model_split(
     *,
     model: GenomicModel,
@@ -244,6 +249,7 @@ def _still_moved(kind: type[_Moved], stable_ids: Sequence[str], *, change: Model
 
 
 @transaction.atomic
+@search_index_batch()
 def model_change_undo(*, change: ModelChange, reason: str, actor: Actor) -> ModelChange:
     """Undo a merge or a split: exactly the configurations and aliases it lists move back, and an
     undone merge's model is no longer merged. A split's new model stays (its stable id may be

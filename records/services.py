@@ -1,5 +1,6 @@
 """Writes to the catalogue. Every create, edit and delete of a curated record goes through
-`record_save` or `record_delete`.
+`record_save` or `record_delete`, which keep the search index current in the same transaction
+(records.search_index).
 
 `record_save` is the one place that decides whether an edit reopens a review ("reopen on edit"):
 a sourced field changed (SOURCED_FIELDS, or the caller's `sourced_fields`), a result added, moved
@@ -22,6 +23,12 @@ from common.text import text_canonical, text_canonical_or_same
 from common.types import Actor
 from common.versions import version_bump
 from records.fields import ExactDecimalField
+from records.search_index import (
+    search_index_dependents,
+    search_index_moved_from,
+    search_index_refresh,
+    search_index_update,
+)
 from records.values import same_exact
 from reviews.models import REVIEW_STATE_FIELDS, Reviewable
 from reviews.services import review_reopen_if_reviewed
@@ -146,6 +153,7 @@ def record_save(
     previous_owner_id = None
     if not created and not isinstance(record, Reviewable) and "evaluation" in (changed_fields or []):
         previous_owner_id = model._default_manager.filter(pk=record.pk).values_list("evaluation_id", flat=True).first()
+    moved_from = [] if created else search_index_moved_from(record=record, changed_fields=changed_fields)
     if isinstance(record, Reviewable) and actor is not None:
         record.last_edited_by = actor  # type: ignore[assignment]  # a signed-in user: only they edit records
     history_note(
@@ -159,6 +167,7 @@ def record_save(
     except IntegrityError as exc:
         raise _constraint_error(type(record), exc) from None
     version_bump()
+    search_index_update(records=[record, *moved_from])
     owner = reviewed_owner(record)
     if created:
         if owner is not record:  # a new result changes what its evaluation's review saw
@@ -247,8 +256,10 @@ def record_delete(*, record: models.Model, actor: Actor, reason: str = "") -> No
     result reopens its reviewed evaluation as an edit would."""
     owner = reviewed_owner(record)
     history_note(record, user=actor, reason=reason or "deleted")
+    shown_on = search_index_dependents(records=[record])  # read before the row (and its cascade) goes
     record.delete()
     version_bump()
+    search_index_refresh(refs=shown_on)
     if owner is not None and owner is not record:
         _owner_changed(record=record, owner=owner, what=["deleted"], actor=actor, why=reason)
 

@@ -6,6 +6,7 @@ already in the catalogue, which may reopen its review) are written in bulk: the 
 history rows with the same user, reason ("import") and fields a `record_save` would give them
 (copied from the rows by the database), then one catalogue version bump per call. Every other write goes through `record_upsert`, as one edit of a
 curator would (history, reopen on edit). The import snapshots are written last, their INSERTs compiled before the transaction opened.
+The search index's entries of every record written are refreshed once, at the end (records.search_index).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from common.versions import version_bump
 from records import models as m
 from records.imports.document import ImportInvalid
 from records.imports.plan import ImportPlan, PlannedRecord
+from records.search_index import search_index_batch, search_index_update
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from reviews.models import Reviewable
 
@@ -45,6 +47,19 @@ def plan_write(
     record or batch of rows, `done` counting this call's records.
 
     `snapshots` are the records' `snapshot_inserts` at `now`, compiled before the transaction."""
+    with search_index_batch():  # the entries of every record written, refreshed once
+        _plan_write(plan=plan, actor=actor, progress=progress, now=now, snapshots=snapshots, records=records)
+
+
+def _plan_write(
+    *,
+    plan: ImportPlan,
+    actor: Actor,
+    progress: Callable[[int], None] | None,
+    now: datetime | None,
+    snapshots: list[tuple[str, Any]] | None,
+    records: list[PlannedRecord] | None,
+) -> None:
     now = now or timezone.now()
     records = plan.records if records is None else records
     if snapshots is None:
@@ -107,6 +122,7 @@ def _bulk_create(records: list[models.Model], *, actor: Actor, now: datetime) ->
         history_note(record, user=actor, reason="import")
     model._default_manager.bulk_create(records, batch_size=BATCH)
     _history_rows(model, [record.pk for record in records], actor=actor, now=now)
+    search_index_update(records=records)
 
 
 def _history_rows(model: type[models.Model], pks: list[int], *, actor: Actor, now: datetime) -> None:

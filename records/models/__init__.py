@@ -7,7 +7,8 @@ database constraint (and, where one table cannot see another, a trigger: see mig
 The models live in modules by what they hold (`base`: the choices and `CuratedModel`; `catalogue`:
 sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluations, results,
 evidence rows; `assessment`: baseline roles, decisions; `identity`: works, models and their
-aliases, task equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping); every name is
+aliases, task equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping;
+`search`: the search index, records.search_index's); every name is
 exported here, so `records.models.X` (migrations, settings, `from records import models as m`)
 keeps naming the same object.
 """
@@ -64,6 +65,7 @@ from records.models.import_jobs import (
     ImportJobOutcome,
     ImportJobStatus,
 )
+from records.models.search import SearchEntry, SearchKind
 from records.models.snapshots import ImportSnapshot
 
 __all__ = [
@@ -98,6 +100,8 @@ __all__ = [
     "ReadingMethod",
     "Relation",
     "Result",
+    "SearchEntry",
+    "SearchKind",
     "Source",
     "SourceKind",
     "TaskEquivalence",
