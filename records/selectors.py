@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
-from django.db.models import Model, Prefetch, QuerySet
+from django.db.models import Count, Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
 from records import models as m
@@ -17,6 +17,32 @@ from reviews.models import Reviewable
 from reviews.selectors import ReviewLog, last_review_entries
 
 _Record = TypeVar("_Record", bound=Model)
+
+
+PROTOCOLS_PER_PAGE = 25
+
+
+@dataclass
+class Catalogue:
+    """The home page: what the catalogue holds, and a page of its protocols by title."""
+
+    counts: dict[str, int]
+    protocols: list[m.Protocol]
+    pager: Pager
+
+
+def catalogue(*, params: QueryDict) -> Catalogue:
+    """A constant number of queries: the counts, and the page of protocols with their evaluations counted."""
+    counts = {
+        "protocols": m.Protocol.objects.count(),
+        "evaluations": m.Evaluation.objects.count(),
+        "models": m.GenomicModel.objects.filter(merged_into__isnull=True).count(),
+        "sources": m.Source.objects.count(),
+    }
+    ids = m.Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True)
+    shown, protocols_pager = pager(ids, params, param=PAGE_PARAM, per_page=PROTOCOLS_PER_PAGE, anchor="protocols")
+    counted = m.Protocol.objects.filter(pk__in=shown).annotate(evaluation_count=Count("evaluations"))
+    return Catalogue(counts=counts, protocols=sorted(counted, key=lambda p: (p.title, p.stable_id)), pager=protocols_pager)
 
 
 def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation]:

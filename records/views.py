@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -89,8 +89,7 @@ def _record_page(
 
 @require_safe
 def home(request):
-    protocols = m.Protocol.objects.annotate(evaluation_count=Count("evaluations")).order_by("title")
-    return render(request, "records/home.html", {"protocols": protocols})
+    return render(request, "records/home.html", {"catalogue": selectors.catalogue(params=request.GET)})
 
 
 @require_safe

@@ -132,3 +132,14 @@ def test_it_reads_a_protocol_in_the_same_number_of_statements_whatever_its_size(
             assert client.get(protocol.get_absolute_url()).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_the_home_page_counts_the_catalogue_and_lists_its_protocols_a_page_at_a_time(client, demo):
+    first = client.get("/").content.decode()
+    protocols = m.Protocol.objects.count()
+    assert protocols > 25
+    assert f"The catalogue holds {protocols} protocols, {m.Evaluation.objects.count()} evaluations" in first
+    assert len(re.findall(r'<tr><th scope="row"><a href="/protocols/', first)) == 25
+    last = client.get("/?page=2").content.decode()
+    assert len(re.findall(r'<tr><th scope="row"><a href="/protocols/', last)) == protocols - 25
+    assert f"26 to {protocols} of {protocols} protocols" in last
