@@ -60,6 +60,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django.contrib.sitemaps",
+    # Full text search and pg_trgm's lookups on PostgreSQL (records.search_backends); inert on SQLite.
+    "django.contrib.postgres",
     "simple_history",
     "rest_framework",
     "rest_framework.authtoken",
@@ -411,6 +413,9 @@ CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVA
 CHART_RENDERS_PER_IP = env_int("PORTAL_CHART_RENDERS_PER_IP", 30, minimum=1)
 CHART_RENDERS_WINDOW_SECONDS = env_int("PORTAL_CHART_RENDERS_WINDOW_SECONDS", 600, minimum=1)
 CHART_RENDERS_AT_ONCE = env_int("PORTAL_CHART_RENDERS_AT_ONCE", 1, minimum=1)
+# Searches (records.views.search_page) per client address per window for readers who are not staff.
+SEARCHES_PER_IP = env_int("PORTAL_SEARCHES_PER_IP", 120, minimum=1)
+SEARCHES_WINDOW_SECONDS = env_int("PORTAL_SEARCHES_WINDOW_SECONDS", 60, minimum=1)
 
 # Request bodies: anything larger is refused with 413 before it is read (portal.middleware).
 REQUEST_BODY_LIMITS = {

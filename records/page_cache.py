@@ -20,7 +20,8 @@ counts against settings.CHART_RENDERS_PER_IP per CHART_RENDERS_WINDOW_SECONDS pe
 (429 with Retry-After past it), and drawing a PNG takes one of settings.CHART_RENDERS_AT_ONCE
 slots shared by every process (503 with Retry-After when all are taken, at once and not counted, so
 a burst of renders from many addresses never holds the server's threads). A cached chart is never
-limited; staff are neither counted nor bounded.
+limited; staff are neither counted nor bounded. A search (`over_search_limit`) is counted the same
+way, per SEARCHES_PER_IP per SEARCHES_WINDOW_SECONDS.
 """
 
 from __future__ import annotations
@@ -113,6 +114,27 @@ def _over_render_limit(request: HttpRequest) -> HttpResponse | None:
         return _refusal(
             f"Too many new chart renderings from your address; try again in {limited.retry_after} seconds. "
             "Charts drawn already are served as usual.",
+            status=429,
+            retry_after=limited.retry_after,
+        )
+    return None
+
+
+SEARCH_LIMIT = "search"
+
+
+def over_search_limit(request: HttpRequest) -> HttpResponse | None:
+    """A search for a reader who is not staff counts against settings.SEARCHES_PER_IP per
+    SEARCHES_WINDOW_SECONDS per client address (a search is never served from the page cache);
+    the 429 once the window's count is exceeded, else None."""
+    if _is_staff(request):
+        return None
+    limit = Limit(SEARCH_LIMIT, settings.SEARCHES_PER_IP, settings.SEARCHES_WINDOW_SECONDS)
+    try:
+        hit(limit=limit, key=ip_hash(client_ip(request)))
+    except RateLimited as limited:
+        return _refusal(
+            f"Too many searches from your address; try again in {limited.retry_after} seconds.",
             status=429,
             retry_after=limited.retry_after,
         )

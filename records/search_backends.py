@@ -1,0 +1,314 @@
+"""The search index read by each backend's full text search: which entries match a query, how many
+of each kind, one page of them best first, and near spellings when none match.
+
+Every word of the query is required (a word's folded spelling may stand for it, records.search_text);
+a number searched also finds the results with that value. Relevance is the backend's text rank
+(PostgreSQL: ts_rank_cd over the weighted tsvector, cover density, so words close together count
+more; SQLite: FTS5's bm25 with the same column weights), scaled to [0, 1) and raised, in this order
+of strength, when the query is the record's stable id, names it (its name or an alias in any
+spelling), or has every word in its own name (a named model before a named task, before a named
+protocol, configuration, source, evaluation), or gives a result's value with its printed digits.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from collections.abc import Sequence
+from typing import Any, cast
+
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField, TrigramSimilarity
+from django.db import connection
+from django.db.models import Case, Count, F, FloatField, Func, IntegerField, Q, QuerySet, Value, When
+
+from records.models.search import SearchEntry, SearchKind
+from records.search_index import CONFIG, FTS_TABLE, TRIGRAM_TABLE
+from records.search_text import ParsedQuery
+from records.values import exact_text
+
+# The order kinds are listed in (facets, and among hits of equal relevance).
+KIND_ORDER = (
+    SearchKind.MODEL,
+    SearchKind.DATASET,
+    SearchKind.PROTOCOL,
+    SearchKind.CONFIGURATION,
+    SearchKind.WORK,
+    SearchKind.SOURCE,
+    SearchKind.DECISION,
+    SearchKind.EVALUATION,
+    SearchKind.RESULT,
+)
+# How much more than its text rank a record gains when the query has every word in its name.
+NAMED_BONUS = {
+    SearchKind.MODEL: 9.0,
+    SearchKind.DATASET: 8.0,
+    SearchKind.PROTOCOL: 7.0,
+    SearchKind.CONFIGURATION: 6.5,
+    SearchKind.WORK: 6.0,
+    SearchKind.SOURCE: 6.0,
+    SearchKind.DECISION: 6.0,
+    SearchKind.EVALUATION: 5.0,
+    SearchKind.RESULT: 5.0,
+}
+STABLE_ID_BONUS = 100.0  # the query is the record's stable id
+NAME_KEY_BONUS = 20.0  # the query is the record's name or an alias, in any spelling
+EXACT_DIGITS_BONUS = 2.0  # a result printed with the digits searched (0.410 for "0.410", before 0.41)
+# Column weights, the record's names first: PostgreSQL's {D, C, B, A}; FTS5's in column order.
+PG_WEIGHTS = [0.1, 0.2, 0.4, 1.0]
+FTS_WEIGHTS = (10.0, 4.0, 2.0, 1.0)
+# Near spellings are offered among what has a name a reader might misspell.
+NEAR_KINDS = (
+    SearchKind.MODEL,
+    SearchKind.DATASET,
+    SearchKind.PROTOCOL,
+    SearchKind.CONFIGURATION,
+    SearchKind.WORK,
+    SearchKind.SOURCE,
+)
+NEAR_MIN_SIMILARITY = 0.3  # pg_trgm's own threshold for `%`
+HIT_FIELDS = (
+    "kind",
+    "stable_id",
+    "title",
+    "url",
+    "detail",
+    "protocol_title",
+    "protocol_url",
+    "task_name",
+    "task_url",
+    "model_name",
+    "model_url",
+)
+
+
+class SearchBackend:
+    """The entries that match one parsed query."""
+
+    def __init__(self, parsed: ParsedQuery):
+        self.parsed = parsed
+        self.exact_digits = exact_text(parsed.number) if parsed.number is not None else ""
+
+    def counts(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def rows(self, *, kind: str, offset: int, limit: int) -> list[dict[str, Any]]:
+        """Entries best first (`kind` "" for all), with `review_state` (an evaluation's or a result's) and `rank`."""
+        raise NotImplementedError
+
+    def near(self, *, limit: int) -> list[dict[str, Any]]:
+        """Named records whose title is spelled near the query, nearest first."""
+        raise NotImplementedError
+
+
+def search_backend(parsed: ParsedQuery) -> SearchBackend:
+    if connection.vendor == "postgresql":
+        return PostgresSearch(parsed)
+    if connection.vendor == "sqlite":
+        return SqliteSearch(parsed)
+    raise NotImplementedError(f"no full text search for the {connection.vendor} backend")
+
+
+class _NameVector(Func):
+    """The part of a stored tsvector weighted A: the record's own names."""
+
+    function = "ts_filter"
+    template = "%(function)s(%(expressions)s, '{a}')"
+    output_field = SearchVectorField()
+
+
+class PostgresSearch(SearchBackend):
+    def __init__(self, parsed: ParsedQuery):
+        super().__init__(parsed)
+        self.query = self._tsquery()
+
+    def _tsquery(self) -> SearchQuery | None:
+        parts = []
+        for segment in self.parsed.segments:
+            kind = "phrase" if len(segment.words) > 1 else "plain"
+            part = SearchQuery(" ".join(segment.words), config=CONFIG, search_type=kind)
+            if segment.key:
+                part = part | SearchQuery(segment.key, config=CONFIG, search_type="plain")
+            parts.append(part)
+        if not parts:
+            return None
+        query = functools.reduce(operator.and_, parts)
+        if self.parsed.whole_key:
+            query = query | SearchQuery(self.parsed.whole_key, config=CONFIG, search_type="plain")
+        return query
+
+    def _matched(self) -> QuerySet[SearchEntry]:
+        match = Q(vector=self.query) if self.query is not None else Q(pk__in=[])
+        match |= Q(stable_id=self.parsed.text.lower())
+        if self.parsed.number is not None:
+            match |= Q(number=float(self.parsed.number))
+        return SearchEntry.objects.filter(match)
+
+    def counts(self) -> dict[str, int]:
+        return dict(self._matched().order_by().values_list("kind").annotate(n=Count("id")))
+
+    def rows(self, *, kind: str, offset: int, limit: int) -> list[dict[str, Any]]:
+        entries = self._matched().filter(kind=kind) if kind else self._matched()
+        score: Any = Value(0.0)
+        if self.query is not None:
+            rank = SearchRank(F("vector"), self.query, weights=PG_WEIGHTS, cover_density=True, normalization=Value(32))
+            named = Case(
+                *[When(Q(name_vector=self.query, kind=name), then=Value(bonus)) for name, bonus in NAMED_BONUS.items()],
+                default=Value(0.0),
+            )
+            entries = entries.annotate(name_vector=_NameVector("vector"))
+            score = rank + named
+        text = self.parsed.text.lower()
+        score = score + Case(When(stable_id=text, then=Value(STABLE_ID_BONUS)), default=Value(0.0))
+        if self.parsed.key:
+            score = score + Case(
+                When(name_keys__contains=f" {self.parsed.key} ", then=Value(NAME_KEY_BONUS)), default=Value(0.0)
+            )
+        if self.exact_digits:
+            score = score + Case(
+                When(exact_value=self.exact_digits, then=Value(EXACT_DIGITS_BONUS)), default=Value(0.0)
+            )
+        order = Case(
+            *[When(kind=name, then=Value(i)) for i, name in enumerate(KIND_ORDER)], output_field=IntegerField()
+        )
+        return list(
+            entries.annotate(rank=Func(score, function="", output_field=FloatField()), kind_order=order)
+            .order_by("-rank", "kind_order", "title", "id")
+            .values(*HIT_FIELDS, "rank", review_state=F("evaluation__review_state"))[offset : offset + limit]
+        )
+
+    def near(self, *, limit: int) -> list[dict[str, Any]]:
+        key = self.parsed.key
+        if len(key) < 3:
+            return []
+        return list(
+            SearchEntry.objects.filter(kind__in=NEAR_KINDS, title_key__trigram_similar=key)
+            .annotate(similarity=TrigramSimilarity("title_key", key))
+            .filter(similarity__gte=NEAR_MIN_SIMILARITY)
+            .order_by("-similarity", "title", "id")
+            .values(*HIT_FIELDS)[:limit]
+        )
+
+
+def _phrase(text: str) -> str:
+    """An FTS5 string: the tokenizer reads it as a phrase (its words in order); no operator inside."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+class SqliteSearch(SearchBackend):
+    def __init__(self, parsed: ParsedQuery):
+        super().__init__(parsed)
+        self.match = self._fts_query()
+
+    def _fts_query(self) -> str:
+        parts = []
+        for segment in self.parsed.segments:
+            alternatives = [_phrase(" ".join(segment.words))]
+            if segment.key:
+                alternatives.append(_phrase(segment.key))
+            parts.append(f"({' OR '.join(alternatives)})")
+        query = " AND ".join(parts)
+        if query and self.parsed.whole_key:
+            query = f"({query}) OR {_phrase(self.parsed.whole_key)}"
+        return query
+
+    def _matched(self) -> tuple[str, list[Any]]:
+        """The CTE `matched(id, score)`: bm25 (lower is better) of the entries matched by text, 0
+        for those matched only by stable id or value."""
+        selects: list[str] = []
+        params: list[Any] = []
+        if self.match:
+            weights = ", ".join(str(weight) for weight in FTS_WEIGHTS)
+            selects.append(
+                f"SELECT rowid AS id, bm25({FTS_TABLE}, {weights}) AS score FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
+            )
+            params.append(self.match)
+        # Matched otherwise: by stable id, or (a number searched) by value.
+        other, values = "stable_id = %s", [cast(Any, self.parsed.text.lower())]
+        if self.parsed.number is not None:
+            other, values = f"({other} OR number = %s)", [*values, float(self.parsed.number)]
+        also = f" AND id NOT IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)" if self.match else ""
+        selects.append(f"SELECT id, 0.0 AS score FROM records_searchentry WHERE {other}{also}")
+        params.extend([*values, *([self.match] if self.match else [])])
+        # MATERIALIZED: bm25() is read where the FTS5 query runs, never inside the outer query's plan.
+        return f"WITH matched(id, score) AS MATERIALIZED ({' UNION ALL '.join(selects)})", params
+
+    def _run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+
+    def counts(self) -> dict[str, int]:
+        matched, params = self._matched()
+        sql = (
+            f"{matched} SELECT e.kind, COUNT(*) FROM matched "
+            "JOIN records_searchentry e ON e.id = matched.id GROUP BY e.kind"
+        )
+        return {kind: count for kind, count in self._run(sql, params)}
+
+    def rows(self, *, kind: str, offset: int, limit: int) -> list[dict[str, Any]]:
+        matched, params = self._matched()
+        score = ["(-m.score / (1.0 - m.score))"]
+        if self.match:
+            bonuses = " ".join(f"WHEN '{name}' THEN {bonus}" for name, bonus in NAMED_BONUS.items())
+            score.append(
+                f"(CASE WHEN e.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s) "
+                f"THEN (CASE e.kind {bonuses} ELSE 0 END) ELSE 0 END)"
+            )
+            params.append(f"name_text : ({self.match})")
+        score.append(f"(CASE WHEN e.stable_id = %s THEN {STABLE_ID_BONUS} ELSE 0 END)")
+        params.append(self.parsed.text.lower())
+        if self.parsed.key:
+            score.append(f"(CASE WHEN instr(e.name_keys, %s) > 0 THEN {NAME_KEY_BONUS} ELSE 0 END)")
+            params.append(f" {self.parsed.key} ")
+        if self.exact_digits:
+            score.append(f"(CASE WHEN e.exact_value = %s THEN {EXACT_DIGITS_BONUS} ELSE 0 END)")
+            params.append(self.exact_digits)
+        order = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(KIND_ORDER))
+        where = ""
+        if kind:
+            where = "WHERE e.kind = %s"
+            params.append(kind)
+        columns = ", ".join(f"e.{field}" for field in HIT_FIELDS)
+        sql = (
+            f"{matched} SELECT {columns}, ev.review_state, {' + '.join(score)} AS rank "
+            "FROM matched m JOIN records_searchentry e ON e.id = m.id "
+            "LEFT JOIN records_evaluation ev ON ev.id = e.evaluation_id "
+            f"{where} ORDER BY rank DESC, CASE e.kind {order} END, e.title, e.id LIMIT %s OFFSET %s"
+        )
+        names = (*HIT_FIELDS, "review_state", "rank")
+        return [dict(zip(names, row, strict=True)) for row in self._run(sql, [*params, limit, offset])]
+
+    def near(self, *, limit: int) -> list[dict[str, Any]]:
+        """The named entries sharing the most trigrams with the query (FTS5's trigram tokenizer, bm25),
+        kept when their trigram similarity reaches NEAR_MIN_SIMILARITY, as pg_trgm computes it."""
+        key = self.parsed.key
+        grams = sorted({key[i : i + 3] for i in range(len(key) - 2)})
+        if not grams:
+            return []
+        kinds = ", ".join(f"'{kind}'" for kind in NEAR_KINDS)
+        columns = ", ".join(f"e.{field}" for field in HIT_FIELDS)
+        sql = (
+            f"SELECT {columns}, e.title_key FROM {TRIGRAM_TABLE} t JOIN records_searchentry e ON e.id = t.rowid "
+            f"WHERE {TRIGRAM_TABLE} MATCH %s AND e.kind IN ({kinds}) ORDER BY bm25({TRIGRAM_TABLE}) LIMIT 200"
+        )
+        rows = self._run(sql, [" OR ".join(_phrase(gram) for gram in grams)])
+        found = []
+        for row in rows:
+            entry = dict(zip((*HIT_FIELDS, "title_key"), row, strict=True))
+            similarity = trigram_similarity(key, entry.pop("title_key"))
+            if similarity >= NEAR_MIN_SIMILARITY:
+                found.append((similarity, entry))
+        found.sort(key=lambda pair: (-pair[0], pair[1]["title"]))
+        return [entry for _similarity, entry in found[:limit]]
+
+
+def trigram_similarity(a: str, b: str) -> float:
+    """pg_trgm's similarity(a, b): the share of trigrams the two have in common, each word padded
+    as pg_trgm pads it (two spaces before, one after)."""
+    grams = [
+        {f"  {word} "[i : i + 3] for word in re.findall(r"[^\W_]+", text.lower()) for i in range(len(word) + 1)}
+        for text in (a, b)
+    ]
+    union = grams[0] | grams[1]
+    return len(grams[0] & grams[1]) / len(union) if union else 0.0
