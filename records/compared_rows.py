@@ -41,6 +41,21 @@ class ComparedResult:
         "reference_configuration",
     )
     _uncertainty_labels = labels_of(m.Result, "uncertainty_kind")
+    # What the type checker reads of the slots above.
+    pk: int
+    id: int
+    stable_id: str
+    evaluation_id: int
+    relation: str
+    reference_configuration_id: int | None
+    value: Decimal
+    uncertainty_value: Decimal | None
+    lower_bound: Decimal | None
+    upper_bound: Decimal | None
+    printed_value: str
+    uncertainty_kind: str
+    num_runs: int | None
+    reference_configuration: ConfigurationLine | None
 
     def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
         (
@@ -103,6 +118,25 @@ class ComparedEvaluation(ReviewStateFacts):
     _measured_by_labels = labels_of(m.Evaluation, "measured_by")
     _reading_labels = labels_of(m.Evaluation, "reading_method")
     _review_labels = labels_of(m.Evaluation, "review_state")
+    # What the type checker reads of the slots above.
+    pk: int
+    id: int
+    stable_id: str
+    configuration_id: int
+    dataset_id: int
+    review_state: str
+    different_measurement: str
+    repeats_id: int | None
+    setup: str
+    measured_by: str
+    reading_method: str
+    source_id: int | None
+    concern_source_id: int | None
+    concern: str
+    configuration: ConfigurationLine
+    dataset: m.Dataset
+    repeats: OriginalLine | None
+    results: _Results
 
     def get_absolute_url(self) -> str:
         return evaluation_url(self.stable_id)

@@ -37,8 +37,9 @@ def compared_states(*, include_excluded: bool) -> frozenset[str]:
 class ResultRow:
     """One result in its comparison group."""
 
-    evaluation: m.Evaluation
-    result: m.Result
+    # A model, or a reading that reads alike (records.compared_rows, records.page_rows).
+    evaluation: Any
+    result: Any
     in_comparison: bool
     # It repeats another source's measurement: counted once, through that original, when the
     # original is compared; kept out with it when the original is excluded.

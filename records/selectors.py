@@ -39,10 +39,12 @@ def catalogue(*, params: QueryDict) -> Catalogue:
         "models": m.GenomicModel.objects.filter(merged_into__isnull=True).count(),
         "sources": m.Source.objects.count(),
     }
-    ids = m.Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True)
+    ids = list(m.Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True))
     shown, protocols_pager = pager(ids, params, param=PAGE_PARAM, per_page=PROTOCOLS_PER_PAGE, anchor="protocols")
     counted = m.Protocol.objects.filter(pk__in=shown).annotate(evaluation_count=Count("evaluations"))
-    return Catalogue(counts=counts, protocols=sorted(counted, key=lambda p: (p.title, p.stable_id)), pager=protocols_pager)
+    return Catalogue(
+        counts=counts, protocols=sorted(counted, key=lambda p: (p.title, p.stable_id)), pager=protocols_pager
+    )
 
 
 def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation]:

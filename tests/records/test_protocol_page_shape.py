@@ -68,8 +68,10 @@ def suite(*, configurations: int, tasks: int) -> m.Protocol:
 
 def test_it_opens_a_suite_page_with_the_matrix_and_says_what_it_compares(client, demo):
     body = client.get(GUE).content.decode()
-    assert body.index('<table class="results matrix">') < body.index('<h2 id="all-rows">') < body.index(
-        '<h2 id="overview">'
+    assert (
+        body.index('<table class="results matrix">')
+        < body.index('<h2 id="all-rows">')
+        < body.index('<h2 id="overview">')
     )
     scope = re.search(r'<p class="scope">(.*?)\n', body).group(1)
     assert scope.startswith("10 tested configurations × 27 tasks, MCC")
