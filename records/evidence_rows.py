@@ -1,0 +1,237 @@
+"""The evidence the task and model pages compute on, read as values: every evaluation of a task
+family or a model with its absolute results, in a fixed number of queries (seven) whatever the number
+of rows, and no model instance per row.
+
+records.agreement reads an evaluation's attributes (`dataset_id`, `repeats_id`, `review_state`,
+`protocol.metric_short_name`, `results.all()`, ...), not its class: an `EvaluationRow` answers each
+of them, and the templates' too (`get_absolute_url`, `get_measured_by_display`, `source`). The few
+records a row points to (protocols, datasets, configurations with their models, sources) are read
+once each, as instances shared by every row that names them; they are read through subqueries, so
+their number never splits a query (SQLite's 999 parameters).
+
+At 2,000 evaluations of one task this read takes a tenth of what `agreement.evidence_queryset()`
+(seven instances a row) took; the API keeps reading that queryset (bench/results/2026-12-03-identity-pages.md).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db.models import Q, QuerySet
+
+from records import models as m
+from records.models.base import _url_parts
+from records.values import display
+from reviews.models import EXCLUDED_STATES, ReviewState
+
+#: What the pages read of an evaluation (values, in this order).
+_EVALUATION = (
+    "id",
+    "stable_id",
+    "protocol_id",
+    "dataset_id",
+    "configuration_id",
+    "source_id",
+    "original_source_id",
+    "repeats_id",
+    "repeats__review_state",
+    "review_state",
+    "measured_by",
+    "measured_by_name",
+    "different_measurement",
+    "original_citation",
+    "original_locator",
+    "source_locator",
+)
+#: What they read of a result.
+_RESULT = (
+    "id",
+    "stable_id",
+    "evaluation_id",
+    "value",
+    "unit",
+    "relation",
+    "printed_value",
+    "uncertainty_kind",
+    "uncertainty_value",
+    "uncertainty_level",
+    "lower_bound",
+    "upper_bound",
+)
+_MEASURED_BY = dict(m.MeasuredBy.choices)
+_REVIEW_STATES = dict(ReviewState.choices)
+
+
+@dataclass(slots=True)
+class ResultRow:
+    """An absolute result as the pages read it."""
+
+    pk: int
+    stable_id: str
+    value: Decimal
+    unit: str
+    relation: str
+    printed_value: str
+    uncertainty_kind: str
+    uncertainty_value: Decimal | None
+    uncertainty_level: Decimal | None
+    lower_bound: Decimal | None
+    upper_bound: Decimal | None
+
+    @property
+    def display_value(self) -> str:
+        return display(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigurationRow:
+    """A configuration as the pages read it: its names and its model (an instance, shared)."""
+
+    pk: int
+    stable_id: str
+    name: str
+    short_name: str
+    model: m.GenomicModel | None
+
+    @property
+    def model_id(self) -> int | None:
+        return self.model.pk if self.model is not None else None
+
+    def get_absolute_url(self) -> str:
+        prefix, suffix = _url_parts(m.Configuration.page_url_name)
+        return f"{prefix}{self.stable_id}{suffix}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Results(list):
+    """An evaluation's results, read as its related manager is (`evaluation.results.all()`)."""
+
+    def all(self) -> Results:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatedState:
+    """The review state of the evaluation a row repeats (what the task tables read of it)."""
+
+    review_state: str
+
+
+@dataclass(slots=True, eq=False)
+class EvaluationRow:
+    """An evaluation as records.agreement and the task and model pages read it (read only: review
+    states are written by reviews.services alone)."""
+
+    pk: int
+    stable_id: str
+    protocol: m.Protocol
+    dataset: m.Dataset
+    configuration: ConfigurationRow
+    source: m.Source | None
+    original_source: m.Source | None
+    repeats_id: int | None
+    repeats: RepeatedState | None
+    review_state: str
+    measured_by: str
+    measured_by_name: str
+    different_measurement: str
+    original_citation: str
+    original_locator: str
+    source_locator: str
+    results: Results = field(default_factory=Results)
+
+    @property
+    def id(self) -> int:
+        return self.pk
+
+    @property
+    def protocol_id(self) -> int:
+        return self.protocol.pk
+
+    @property
+    def dataset_id(self) -> int:
+        return self.dataset.pk
+
+    @property
+    def configuration_id(self) -> int:
+        return self.configuration.pk
+
+    @property
+    def original_source_id(self) -> int | None:
+        return self.original_source.pk if self.original_source is not None else None
+
+    @property
+    def is_copy(self) -> bool:
+        """As m.Evaluation.is_copy: this source reports a number first published elsewhere."""
+        return bool(self.repeats_id or self.original_source is not None or self.original_citation)
+
+    @property
+    def is_excluded(self) -> bool:
+        return self.review_state in EXCLUDED_STATES
+
+    def get_absolute_url(self) -> str:
+        prefix, suffix = _url_parts(m.Evaluation.page_url_name)
+        return f"{prefix}{self.stable_id}{suffix}"
+
+    def get_measured_by_display(self) -> str:
+        return str(_MEASURED_BY.get(self.measured_by, self.measured_by))
+
+    def get_review_state_display(self) -> str:
+        return str(_REVIEW_STATES.get(self.review_state, self.review_state))
+
+
+def evaluation_rows(*, where: Q) -> list[EvaluationRow]:
+    """The evaluations `where` selects that measure what their protocol states (no "different
+    measurement"), oldest first, each with its absolute results by stable id: seven queries."""
+    chosen: QuerySet[m.Evaluation] = m.Evaluation.objects.filter(where).exclude(different_measurement__gt="")
+    ids = chosen.values("id")
+    protocols = m.Protocol.objects.filter(pk__in=chosen.values("protocol_id")).in_bulk()
+    datasets = m.Dataset.objects.filter(pk__in=chosen.values("dataset_id")).in_bulk()
+    models = m.GenomicModel.objects.filter(pk__in=chosen.values("configuration__model_id")).in_bulk()
+    configurations = {  # often one a row: values, each naming its model's one instance
+        pk: ConfigurationRow(pk, stable_id, name, short_name, models.get(model_id) if model_id else None)
+        for pk, stable_id, name, short_name, model_id in m.Configuration.objects.filter(
+            pk__in=chosen.values("configuration_id")
+        ).values_list("id", "stable_id", "name", "short_name", "model_id")
+    }
+    sources = m.Source.objects.filter(
+        Q(pk__in=chosen.values("source_id")) | Q(pk__in=chosen.values("original_source_id"))
+    ).in_bulk()
+    results: dict[int, Results] = defaultdict(Results)
+    rows = (
+        m.Result.objects.filter(evaluation_id__in=ids, relation=m.Relation.ABSOLUTE)
+        .order_by("stable_id")
+        .values_list(*_RESULT)
+    )
+    for pk, stable_id, evaluation_id, *values in rows:  # one fetch (a server-side cursor costs more on PostgreSQL)
+        results[evaluation_id].append(ResultRow(pk, stable_id, *values))
+    found = []
+    for row in chosen.order_by("id").values_list(*_EVALUATION):
+        (pk, stable_id, protocol_id, dataset_id, configuration_id, source_id, original_id, repeats_id) = row[:8]
+        repeats_state, state, measured_by, measured_by_name, different, citation, original_locator, locator = row[8:]
+        found.append(
+            EvaluationRow(
+                pk=pk,
+                stable_id=stable_id,
+                protocol=protocols[protocol_id],
+                dataset=datasets[dataset_id],
+                configuration=configurations[configuration_id],
+                source=sources.get(source_id) if source_id else None,
+                original_source=sources.get(original_id) if original_id else None,
+                repeats_id=repeats_id,
+                repeats=RepeatedState(repeats_state) if repeats_id else None,
+                review_state=state,
+                measured_by=measured_by,
+                measured_by_name=measured_by_name,
+                different_measurement=different,
+                original_citation=citation,
+                original_locator=original_locator,
+                source_locator=locator,
+                results=results.get(pk, Results()),
+            )
+        )
+    return found
