@@ -1,28 +1,40 @@
-"""The task, model and work pages: evidence across papers and protocols (records.agreement's rules),
-read in a fixed number of queries whatever the number of rows.
+"""The task, work, source and configuration pages: evidence across papers and protocols
+(records.agreement's rules), read in a fixed number of queries and written one page at a time
+(records.page_lists) whatever the number of rows. The model page is records.model_page.
 
 A task page is a dataset's page: every metric (on one scale) that scores the task or a task of its
-family, each as a ranked table of source-checked measurements with its chart, then whether the
-independent measurements of each model agree. A model page lists every task it was measured on,
-each measurement's rank within its protocol's comparison (records.comparisons) and the verdict. A
-work page lists its versions (sources), the evaluations each reports and the models it introduced.
+family, each as a ranked table of source-checked measurements (TABLE_ROWS a page) with the chart of
+the rows shown and the table's best value over time (records.timeline), then whether the
+independent measurements of each model agree: the verdicts counted, the conflicting listed first.
+Every measurement of the family is read as values (records.evidence_rows) so that ranks, counts and
+verdicts are true; only the page is rendered. A work page lists its versions (sources), the
+evaluations each reports and the models it introduced; a source page the records citing it; a
+configuration page its evaluations.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
 from django.utils.text import slugify
 
-from records import agreement, charts, comparisons
+from records import agreement, charts, evidence_rows, page_lists, timeline
 from records import models as m
-from records.selectors import record_or_404
+from records.model_page import MEASUREMENTS_SHOWN, METRIC_PARAM, TASK_PARAM, conflicting_first, verdict_counts
+from records.selectors import evaluations_queryset, record_or_404
 from records.values import display
-from reviews.models import EXCLUDED_STATES
+
+TABLE_ROWS = 25
+AGREEMENTS_PER_PAGE = 10
+SOURCES_PER_PAGE = 25
+TASKS_PER_PAGE = 50
+PROTOCOLS_PER_PAGE = 25
+PROTOCOLS_NAMED = 5  # a table names its first protocols and counts the others
+EVALUATIONS_PER_PAGE = 25
 
 # -- who measured, as rows say it --------------------------------------------------------------------
 
@@ -53,16 +65,23 @@ def subject_of(evaluation: m.Evaluation) -> m.GenomicModel | m.Configuration:
     return configuration.model if configuration.model is not None else configuration
 
 
+def subject_label(evaluation: m.Evaluation) -> str:
+    subject = subject_of(evaluation)
+    return getattr(subject, "short_name", "") or subject.name
+
+
 # -- the task page ---------------------------------------------------------------------------------
 
 
 @dataclass
 class TaskTableView:
-    """One of the task page's ranked tables, with its anchor and chart."""
+    """One of the task page's ranked tables: the page of its rows shown, their chart, its timeline."""
 
     table: agreement.TaskTable
     key: str
+    rows: page_lists.Listed[agreement.RankedRow]
     chart: charts.Chart
+    timeline: timeline.Timeline | None = None  # the metric's best over time, after its last table
 
     @property
     def direction_label(self) -> str:
@@ -72,6 +91,35 @@ class TaskTableView:
     def ranked(self) -> bool:
         return any(row.rank is not None for row in self.table.rows)
 
+    @property
+    def protocols_named(self) -> list[m.Protocol]:
+        return self.table.protocols[:PROTOCOLS_NAMED]
+
+    @property
+    def protocols_unnamed(self) -> int:
+        return max(0, len(self.table.protocols) - PROTOCOLS_NAMED)
+
+
+@dataclass
+class AgreementView:
+    """One model's (or configuration's) measurements on the task and a metric: the first few shown,
+    and where all of them are."""
+
+    item: agreement.Agreement
+    shown: page_lists.Listed[agreement.Measurement]
+
+    @property
+    def all_url(self) -> str:
+        """The model page showing every measurement of this one (its `task` filter), or the
+        configuration's page where it names no model."""
+        subject = self.item.subject
+        if not self.item.subject_is_model:
+            return subject.get_absolute_url()
+        query = QueryDict(mutable=True)
+        query[TASK_PARAM] = self.item.measurements[0].shown.evaluation.dataset.stable_id
+        query[METRIC_PARAM] = self.item.metric
+        return f"{subject.get_absolute_url()}?{query.urlencode()}"
+
 
 @dataclass
 class TaskPage:
@@ -79,22 +127,29 @@ class TaskPage:
     family: list[m.Dataset]  # the other tasks a source says are the same data
     equivalences: list[m.TaskEquivalence]
     tables: list[TaskTableView]
-    agreements: list[agreement.Agreement]
-    sources: list[m.Source]
+    agreements: page_lists.Listed[AgreementView]
+    verdict_counts: list[tuple[str, int]]
+    sources: page_lists.Listed[m.Source]
+    suite_tasks: page_lists.Listed[m.Dataset]
+    protocols: page_lists.Listed[m.Protocol]
     evaluation_count: int
     rule: str = agreement.AGREEMENT_RULE
 
     @property
     def scored(self) -> bool:
-        return bool(self.tables or self.agreements)
+        return bool(self.tables or self.agreements.total)
+
+    @property
+    def conflicting(self) -> int:
+        return dict(self.verdict_counts).get(agreement.Verdict.LABELS[agreement.Verdict.CONFLICTING], 0)
 
 
-def task_page(*, stable_id: str) -> TaskPage:
-    """The dataset (task) page: its own facts, its family, tables, charts and agreements (nine queries)."""
-    dataset = record_or_404(
-        m.Dataset.objects.select_related("source", "suite").prefetch_related("tasks", "protocols"), stable_id
-    )
-    evaluations, family_ids = agreement.evaluations_for_task(dataset)
+def task_page(*, stable_id: str, params: QueryDict) -> TaskPage:
+    """The dataset (task) page: its own facts, its family, tables, charts, timelines and agreements,
+    each long list one page at a time (`params`: records.page_lists); at most sixteen queries."""
+    dataset = record_or_404(m.Dataset.objects.select_related("source", "suite"), stable_id)
+    family_ids = agreement.family_of(dataset.pk)
+    evaluations = evidence_rows.evaluation_rows(where=Q(dataset_id__in=family_ids))
     families = {task: dataset.pk for task in family_ids}
     equivalences = list(
         m.TaskEquivalence.objects.filter(Q(task_id__in=family_ids) | Q(same_as_id__in=family_ids))
@@ -106,25 +161,68 @@ def task_page(*, stable_id: str) -> TaskPage:
         for task in (link.task, link.same_as):
             if task.pk != dataset.pk:
                 family.setdefault(task.pk, task)
+    found_tables = agreement.task_tables(evaluations, families)  # rows that read as evaluations
+    by_metric: dict[str, list[agreement.TaskTable]] = defaultdict(list)
+    for table in found_tables:
+        by_metric[table.metric].append(table)
     tables = []
-    for table in agreement.task_tables(evaluations, families):
-        key = slugify(f"{table.metric}-{table.unit}") or "metric"
-        tables.append(TaskTableView(table=table, key=key, chart=task_chart(dataset=dataset, table=table, key=key)))
+    for table in found_tables:  # sorted by metric: a metric's timeline follows its last table
+        view = _table_view(dataset=dataset, table=table, params=params)
+        if by_metric[table.metric][-1] is table:
+            view.timeline = timeline.timeline(
+                tables=by_metric[table.metric],
+                key=slugify(table.metric) or "metric",
+                title=f"{dataset.name}: {_metric_name(table)}",
+                metric_name=_metric_name(table),
+                label_of=lambda measurement: subject_label(measurement.shown.evaluation),
+            )
+        tables.append(view)
     found = agreement.agreements(evaluations, families)
     for item in found:
         item.task = dataset  # the page's own task names the family
+    found.sort(key=lambda item: conflicting_first(item))  # stable: the conflicting first, in agreements' order
+    views = [
+        AgreementView(item=item, shown=page_lists.first_of(item.measurements, count=MEASUREMENTS_SHOWN))
+        for item in found
+    ]
     return TaskPage(
         dataset=dataset,
         family=sorted(family.values(), key=lambda task: (task.name, task.stable_id)),
         equivalences=equivalences,
         tables=tables,
-        agreements=found,
-        sources=_sources(evaluations),
+        agreements=page_lists.listed(views, key="agreements", params=params, per_page=AGREEMENTS_PER_PAGE),
+        verdict_counts=verdict_counts(found),
+        sources=page_lists.listed(_sources(evaluations), key="sources", params=params, per_page=SOURCES_PER_PAGE),
+        suite_tasks=page_lists.listed(
+            dataset.tasks.order_by("position", "name", "stable_id"), key="tasks", params=params, per_page=TASKS_PER_PAGE
+        ),
+        protocols=page_lists.listed(
+            dataset.protocols.order_by("title", "stable_id"),
+            key="protocols",
+            params=params,
+            per_page=PROTOCOLS_PER_PAGE,
+        ),
         evaluation_count=len(evaluations),
     )
 
 
-def _sources(evaluations: Iterable[m.Evaluation]) -> list[m.Source]:
+def _table_view(*, dataset: m.Dataset, table: agreement.TaskTable, params: QueryDict) -> TaskTableView:
+    key = slugify(f"{table.metric}-{table.unit}") or "metric"
+    rows = page_lists.listed(table.rows, key=key, params=params, per_page=TABLE_ROWS)
+    return TaskTableView(
+        table=table,
+        key=key,
+        rows=rows,
+        chart=task_chart(dataset=dataset, table=replace(table, rows=rows.items), key=key),
+    )
+
+
+def _metric_name(table: agreement.TaskTable) -> str:
+    """The metric as its protocols name it ("F1"), else its short name ("f1")."""
+    return table.protocols[0].metric_name if table.protocols else table.metric
+
+
+def _sources(evaluations: Iterable[evidence_rows.EvaluationRow]) -> list[m.Source]:
     seen: dict[int, m.Source] = {}
     for evaluation in evaluations:
         for source in (evaluation.source, evaluation.original_source):
@@ -134,277 +232,86 @@ def _sources(evaluations: Iterable[m.Evaluation]) -> list[m.Source]:
 
 
 def task_chart(*, dataset: m.Dataset, table: agreement.TaskTable, key: str) -> charts.Chart:
-    """A task table drawn as the protocol page's charts are (records.charts.task_chart)."""
-    return charts.task_chart(
-        dataset=dataset,
-        table=table,
-        key=key,
-        label_of=lambda evaluation: getattr(subject_of(evaluation), "short_name", "") or subject_of(evaluation).name,
-        origin_of=measured_by_text,
-    )
+    """A task table's rows drawn as the protocol page's charts are (records.charts.task_chart)."""
+    return charts.task_chart(dataset=dataset, table=table, key=key, label_of=subject_label, origin_of=measured_by_text)
 
 
-# -- the model page --------------------------------------------------------------------------------
-
-
-@dataclass
-class RankNote:
-    """A printing's place in its protocol's comparison (records.comparisons.compare)."""
-
-    protocol: m.Protocol
-    group: str  # the comparison's dataset or task
-    text: str
-    rank: int | None = None
-
-
-@dataclass
-class MeasurementLine:
-    measurement: agreement.Measurement
-    ranks: list[RankNote] = field(default_factory=list)
-
-
-@dataclass
-class ModelTask:
-    """The model on one task family and metric: its measurements, their ranks and the verdict."""
-
-    agreement: agreement.Agreement
-    lines: list[MeasurementLine]
-    tasks: list[m.Dataset]  # the tasks of the family it was measured on
-
-
-@dataclass
-class ModelPage:
-    model: m.GenomicModel
-    aliases: list[m.ModelAlias]
-    configurations: list[m.Configuration]
-    merged: list[m.GenomicModel]  # models merged into this one
-    tasks: list[ModelTask]
-    evaluation_count: int
-    rule: str = agreement.AGREEMENT_RULE
-
-    @property
-    def verdict_counts(self) -> list[tuple[str, int]]:
-        counts: dict[str, int] = defaultdict(int)
-        for task in self.tasks:
-            counts[task.agreement.verdict_label] += 1
-        return sorted(counts.items())
-
-
-def model_page(*, stable_id: str) -> ModelPage:
-    """The model's page (ten queries): its facts, and per task family and metric its measurements,
-    their ranks within their protocols' comparisons and the verdict."""
-    model = record_or_404(
-        m.GenomicModel.objects.select_related("introduced_in", "merged_into").prefetch_related(
-            Prefetch("aliases", queryset=m.ModelAlias.objects.select_related("source").order_by("alias")),
-            Prefetch("configurations", queryset=m.Configuration.objects.order_by("name", "stable_id")),
-            Prefetch("merged", queryset=m.GenomicModel.objects.order_by("name", "stable_id")),
-        ),
-        stable_id,
-    )
-    evaluations = agreement.evaluations_for_model(model)
-    families = agreement.task_families({e.dataset_id for e in evaluations})
-    ranks = protocol_ranks(evaluations)
-    tasks = []
-    for found in agreement.agreements(evaluations, families):
-        lines = [
-            MeasurementLine(
-                measurement=measurement,
-                ranks=[
-                    ranks.get((p.evaluation.pk, p.result.pk))
-                    or RankNote(protocol=p.evaluation.protocol, group=p.evaluation.dataset.name, text="not ranked")
-                    for p in sorted(measurement.printings, key=lambda p: p is not measurement.shown)
-                ],
-            )
-            for measurement in found.measurements
-        ]
-        seen = {p.evaluation.dataset_id: p.evaluation.dataset for x in found.measurements for p in x.printings}
-        tasks.append(
-            ModelTask(agreement=found, lines=lines, tasks=sorted(seen.values(), key=lambda d: (d.name, d.stable_id)))
-        )
-    tasks.sort(key=lambda t: (t.agreement.task.name.lower(), t.agreement.metric, t.agreement.task.stable_id))
-    return ModelPage(
-        model=model,
-        aliases=list(model.aliases.all()),
-        configurations=list(model.configurations.all()),
-        merged=list(model.merged.all()),
-        tasks=tasks,
-        evaluation_count=len(evaluations),
-    )
-
-
-class _Rows(list):
-    """A row's results, read as the related manager is (`evaluation.results.all()`)."""
-
-    def all(self) -> _Rows:
-        return self
-
-
-class _Original:
-    """The review state of the evaluation a competitor repeats (what compare reads of it)."""
-
-    def __init__(self, state: str | None) -> None:
-        self._state = state
-
-    @property
-    def review_state(self) -> str | None:  # read only: states are written by reviews.services alone
-        return self._state
-
-
-class _Competitor:
-    """An evaluation competing with the model's in a comparison, as records.comparisons.compare reads it
-    (read-only values: no model instance)."""
-
-    def __init__(
-        self,
-        pk: int,
-        protocol_id: int,
-        dataset: m.Dataset,
-        state: str,
-        different: str,
-        repeats_id: int | None,
-        original_state: str | None,
-        configuration: str,
-    ) -> None:
-        self.pk, self.protocol_id, self.dataset, self.dataset_id = pk, protocol_id, dataset, dataset.pk
-        self._state, self.different_measurement, self.repeats_id = state, different, repeats_id
-        self.repeats = _Original(original_state) if repeats_id else None
-        self.configuration = SimpleNamespace(name=configuration)
-        self.results = _Rows()
-
-    @property
-    def review_state(self) -> str:  # read only: states are written by reviews.services alone
-        return self._state
-
-
-#: What records.comparisons.compare reads of the rows competing with the model's: values, not instances.
-_COMPETING = (
-    "pk",
-    "stable_id",
-    "value",
-    "relation",
-    "reference_configuration_id",
-    "uncertainty_value",
-    "lower_bound",
-    "upper_bound",
-    "evaluation_id",
-    "evaluation__protocol_id",
-    "evaluation__dataset_id",
-    "evaluation__review_state",
-    "evaluation__different_measurement",
-    "evaluation__repeats_id",
-    "evaluation__repeats__review_state",
-    "evaluation__configuration__name",
-)
-
-
-def protocol_ranks(evaluations: Sequence[m.Evaluation]) -> dict[tuple[int, int], RankNote]:
-    """(evaluation id, result id) -> the rank of each of `evaluations`' results in its protocol's
-    comparison among source-checked rows (records.comparisons.compare over the rows of its protocol
-    and task, read as values: two queries, and no model instance a competing row)."""
-    protocols = {e.protocol_id: e.protocol for e in evaluations}
-    datasets = {e.dataset_id: e.dataset for e in evaluations}
-    groups = {(e.protocol_id, e.dataset_id) for e in evaluations}
-    lines: dict[int, _Competitor] = {}
-    references: set[int] = set()
-    rows = m.Result.objects.filter(
-        evaluation__protocol_id__in=list(protocols), evaluation__dataset_id__in=list(datasets)
-    ).values_list(*_COMPETING)
-    for row in rows.iterator(chunk_size=2000):
-        (pk, stable_id, value, relation, reference, spread, lower, upper, evaluation_id, protocol_id, dataset_id) = row[
-            :11
-        ]
-        if (protocol_id, dataset_id) not in groups:
-            continue
-        state, different, repeats_id, original_state, configuration = row[11:]
-        line = lines.get(evaluation_id)
-        if line is None:
-            line = lines[evaluation_id] = _Competitor(
-                evaluation_id,
-                protocol_id,
-                datasets[dataset_id],
-                state,
-                different,
-                repeats_id,
-                original_state,
-                configuration,
-            )
-        line.results.append(
-            SimpleNamespace(
-                pk=pk,
-                stable_id=stable_id,
-                value=value,
-                relation=relation,
-                reference_configuration_id=reference,
-                reference_configuration=None,
-                uncertainty_value=spread,
-                lower_bound=lower,
-                upper_bound=upper,
-            )
-        )
-        if reference:
-            references.add(reference)
-    named = m.Configuration.objects.in_bulk(sorted(references)) if references else {}
-    by_protocol: dict[int, list[_Competitor]] = defaultdict(list)
-    for line in lines.values():
-        for result in line.results:
-            result.reference_configuration = named.get(result.reference_configuration_id)
-        by_protocol[line.protocol_id].append(line)
-    mine = {e.pk for e in evaluations}
-    notes: dict[tuple[int, int], RankNote] = {}
-    for protocol_id, members in by_protocol.items():
-        protocol = protocols[protocol_id]
-        for group in comparisons.compare(protocol=protocol, evaluations=members, include_excluded=False):
-            for row in group.rows:
-                if row.evaluation.pk in mine:
-                    notes[(row.evaluation.pk, row.result.pk)] = RankNote(
-                        protocol=protocol, group=group.label, text=_rank_text(protocol, group, row), rank=row.rank
-                    )
-    return notes
-
-
-def _rank_text(protocol: m.Protocol, group: comparisons.ComparisonGroup, row: comparisons.ResultRow) -> str:
-    if row.rank is not None:
-        text = f"rank {row.rank} of {group.compared_count}"
-        if row.is_best:
-            text += " (best, tied within reported spread)" if row.best_tied else " (best)"
-        elif row.tied_with_best:
-            text += " (tied with the best within its reported spread)"
-        return text
-    if row.different_measurement:
-        return "not ranked: a different measurement than the protocol's"
-    if row.counted_through_original:
-        return "not ranked here: counted once, with the measurement it reports again"
-    if row.excluded_through_original:
-        return "not ranked: the measurement it reports again is excluded"
-    if row.evaluation.review_state in EXCLUDED_STATES:
-        return "not ranked: excluded from comparison"
-    if not row.in_comparison:
-        return "not ranked: source not yet checked"
-    if protocol.metric_direction == m.Direction.NONE:
-        return "not ranked: a descriptive fact"
-    return "not ranked: no other source-checked row to compare with"
-
-
-# -- the work page ---------------------------------------------------------------------------------
+# -- the work, source and configuration pages ------------------------------------------------------
 
 
 @dataclass
 class WorkPage:
     work: m.Work
-    versions: Sequence[m.Source]  # each with `evaluation_count`
-    models: list[m.GenomicModel]
-
-    @property
-    def evaluation_count(self) -> int:
-        return sum(version.evaluation_count for version in self.versions)  # type: ignore[attr-defined]
+    versions: page_lists.Listed[m.Source]  # each with `evaluation_count`
+    models: page_lists.Listed[m.GenomicModel]
+    evaluation_count: int
 
 
-def work_page(*, stable_id: str) -> WorkPage:
+def work_page(*, stable_id: str, params: QueryDict) -> WorkPage:
+    """A work's page: its versions (each with the evaluations it reports) and the models it
+    introduced, each list a page at a time (six queries)."""
     work = record_or_404(m.Work.objects.all(), stable_id)
-    versions = list(
+    versions = (
         m.Source.objects.filter(work=work)
         .annotate(evaluation_count=Count("evaluations", distinct=True))
         .order_by("published_date", "title", "stable_id")
     )
-    models = list(m.GenomicModel.objects.filter(introduced_in=work).order_by("name", "stable_id"))
-    return WorkPage(work=work, versions=versions, models=models)
+    return WorkPage(
+        work=work,
+        versions=page_lists.listed(versions, key="versions", params=params),
+        models=page_lists.listed(
+            m.GenomicModel.objects.filter(introduced_in=work).order_by("name", "stable_id"), key="models", params=params
+        ),
+        evaluation_count=m.Evaluation.objects.filter(source__work=work).count(),
+    )
+
+
+@dataclass
+class SourcePage:
+    source: m.Source
+    protocols: page_lists.Listed[m.Protocol]
+    evaluations: page_lists.Listed[m.Evaluation]
+    datasets: page_lists.Listed[m.Dataset]
+
+    @property
+    def citing(self) -> int:
+        return self.protocols.total + self.evaluations.total + self.datasets.total
+
+
+def source_page(*, stable_id: str, params: QueryDict) -> SourcePage:
+    """A source's page: the protocols, evaluations (reported or cited for a concern) and datasets
+    citing it, each list a page at a time (at most seven queries)."""
+    source = record_or_404(m.Source.objects.select_related("work"), stable_id)
+    evaluations: QuerySet[m.Evaluation] = (
+        m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
+        .select_related("protocol")
+        .order_by("title", "stable_id")
+    )
+    return SourcePage(
+        source=source,
+        protocols=page_lists.listed(
+            m.Protocol.objects.filter(source=source).order_by("title", "stable_id"), key="protocols", params=params
+        ),
+        evaluations=page_lists.listed(evaluations, key="evaluations", params=params),
+        datasets=page_lists.listed(
+            m.Dataset.objects.filter(source=source, suite__isnull=True).order_by("name", "stable_id"),
+            key="datasets",
+            params=params,
+        ),
+    )
+
+
+@dataclass
+class ConfigurationPage:
+    configuration: m.Configuration
+    evaluations: page_lists.Listed[m.Evaluation]
+
+
+def configuration_page(*, stable_id: str, params: QueryDict) -> ConfigurationPage:
+    """A configuration's page: its evaluations with their results and review state, a page at a time."""
+    configuration = record_or_404(m.Configuration.objects.select_related("source", "model"), stable_id)
+    evaluations = evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
+    return ConfigurationPage(
+        configuration=configuration,
+        evaluations=page_lists.listed(evaluations, key="evaluations", params=params, per_page=EVALUATIONS_PER_PAGE),
+    )

@@ -12,13 +12,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from common.errors import Invalid
-from records import chart_output, coverage_matrix, exports, identity_pages, page_cache, protocol_page, search, selectors
+from records import (
+    chart_output,
+    coverage_matrix,
+    exports,
+    identity_pages,
+    model_page,
+    page_cache,
+    protocol_page,
+    search,
+    selectors,
+)
 from records import coverage as coverage_report
 from records import models as m
 
@@ -197,13 +206,8 @@ def evaluation_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_safe
 def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Configuration, dict[str, object]]:
-        configuration = selectors.record_or_404(m.Configuration.objects.select_related("source", "model"), stable_id)
-        evaluations = (
-            selectors.evaluations_queryset()
-            .filter(configuration=configuration)
-            .order_by("protocol__title", "stable_id")
-        )
-        return configuration, {"configuration": configuration, "evaluations": evaluations}
+        page = identity_pages.configuration_page(stable_id=stable_id, params=request.GET)
+        return page.configuration, {"configuration": page.configuration, "page": page}
 
     return _record_page(
         request,
@@ -217,10 +221,11 @@ def configuration_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_safe
 def dataset_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     """A dataset's page; for a task that protocols score, the task page: its ranked tables across
-    protocols, their charts and whether independent measurements agree (records.identity_pages)."""
+    protocols, their charts and timelines and whether independent measurements agree
+    (records.identity_pages), each long list a page at a time (`?table=<key>&page=<n>`)."""
 
     def context() -> tuple[m.Dataset, dict[str, object]]:
-        page = identity_pages.task_page(stable_id=stable_id)
+        page = identity_pages.task_page(stable_id=stable_id, params=request.GET)
         return page.dataset, {"dataset": page.dataset, "task": page}
 
     return _record_page(
@@ -241,10 +246,11 @@ def _without_correction(parts: PageParts) -> PageParts:
 @require_safe
 def model_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     """A model's page: every task it was measured on, across papers and protocols, with who measured,
-    its rank within each protocol's comparison and whether the measurements agree."""
+    its rank within each protocol's comparison and whether the measurements agree; `?task=&metric=`
+    shows one task's every measurement (records.model_page)."""
 
     def context() -> tuple[m.GenomicModel, dict[str, object]]:
-        page = identity_pages.model_page(stable_id=stable_id)
+        page = model_page.model_page(stable_id=stable_id, params=request.GET)
         return page.model, {"model": page.model, "page": page}
 
     return _record_page(
@@ -261,7 +267,7 @@ def work_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     """A work's page: its versions (sources), the evaluations each reports and the models it introduced."""
 
     def context() -> tuple[m.Work, dict[str, object]]:
-        page = identity_pages.work_page(stable_id=stable_id)
+        page = identity_pages.work_page(stable_id=stable_id, params=request.GET)
         return page.work, {"work": page.work, "page": page}
 
     return _record_page(
@@ -276,15 +282,8 @@ def work_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
 @require_safe
 def source_detail(request, stable_id: str, parts: PageParts = NO_PARTS):
     def context() -> tuple[m.Source, dict[str, object]]:
-        source = selectors.record_or_404(m.Source.objects.select_related("work"), stable_id)
-        return source, {
-            "source": source,
-            "protocols": m.Protocol.objects.filter(source=source).order_by("title"),
-            "evaluations": m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
-            .select_related("protocol")
-            .order_by("title"),
-            "datasets": m.Dataset.objects.filter(source=source, suite__isnull=True).order_by("name"),
-        }
+        page = identity_pages.source_page(stable_id=stable_id, params=request.GET)
+        return page.source, {"source": page.source, "page": page}
 
     return _record_page(
         request,
