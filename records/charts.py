@@ -484,9 +484,12 @@ def task_chart(
     )
 
 
-def protocol_charts(*, protocol: m.Protocol, groups: list[ComparisonGroup], include_excluded: bool) -> list[Chart]:
-    """One chart per group (small multiples for a suite); one empty chart when nothing is recorded."""
-    several = len(groups) > 1
+def protocol_charts(
+    *, protocol: m.Protocol, groups: list[ComparisonGroup], include_excluded: bool, several: bool = False
+) -> list[Chart]:
+    """One chart per group (small multiples for a suite: `several`, or more than one group, names
+    each chart's dataset or task); one empty chart when nothing is recorded."""
+    several = several or len(groups) > 1
     groups = groups or [ComparisonGroup(dataset=None, relation=m.Relation.ABSOLUTE, reference=None)]
     return [
         comparison_chart(protocol=protocol, group=group, include_excluded=include_excluded, several=several)

@@ -202,10 +202,13 @@ def _raw_rows(queryset: Any) -> list[tuple[Any, ...]]:
 
 
 def compared_evaluations(protocol: m.Protocol) -> list[ComparedEvaluation]:
-    """Every evaluation of the protocol, with its results, light: three queries whatever their
-    number (evaluations, results, and the datasets they score)."""
+    """Every evaluation of the protocol in page order (configuration name, stable id), with its
+    results (by stable id), light: three queries whatever their number (evaluations, results, and
+    the datasets they score)."""
     evaluation_rows = _raw_rows(
-        m.Evaluation.objects.filter(protocol=protocol).order_by().values_list(*_EVALUATION_COLUMNS)
+        m.Evaluation.objects.filter(protocol=protocol)
+        .order_by("configuration__name", "stable_id")
+        .values_list(*_EVALUATION_COLUMNS)
     )
     configurations: dict[int, ConfigurationLine] = {}
     evaluations: dict[int, ComparedEvaluation] = {}
@@ -238,7 +241,7 @@ def compared_evaluations(protocol: m.Protocol) -> list[ComparedEvaluation]:
     for line in evaluations.values():
         line.dataset = datasets[line.dataset_id]
     result_rows = _raw_rows(
-        m.Result.objects.filter(evaluation__protocol=protocol).order_by("stable_id").values_list(*_RESULT_COLUMNS)
+        m.Result.objects.filter(evaluation__protocol=protocol).order_by().values_list(*_RESULT_COLUMNS)
     )
     references = {row[4] for row in result_rows if row[4] is not None} - set(configurations)
     if references:
@@ -252,4 +255,7 @@ def compared_evaluations(protocol: m.Protocol) -> list[ComparedEvaluation]:
             continue  # committed between the two reads (records.page_rows says why this is safe)
         reference = configurations.get(row[4]) if row[4] is not None else None
         evaluation.results.append(ComparedResult(row, reference))
+    for line in evaluations.values():
+        if len(line.results) > 1:
+            line.results.sort(key=lambda result: result.stable_id)
     return list(evaluations.values())

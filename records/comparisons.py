@@ -33,7 +33,7 @@ def compared_states(*, include_excluded: bool) -> frozenset[str]:
     return frozenset({ReviewState.SOURCE_CHECKED})
 
 
-@dataclass
+@dataclass(slots=True)
 class ResultRow:
     """One result in its comparison group."""
 

@@ -196,9 +196,14 @@ def protocol_comparison(
     `dataset` names one."""
     evaluations = compared_rows.compared_evaluations(protocol)
     groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
-    if dataset:
-        groups = [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
-    return evaluations, groups
+    return evaluations, _of_dataset(groups, dataset)
+
+
+def _of_dataset(groups: list[comparisons.ComparisonGroup], dataset: str) -> list[comparisons.ComparisonGroup]:
+    """The groups of the dataset or task `dataset` names (every group for "")."""
+    if not dataset:
+        return groups
+    return [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
 
 
 def in_full(
@@ -224,20 +229,22 @@ def protocol_charts(*, stable_id: str, include_excluded: bool, dataset: str = ""
     protocol = m.Protocol.objects.filter(stable_id=stable_id).first()
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
-    _, groups = protocol_comparison(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
+    _, every_group = protocol_comparison(protocol=protocol, include_excluded=include_excluded)
+    groups = _of_dataset(every_group, dataset)
     drawn = []
     for group in groups:
         drawn += [row for row in group.rows if row.in_comparison][: charts.MAX_BARS]
         drawn += [row for row in group.rows if row.evaluation.is_excluded][: charts.MAX_BARS]
     in_full(protocol, drawn)
-    return charts.protocol_charts(protocol=protocol, groups=groups, include_excluded=include_excluded)
+    return charts.protocol_charts(
+        protocol=protocol, groups=groups, include_excluded=include_excluded, several=len(every_group) > 1
+    )
 
 
 def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
     include_excluded, dataset = reader_choices(params)
     protocol = _protocol(stable_id)
     evaluations, groups = protocol_comparison(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
-    evaluations.sort(key=lambda e: (e.configuration.name, e.stable_id))
 
     matrix: comparisons.Matrix | None = None
     result_rows: list[comparisons.ResultRow] = []

@@ -121,7 +121,7 @@ def test_it_lists_a_filters_most_frequent_options_and_says_how_many_it_leaves_ou
     assert "8 less frequent options not listed" in facet
     chosen = m.Configuration.objects.filter(name="Model 019").get()
     picked = client.get(f"{protocol.get_absolute_url()}?configuration={chosen.stable_id}").content.decode()
-    assert 'aria-current="true" class="selected">Model 019 (2)' in picked
+    assert 'aria-current="true" class="selected" title="Model 019">Model 019 (2)' in picked
     assert len(re.findall(r'<tr id="evaluation-', picked)) == 2
 
 
