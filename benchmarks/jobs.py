@@ -80,11 +80,11 @@ JOBS: Lifecycle[BenchmarkJob] = Lifecycle(
 
 
 def revoke_after_commit(*, task_id: str, terminate: bool) -> None:
-    """Tell the workers to drop the message (queued) or stop the process running it (running).
+    """Tell the workers to drop the message (a queued job's, or a second delivery of a running one's).
 
-    `terminate` sends SIGTERM to the prefork child running the task; it is a second line only: the
-    run also stops by itself at its next progress point or heartbeat, when the row says it is no
-    longer this attempt's.
+    `terminate` also sends SIGTERM to the prefork child running the task: the sweeper's last resort
+    for a run whose worker stopped answering. A cancelled run is not terminated: it stops by itself
+    at its next progress point or heartbeat, when the row says it is no longer this attempt's.
     """
     if not task_id:
         return

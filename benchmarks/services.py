@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmarks import conf, sweeper
-from benchmarks.jobs import CANCELLED, JOBS, QUEUED, RUNNING, JobConflict, JobForbidden, JobInvalid, revoke_after_commit
+from benchmarks.jobs import CANCELLED, JOBS, QUEUED, JobConflict, JobForbidden, JobInvalid, revoke_after_commit
 from benchmarks.measurement import TIME_UNITS
 from benchmarks.models import ACTIVE, BenchmarkJob, Recipe
 from benchmarks.parameters import OVERRIDABLE, ParameterError, job_parameters, parameter_errors
@@ -136,18 +136,20 @@ def benchmark_job_rerun(*, job: BenchmarkJob, actor: Actor) -> BenchmarkJob:
 
 
 def benchmark_job_cancel(*, job: BenchmarkJob, actor: Actor, reason: str = "") -> BenchmarkJob:
-    """Cancel a queued or running job; its message is revoked (and its process terminated) after the commit."""
+    """Cancel a queued or running job; its message is revoked after the commit. A running job stops
+    itself at its next progress point or heartbeat, when its row says it is cancelled: its process
+    is not killed (Celery's prefork pool with late acknowledgement and one slot can leave the next
+    task stuck after a terminate, celery/celery#1028), so the worker takes the next job at once."""
     _require(actor, CANCEL_PERMISSION, "cancel benchmark jobs")
     with transaction.atomic():
         locked = JOBS.locked(job.pk)
         if locked is None or locked.status not in ACTIVE:
             state = locked.status if locked else "gone"
             raise JobConflict(f"job {job.pk} is {state}: only queued or running jobs can be cancelled", field="status")
-        was_running = locked.status == RUNNING
         JOBS.change(
             row=locked, to=CANCELLED, actor=actor, reason=reason.strip() or "cancelled", finished_at=timezone.now()
         )
-        revoke_after_commit(task_id=locked.celery_task_id, terminate=was_running)
+        revoke_after_commit(task_id=locked.celery_task_id, terminate=False)
     return locked
 
 

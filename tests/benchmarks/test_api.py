@@ -131,7 +131,7 @@ def test_it_cancels_a_running_job(tiny_recipe, operator, broker, django_capture_
     with django_capture_on_commit_callbacks(execute=True):
         response = post(client, f"{JOBS}{job.pk}/cancel/")
     assert response.status_code == 200
-    assert broker.revoked == [{"task_id": job.celery_task_id, "terminate": True, "signal": "SIGTERM"}]
+    assert broker.revoked == [{"task_id": job.celery_task_id, "terminate": False, "signal": "SIGTERM"}]
 
 
 def test_it_refuses_a_cancel_reason_that_is_not_a_string_and_keeps_the_job(tiny_recipe, operator, broker):

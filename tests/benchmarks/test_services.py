@@ -272,7 +272,7 @@ def test_it_cancels_queued_and_running_jobs_and_revokes_their_messages(
         benchmark_job_cancel(job=running, actor=operator)
     assert broker.revoked == [
         {"task_id": queued.celery_task_id, "terminate": False, "signal": "SIGTERM"},
-        {"task_id": running.celery_task_id, "terminate": True, "signal": "SIGTERM"},
+        {"task_id": running.celery_task_id, "terminate": False, "signal": "SIGTERM"},  # it stops itself
     ]
     for job in (queued, running):
         job.refresh_from_db()
