@@ -16,10 +16,11 @@ At 2,000 evaluations of one task this read takes a tenth of what `agreement.evid
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from records import models as m
 from records.models.base import _url_parts
@@ -184,33 +185,38 @@ class EvaluationRow:
         return str(_REVIEW_STATES.get(self.review_state, self.review_state))
 
 
-def evaluation_rows(*, where: Q) -> list[EvaluationRow]:
-    """The evaluations `where` selects that measure what their protocol states (no "different
-    measurement"), oldest first, each with its absolute results by stable id: seven queries."""
-    chosen: QuerySet[m.Evaluation] = m.Evaluation.objects.filter(where).exclude(different_measurement__gt="")
-    ids = chosen.values("id")
-    protocols = m.Protocol.objects.filter(pk__in=chosen.values("protocol_id")).in_bulk()
-    datasets = m.Dataset.objects.filter(pk__in=chosen.values("dataset_id")).in_bulk()
-    models = m.GenomicModel.objects.filter(pk__in=chosen.values("configuration__model_id")).in_bulk()
-    configurations = {  # often one a row: values, each naming its model's one instance
-        pk: ConfigurationRow(pk, stable_id, name, short_name, models.get(model_id) if model_id else None)
-        for pk, stable_id, name, short_name, model_id in m.Configuration.objects.filter(
-            pk__in=chosen.values("configuration_id")
-        ).values_list("id", "stable_id", "name", "short_name", "model_id")
-    }
-    sources = m.Source.objects.filter(
-        Q(pk__in=chosen.values("source_id")) | Q(pk__in=chosen.values("original_source_id"))
-    ).in_bulk()
-    results: dict[int, Results] = defaultdict(Results)
-    rows = (
-        m.Result.objects.filter(evaluation_id__in=ids, relation=m.Relation.ABSOLUTE)
-        .order_by("stable_id")
-        .values_list(*_RESULT)
+def evaluation_rows(*, lookups: Mapping[str, object]) -> list[EvaluationRow]:
+    """The evaluations the `lookups` select (`{"dataset_id__in": [...]}`) that measure what their
+    protocol states (no "different measurement"), oldest first, each with its absolute results by
+    stable id: seven queries. The evaluations are read first; the records they name are then read
+    by id (protocols, datasets, models, sources: a page's few) or joined to the same lookups
+    (configurations, often one a row), never through a subquery per kind, which PostgreSQL's
+    planner may answer by scanning every evaluation of each dataset."""
+    chosen: QuerySet[m.Evaluation] = m.Evaluation.objects.filter(**lookups).exclude(different_measurement__gt="")
+    rows = list(chosen.order_by("id").values_list(*_EVALUATION))  # one fetch (a server-side cursor costs more)
+    protocols = m.Protocol.objects.filter(pk__in=sorted({row[2] for row in rows})).in_bulk()
+    datasets = m.Dataset.objects.filter(pk__in=sorted({row[3] for row in rows})).in_bulk()
+    sources = m.Source.objects.filter(pk__in=sorted({pk for row in rows for pk in row[5:7] if pk})).in_bulk()
+    joined = {f"evaluations__{lookup}": value for lookup, value in lookups.items()}
+    named = list(
+        m.Configuration.objects.filter(**joined)
+        .values_list("id", "stable_id", "name", "short_name", "model_id")
+        .distinct()
+        .order_by()
     )
-    for pk, stable_id, evaluation_id, *values in rows:  # one fetch (a server-side cursor costs more on PostgreSQL)
+    models = m.GenomicModel.objects.filter(pk__in=sorted({row[4] for row in named if row[4]})).in_bulk()
+    configurations = {  # values, each naming its model's one instance
+        pk: ConfigurationRow(pk, stable_id, name, short_name, models.get(model_id) if model_id else None)
+        for pk, stable_id, name, short_name, model_id in named
+    }
+    results: dict[int, Results] = defaultdict(Results)
+    absolute = m.Result.objects.filter(
+        relation=m.Relation.ABSOLUTE, **{f"evaluation__{lookup}": value for lookup, value in lookups.items()}
+    ).exclude(evaluation__different_measurement__gt="")
+    for pk, stable_id, evaluation_id, *values in absolute.order_by("stable_id").values_list(*_RESULT):
         results[evaluation_id].append(ResultRow(pk, stable_id, *values))
     found = []
-    for row in chosen.order_by("id").values_list(*_EVALUATION):
+    for row in rows:
         (pk, stable_id, protocol_id, dataset_id, configuration_id, source_id, original_id, repeats_id) = row[:8]
         repeats_state, state, measured_by, measured_by_name, different, citation, original_locator, locator = row[8:]
         found.append(

@@ -149,7 +149,7 @@ def task_page(*, stable_id: str, params: QueryDict) -> TaskPage:
     each long list one page at a time (`params`: records.page_lists); at most sixteen queries."""
     dataset = record_or_404(m.Dataset.objects.select_related("source", "suite"), stable_id)
     family_ids = agreement.family_of(dataset.pk)
-    evaluations = evidence_rows.evaluation_rows(where=Q(dataset_id__in=family_ids))
+    evaluations = evidence_rows.evaluation_rows(lookups={"dataset_id__in": sorted(family_ids)})
     families = {task: dataset.pk for task in family_ids}
     equivalences = list(
         m.TaskEquivalence.objects.filter(Q(task_id__in=family_ids) | Q(same_as_id__in=family_ids))

@@ -129,7 +129,7 @@ def model_page(*, stable_id: str, params: QueryDict) -> ModelPage:
         params=params,
         per_page=CONFIGURATIONS_PER_PAGE,
     )
-    evaluations = evidence_rows.evaluation_rows(where=Q(configuration__model=model))
+    evaluations = evidence_rows.evaluation_rows(lookups={"configuration__model": model})
     families = agreement.task_families({e.dataset_id for e in evaluations})
     found = agreement.agreements(evaluations, families)  # rows that read as evaluations (records.evidence_rows)
     tasks = []

@@ -12,7 +12,6 @@ from decimal import Decimal
 import pytest
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
 from records import agreement, evidence_rows, identity_pages, model_page
@@ -71,7 +70,7 @@ def crowded(evidence):  # noqa: F811 (the fixture imported above)
 
 def task_tables(dataset: m.Dataset) -> list[agreement.TaskTable]:
     family = agreement.family_of(dataset.pk)
-    rows = evidence_rows.evaluation_rows(where=Q(dataset_id__in=family))
+    rows = evidence_rows.evaluation_rows(lookups={"dataset_id__in": sorted(family)})
     return agreement.task_tables(rows, {task: dataset.pk for task in family})
 
 
@@ -135,7 +134,7 @@ def test_the_page_cache_keeps_each_page_of_a_table_apart(client, crowded):
 
 def test_the_task_page_counts_verdicts_truly_and_lists_the_conflicting_first(client, crowded):
     family = agreement.family_of(crowded["task"].pk)
-    rows = evidence_rows.evaluation_rows(where=Q(dataset_id__in=family))
+    rows = evidence_rows.evaluation_rows(lookups={"dataset_id__in": sorted(family)})
     found = agreement.agreements(rows, {task: crowded["task"].pk for task in family})
     counts = {
         label: sum(1 for item in found if item.verdict_label == label) for label in agreement.Verdict.LABELS.values()
