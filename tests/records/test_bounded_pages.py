@@ -141,7 +141,7 @@ def test_the_task_page_counts_verdicts_truly_and_lists_the_conflicting_first(cli
     }
     text = page_text(get(client, TASK))
     summary = text.split("Do independent measurements agree?")[1].split("The rule:")[0]
-    assert f"{len(found)} models or configurations measured on this task and a metric:" in summary
+    assert f"{len(found)} verdicts, one for each model (or configuration that names none) and metric" in summary
     for label, count in counts.items():
         if count:
             assert f"{label} {count}" in summary
