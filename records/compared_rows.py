@@ -12,6 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 
 from records import models as m
@@ -169,12 +170,8 @@ _EVALUATION_COLUMNS = (
     "repeats__title",
     "repeats__review_state",
     "repeats__concern",
-    "configuration__stable_id",
-    "configuration__name",
-    "configuration__short_name",
-    "configuration__model__stable_id",
-    "configuration__model__name",
 )
+_CONFIGURATION_COLUMNS = ("id", "stable_id", "name", "short_name", "model__stable_id", "model__name")
 _RESULT_COLUMNS = (
     "id",
     "stable_id",
@@ -195,24 +192,27 @@ def _raw_rows(queryset: Any) -> list[tuple[Any, ...]]:
     """The rows of a values_list() query as the database driver returns them: the exact decimals as
     their stored text, without Django's conversion of each value (most of the time of reading ten
     thousand rows). Callers convert the few columns that need it."""
-    sql, params = queryset.query.get_compiler(using=queryset.db).as_sql()
+    try:
+        sql, params = queryset.query.get_compiler(using=queryset.db).as_sql()
+    except EmptyResultSet:  # a filter that matches nothing by construction (`pk__in` an empty set)
+        return []
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
-def compared_evaluations(protocol: m.Protocol) -> list[ComparedEvaluation]:
-    """Every evaluation of the protocol in page order (configuration name, stable id), with its
-    results (by stable id), light: three queries whatever their number (evaluations, results, and
-    the datasets they score)."""
-    evaluation_rows = _raw_rows(
-        m.Evaluation.objects.filter(protocol=protocol)
-        .order_by("configuration__name", "stable_id")
-        .values_list(*_EVALUATION_COLUMNS)
-    )
-    configurations: dict[int, ConfigurationLine] = {}
+def compared_evaluations(protocol: m.Protocol, *, dataset: m.Dataset | None = None) -> list[ComparedEvaluation]:
+    """Every evaluation of the protocol (of one dataset or task, when given: its comparisons are
+    the same), with its results (by stable id), light, ordered as pages list them (configuration
+    name, stable id): four queries whatever their number (evaluations, results, and the
+    configurations and datasets they name)."""
+    evaluations_of = m.Evaluation.objects.filter(protocol=protocol)
+    results_of = m.Result.objects.filter(evaluation__protocol=protocol)
+    if dataset is not None:
+        evaluations_of = evaluations_of.filter(dataset=dataset)
+        results_of = results_of.filter(evaluation__dataset=dataset)
     evaluations: dict[int, ComparedEvaluation] = {}
-    for row in evaluation_rows:
+    for row in _raw_rows(evaluations_of.order_by().values_list(*_EVALUATION_COLUMNS)):
         line = ComparedEvaluation()
         (
             line.pk,
@@ -230,32 +230,30 @@ def compared_evaluations(protocol: m.Protocol) -> list[ComparedEvaluation]:
             line.concern,
         ) = row[:13]
         line.id = line.pk
-        line.repeats = None if line.repeats_id is None else OriginalLine(line.repeats_id, *row[13:17])
-        configuration = configurations.get(line.configuration_id)
-        if configuration is None:
-            configuration = configurations[line.configuration_id] = ConfigurationLine(line.configuration_id, *row[17:])
-        line.configuration = configuration
+        line.repeats = None if line.repeats_id is None else OriginalLine(line.repeats_id, *row[13:])
         line.results = _Results()
         evaluations[line.pk] = line
+    result_rows = _raw_rows(results_of.order_by().values_list(*_RESULT_COLUMNS))
+    named = {line.configuration_id for line in evaluations.values()}
+    named.update(row[4] for row in result_rows if row[4] is not None)  # references
+    configurations = {
+        row[0]: ConfigurationLine(*row)
+        for row in _raw_rows(
+            m.Configuration.objects.filter(pk__in=named).order_by().values_list(*_CONFIGURATION_COLUMNS)
+        )
+    }
     datasets = m.Dataset.objects.in_bulk({line.dataset_id for line in evaluations.values()})
     for line in evaluations.values():
+        line.configuration = configurations[line.configuration_id]
         line.dataset = datasets[line.dataset_id]
-    result_rows = _raw_rows(
-        m.Result.objects.filter(evaluation__protocol=protocol).order_by().values_list(*_RESULT_COLUMNS)
-    )
-    references = {row[4] for row in result_rows if row[4] is not None} - set(configurations)
-    if references:
-        for pk, *columns in m.Configuration.objects.filter(pk__in=references).values_list(
-            "id", "stable_id", "name", "short_name", "model__stable_id", "model__name"
-        ):
-            configurations[pk] = ConfigurationLine(pk, *columns)
     for row in result_rows:
         evaluation = evaluations.get(row[2])
         if evaluation is None:
             continue  # committed between the two reads (records.page_rows says why this is safe)
         reference = configurations.get(row[4]) if row[4] is not None else None
         evaluation.results.append(ComparedResult(row, reference))
-    for line in evaluations.values():
+    ordered = sorted(evaluations.values(), key=lambda line: (line.configuration.name, line.stable_id))
+    for line in ordered:
         if len(line.results) > 1:
             line.results.sort(key=lambda result: result.stable_id)
-    return list(evaluations.values())
+    return ordered

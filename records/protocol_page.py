@@ -229,16 +229,19 @@ def protocol_charts(*, stable_id: str, include_excluded: bool, dataset: str = ""
     protocol = m.Protocol.objects.filter(stable_id=stable_id).first()
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
-    _, every_group = protocol_comparison(protocol=protocol, include_excluded=include_excluded)
-    groups = _of_dataset(every_group, dataset)
+    # One dataset's or task's comparisons are the same read alone: read only its rows (none of an unknown one).
+    chosen = m.Dataset.objects.filter(stable_id=dataset).first() if dataset else None
+    evaluations = [] if dataset and chosen is None else compared_rows.compared_evaluations(protocol, dataset=chosen)
+    groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
+    several = len(groups) > 1 or (
+        chosen is not None and m.Evaluation.objects.filter(protocol=protocol).exclude(dataset=chosen).exists()
+    )
     drawn = []
     for group in groups:
         drawn += [row for row in group.rows if row.in_comparison][: charts.MAX_BARS]
         drawn += [row for row in group.rows if row.evaluation.is_excluded][: charts.MAX_BARS]
     in_full(protocol, drawn)
-    return charts.protocol_charts(
-        protocol=protocol, groups=groups, include_excluded=include_excluded, several=len(every_group) > 1
-    )
+    return charts.protocol_charts(protocol=protocol, groups=groups, include_excluded=include_excluded, several=several)
 
 
 def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
