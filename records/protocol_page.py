@@ -18,22 +18,14 @@ from django.http import Http404, QueryDict
 
 from records import charts, compared_rows, comparisons, page_rows
 from records import models as m
-from records.selectors import (
-    EVALUATION_FACETS,
-    Faceted,
-    Pager,
-    faceted,
-    pager,
-    with_last_reviews,
-    with_review_log,
-)
+from records.page_lists import Listed, listed
+from records.selectors import EVALUATION_FACETS, Faceted, faceted, with_last_reviews, with_review_log
 from records.values import display
 from reviews.models import ReviewState
 
 INCLUDE_EXCLUDED = "excluded"
 # Parameters of the reader's choices (besides the evaluations' filters, selectors.EVALUATION_FACETS).
 INCLUDE_PARAM, DATASET_PARAM = "include", "dataset"
-ROWS_PARAM, EVALUATIONS_PARAM = "rows", "page"
 MATRIX_ROWS_PER_PAGE = 30  # configurations a page of a matrix shows (a paper's table rarely has more)
 RESULT_ROWS_PER_PAGE = 50  # rows a page of a one-column results table shows
 EVALUATIONS_PER_PAGE = 20  # evaluations, with their quotes, a page of the evaluations table shows
@@ -67,14 +59,13 @@ class ProtocolPage:
     sources: list[m.Source]
     result_count: int
     measured_by_counts: dict[str, int]
-    # The results shown: a page of the matrix's configurations, or of the one group's rows.
+    # The results shown: a page of the matrix's configurations (`?table=rows&page=<n>`), or of the
+    # one group's rows; `matrix` holds the shown configurations' cells.
+    rows: Listed[Any]
     matrix: comparisons.Matrix | None
-    result_rows: list[comparisons.ResultRow]
-    rows_pager: Pager
-    # The evaluations table: the reader's filters, and the page of it shown (read in full).
+    # The evaluations table: the reader's filters, and the page of it shown (`?table=evaluations&page=<n>`, read in full).
     filtered: Faceted
-    evaluation_rows: list[page_rows.EvaluationLine]
-    evaluations_pager: Pager
+    evaluations_table: Listed[page_rows.EvaluationLine]
     charts: list[ChartLink] = field(default_factory=list)
 
     @property
@@ -92,11 +83,11 @@ class ProtocolPage:
             where = " on the selected dataset" if self.dataset_filter else ""
             return f"No result recorded for this protocol{where}."
         if self.matrix is not None:
-            configurations, columns = self.rows_pager.total, len(self.groups)
+            configurations, columns = self.rows.total, len(self.groups)
             noun = "tasks" if self.column_noun == "task" else "datasets and tasks"
             what = f"{_count(configurations, 'tested configuration')} × {columns} {noun}"
         else:
-            what = f"{_count(self.rows_pager.total, 'result')} on {self.groups[0].label}"
+            what = f"{_count(self.rows.total, 'result')} on {self.groups[0].label}"
         metric = f"{protocol.metric_label} ({protocol.metric_unit})"
         if not protocol.is_ranked:
             return f"{what}, {metric}: descriptive facts, listed, never ranked."
@@ -112,7 +103,7 @@ class ProtocolPage:
     @property
     def unlisted_count(self) -> int:
         """Evaluations not on the evaluations table's page shown (the related list names that page's)."""
-        return len(self.evaluations) - len(self.evaluation_rows)
+        return len(self.evaluations) - len(self.evaluations_table.items)
 
     @property
     def is_matrix(self) -> bool:
@@ -250,27 +241,20 @@ def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
     evaluations, groups = protocol_comparison(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
 
     matrix: comparisons.Matrix | None = None
-    result_rows: list[comparisons.ResultRow] = []
     if len(groups) > 1:
-        configurations = comparisons.matrix_configurations(groups)
-        shown, rows_pager = pager(
-            configurations, params, param=ROWS_PARAM, per_page=MATRIX_ROWS_PER_PAGE, anchor="results"
+        rows = listed(
+            comparisons.matrix_configurations(groups), key="rows", params=params, per_page=MATRIX_ROWS_PER_PAGE
         )
-        matrix = comparisons.matrix(groups, configurations=shown)
+        matrix = comparisons.matrix(groups, configurations=rows.items)
         displayed = []  # a matrix cell shows what the light reading holds
     else:
-        every_row = groups[0].rows if groups else []
-        result_rows, rows_pager = pager(
-            every_row, params, param=ROWS_PARAM, per_page=RESULT_ROWS_PER_PAGE, anchor="results"
-        )
-        displayed = result_rows  # a results table's rows name their sources: read in full
+        rows = listed(groups[0].rows if groups else [], key="rows", params=params, per_page=RESULT_ROWS_PER_PAGE)
+        displayed = rows.items  # a results table's rows name their sources: read in full
 
     filtered = faceted(evaluations, EVALUATION_FACETS, params)
-    listed, evaluations_pager = pager(
-        filtered.items, params, param=EVALUATIONS_PARAM, per_page=EVALUATIONS_PER_PAGE, anchor="all-rows"
-    )
-    by_pk = in_full(protocol, displayed, also=[evaluation.pk for evaluation in listed])
-    evaluation_rows = [by_pk[evaluation.pk] for evaluation in listed if evaluation.pk in by_pk]
+    table = listed(filtered.items, key="evaluations", params=params, per_page=EVALUATIONS_PER_PAGE)
+    by_pk = in_full(protocol, displayed, also=[evaluation.pk for evaluation in table.items])
+    table.items = [by_pk[evaluation.pk] for evaluation in table.items if evaluation.pk in by_pk]
 
     checked = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
     kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
@@ -293,12 +277,10 @@ def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
         sources=cited_sources(protocol=protocol, evaluations=evaluations),
         result_count=sum(len(e.results) for e in evaluations),
         measured_by_counts=measured_by_counts,
+        rows=rows,
         matrix=matrix,
-        result_rows=result_rows,
-        rows_pager=rows_pager,
         filtered=filtered,
-        evaluation_rows=evaluation_rows,
-        evaluations_pager=evaluations_pager,
+        evaluations_table=table,
         charts=_chart_links(protocol, groups),
     )
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from django.core.paginator import Paginator
 from django.db.models import Count, Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
 from records import models as m
+from records.page_lists import PAGE_PARAM, TABLE_PARAM, Listed, listed
 from reviews.models import Reviewable
 from reviews.selectors import ReviewLog, last_review_entries
 
@@ -27,8 +27,7 @@ class Catalogue:
     """The home page: what the catalogue holds, and a page of its protocols by title."""
 
     counts: dict[str, int]
-    protocols: list[m.Protocol]
-    pager: Pager
+    protocols: Listed[m.Protocol]  # each with `evaluation_count`
 
 
 def catalogue(*, params: QueryDict) -> Catalogue:
@@ -39,12 +38,11 @@ def catalogue(*, params: QueryDict) -> Catalogue:
         "models": m.GenomicModel.objects.filter(merged_into__isnull=True).count(),
         "sources": m.Source.objects.count(),
     }
-    ids = list(m.Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True))
-    shown, protocols_pager = pager(ids, params, param=PAGE_PARAM, per_page=PROTOCOLS_PER_PAGE, anchor="protocols")
-    counted = m.Protocol.objects.filter(pk__in=shown).annotate(evaluation_count=Count("evaluations"))
-    return Catalogue(
-        counts=counts, protocols=sorted(counted, key=lambda p: (p.title, p.stable_id)), pager=protocols_pager
-    )
+    ids = m.Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True)
+    protocols: Listed[Any] = listed(ids, key="protocols", params=params, per_page=PROTOCOLS_PER_PAGE)
+    counted = m.Protocol.objects.filter(pk__in=protocols.items).annotate(evaluation_count=Count("evaluations"))
+    protocols.items = sorted(counted, key=lambda p: (p.title, p.stable_id))
+    return Catalogue(counts=counts, protocols=protocols)
 
 
 def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation]:
@@ -131,7 +129,6 @@ NOT_STATED = "(not stated)"
 # A filter's options beyond this many (the most frequent first) are not listed: a protocol of ten
 # thousand configurations would list them all. A chosen option is always listed.
 FACET_OPTIONS_SHOWN = 12
-PAGE_PARAM = "page"  # the page of the faceted list: another choice of filters starts at its first page
 EVALUATION_FACETS = (
     FacetSpec(
         "configuration", "Tested model or method", lambda e: e.configuration.stable_id, lambda e: e.configuration.name
@@ -179,7 +176,7 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
 
     # Another selection starts at its first page. The pairs are encoded once, as QueryDict.urlencode
     # encodes them (a protocol page makes one query string per option, a thousand and more).
-    kept = [(key, values) for key, values in params.lists() if key != PAGE_PARAM]
+    kept = [(key, values) for key, values in params.lists() if key not in (PAGE_PARAM, TABLE_PARAM)]
     encoded = [(key, [_encode_pair(key, value) for value in values]) for key, values in kept]
 
     def query_with(**changes: str | None) -> str:
@@ -231,50 +228,4 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
         facets=facets,
         applied=applied,
         clear_query=query_with(**{spec.param: None for spec in specs}),
-    )
-
-
-@dataclass
-class Pager:
-    """Where a page of a long list is: its rows' positions, and links to the other pages (none when
-    the list fits on one)."""
-
-    first: int  # the 1-based position of the first row shown (0 for an empty list)
-    last: int
-    total: int
-    per_page: int
-    links: list[tuple[str, str, bool]]  # (label, query string, current); "…" with "" for a gap
-    anchor: str = ""
-
-    @property
-    def is_paged(self) -> bool:
-        return bool(self.links)
-
-
-_Item = TypeVar("_Item")
-
-
-def pager(
-    items: Sequence[_Item], params: QueryDict, *, param: str, per_page: int, anchor: str = ""
-) -> tuple[list[_Item], Pager]:
-    """The page of `items` that `params[param]` names (the first for a missing or invalid number, the
-    last past the end), and its pager, whose links keep every other parameter."""
-    paginator = Paginator(items, per_page)
-    page = paginator.get_page(params.get(param))
-    links: list[tuple[str, str, bool]] = []
-    if paginator.num_pages > 1:
-        query = params.copy()
-        for number in paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1):
-            if not isinstance(number, int):  # Paginator.ELLIPSIS, a gap in the range
-                links.append((str(number), "", False))
-                continue
-            query[param] = str(number)
-            links.append((str(number), query.urlencode(), number == page.number))
-    return list(page.object_list), Pager(
-        first=page.start_index(),
-        last=page.end_index(),
-        total=paginator.count,
-        per_page=per_page,
-        links=links,
-        anchor=anchor,
     )

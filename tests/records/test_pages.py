@@ -242,19 +242,19 @@ def test_it_pages_the_evaluations_table_and_the_results_table(client):
     url = f"/protocols/{protocol.stable_id}/"
     first = client.get(url).content.decode()
     assert first.count('<tr id="evaluation-') == 20
-    assert "results: evaluations 1 to 20 of 130</caption>" in first
-    assert '<a href="?page=2#all-rows">2</a> <a href="?page=3#all-rows">3</a>' in first
+    assert "results: evaluations 1–20 of 130</caption>" in first
+    assert '<a href="?table=evaluations&amp;page=2#all-rows">2</a>' in first
     assert first.count('class="evaluation-link"') == 50  # the results table's first page
-    assert "rows 1 to 50 of 130" in first and '<a href="?rows=3#results">3</a>' in first
-    assert client.get(f"{url}?rows=3").content.decode().count('class="evaluation-link"') == 30
-    last = client.get(f"{url}?page=7&measured_by=authors").content.decode()
-    assert last.count('<tr id="evaluation-') == 10 and "evaluations 121 to 130 of 130" in last
-    assert "121 to 130 of 130 evaluations, 20 a page." in last
+    assert "rows 1–50 of 130" in first and '<a href="?table=rows&amp;page=3#results">3</a>' in first
+    assert client.get(f"{url}?table=rows&page=3").content.decode().count('class="evaluation-link"') == 30
+    last = client.get(f"{url}?table=evaluations&page=7&measured_by=authors").content.decode()
+    assert last.count('<tr id="evaluation-') == 10 and "evaluations 121–130 of 130" in last
+    assert "Evaluations 121–130 of 130, 20 a page." in last
     assert (
         'href="?measured_by=authors&amp;page=' not in last and 'href="?#all-rows"' in last
     )  # a new selection starts at page 1
     assert (
-        client.get(f"{url}?page=99").content.decode().count('<tr id="evaluation-') == 10
+        client.get(f"{url}?table=evaluations&page=99").content.decode().count('<tr id="evaluation-') == 10
     )  # past the end: the last page
 
 

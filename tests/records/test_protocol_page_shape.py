@@ -91,13 +91,13 @@ def test_the_gue_page_is_under_200_kb_and_shows_every_value_with_its_correction_
 def test_it_lists_the_evaluations_a_page_at_a_time_and_names_the_rest(client, demo):
     body = client.get(GUE).content.decode()
     assert len(re.findall(r'<tr id="evaluation-', body)) == protocol_page.EVALUATIONS_PER_PAGE
-    assert "1 to 20 of 270 evaluations, 20 a page." in body
+    assert "Evaluations 1–20 of 270, 20 a page." in body
     related = body[body.index('<h3 id="related">') :]
     assert len(re.findall(r"<li>assessment: ", related)) == 20
     assert "and 250 more evaluations" in related
-    last = client.get(f"{GUE}?page=14").content.decode()
+    last = client.get(f"{GUE}?table=evaluations&page=14").content.decode()
     assert len(re.findall(r'<tr id="evaluation-', last)) == 10
-    assert "261 to 270 of 270 evaluations" in last
+    assert "Evaluations 261–270 of 270" in last
 
 
 def test_it_pages_a_matrix_of_many_configurations(client, seeded):
@@ -105,12 +105,12 @@ def test_it_pages_a_matrix_of_many_configurations(client, seeded):
     url = protocol.get_absolute_url()
     first = client.get(url).content.decode()
     assert len(re.findall(r'<tr><th scope="row">', first)) == protocol_page.MATRIX_ROWS_PER_PAGE
-    assert "configurations 1 to 30 of 45" in first
-    second = client.get(f"{url}?rows=2").content.decode()
+    assert "configurations 1–30 of 45" in first
+    second = client.get(f"{url}?table=rows&page=2").content.decode()
     assert len(re.findall(r'<tr><th scope="row">', second)) == 15
     assert "Model 044" in second and "Model 044" not in first
     # a bad page number is the first page, never an error
-    assert client.get(f"{url}?rows=x").status_code == 200
+    assert client.get(f"{url}?table=rows&page=x").status_code == 200
 
 
 def test_it_lists_a_filters_most_frequent_options_and_says_how_many_it_leaves_out(client, seeded):
@@ -142,6 +142,6 @@ def test_the_home_page_counts_the_catalogue_and_lists_its_protocols_a_page_at_a_
     assert protocols > 25
     assert f"The catalogue holds {protocols} protocols, {m.Evaluation.objects.count()} evaluations" in first
     assert len(re.findall(r'<tr><th scope="row"><a href="/protocols/', first)) == 25
-    last = client.get("/?page=2").content.decode()
+    last = client.get("/?table=protocols&page=2").content.decode()
     assert len(re.findall(r'<tr><th scope="row"><a href="/protocols/', last)) == protocols - 25
-    assert f"26 to {protocols} of {protocols} protocols" in last
+    assert f"Protocols 26–{protocols} of {protocols}" in last
