@@ -342,6 +342,7 @@ def main() -> int:
         "PORTAL_RELEASES_DIR": str(folder / "releases"),
         "PORTAL_LOG_LEVEL": "WARNING",
         "PORTAL_CORRECTIONS_PER_IP": "1000000",
+        "PORTAL_SEARCHES_PER_IP": "1000000",
         "PORTAL_CORRECTIONS_PER_RECORD": "1000000",
         "PORTAL_API_ANON_RATE": "100000000/minute",
         "PORTAL_API_USER_RATE": "100000000/minute",

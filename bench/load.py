@@ -7,7 +7,7 @@ starts gunicorn, and drives it from keep-alive client threads in this process:
 
   record pages 35% . API lists 25% . search 15% . correction submissions 10% . release downloads 15%
 
-Correction limits are raised for the run (every client is 127.0.0.1). Exits 1 if any response is a 5xx.
+Correction and search limits are raised for the run (every client is 127.0.0.1). Exits 1 if any response is a 5xx.
 """
 
 from __future__ import annotations
@@ -159,6 +159,7 @@ def main() -> int:
         "DJANGO_SETTINGS_MODULE": "portal.settings",
         "PORTAL_LOG_LEVEL": "WARNING",
         "PORTAL_CORRECTIONS_PER_IP": "1000000",
+        "PORTAL_SEARCHES_PER_IP": "1000000",
         "PORTAL_CORRECTIONS_PER_RECORD": "1000000",
         "PORTAL_API_ANON_RATE": "100000000/minute",
         "PORTAL_API_USER_RATE": "100000000/minute",  # DRF counts anonymous clients under both rates

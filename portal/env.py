@@ -136,6 +136,9 @@ def database_from_env(var_dir: Path) -> dict:
         if password:
             config["PASSWORD"] = password
         config.setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
+        # No JIT compilation: the portal's statements are short, and compiling a plan the planner
+        # costs high (a search over a common word) took 20 to 80 ms, more than it saved (bench/search.py).
+        config["OPTIONS"].setdefault("options", "-c jit=off")
     return config
 
 

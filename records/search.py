@@ -6,8 +6,9 @@ a query with PostgreSQL's full text search or SQLite's FTS5). Every word is requ
 name matches in any spelling ("DNABERT2", "DNABERT-2", "dnabert 2", records.search_text). Hits
 come best first, PER_PAGE a page, each showing its record type, its protocol and task, and its
 model; the counts per type are true counts of everything matched (one COUNT over the match), and
-the total is their sum. A search runs two SQL statements whatever the number of hits: the counts,
-then one page, or when nothing matches the near spellings (pg_trgm's trigram similarity).
+the total is their sum. A search runs one SQL statement whatever the number of hits (the counts
+and one page, from one reading of the match), a second when the page asked for is past the last
+or when nothing matches (the near spellings: pg_trgm's trigram similarity).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 from urllib.parse import urlencode
 
-from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
+from django.core.paginator import Page, Paginator
 
 from records.models.search import SearchKind
 from records.search_backends import KIND_ORDER, SearchBackend, search_backend
@@ -123,10 +124,11 @@ def _hit(row: dict[str, Any]) -> Hit:
 
 class _Ranked:
     """The matched entries best first, as Django's Paginator reads a list: a count known already,
-    and a slice read with one query."""
+    one page read already (with the counts), any other slice read with one query."""
 
-    def __init__(self, backend: SearchBackend, *, kind: str, count: int):
+    def __init__(self, backend: SearchBackend, *, kind: str, count: int, offset: int, rows: list[dict[str, Any]]):
         self.backend, self.kind, self._count = backend, kind, count
+        self.read = {offset: rows}
 
     def count(self) -> int:
         return self._count
@@ -147,39 +149,49 @@ class _Ranked:
         start, stop = index.start or 0, min(index.stop if index.stop is not None else self._count, self._count)
         if stop <= start:
             return []
-        return [_hit(row) for row in self.backend.rows(kind=self.kind, offset=start, limit=stop - start)]
+        rows = self.read.get(start)
+        if rows is None or len(rows) < stop - start:
+            rows = self.backend.rows(kind=self.kind, offset=start, limit=stop - start)
+        return [_hit(row) for row in rows[: stop - start]]
 
 
-def _page(paginator: Paginator[Hit], number: str | int | None) -> tuple[Page[Hit], str]:
-    """The page asked for, or the nearest one with a line saying so (never an error)."""
-    wanted: int | str = 1 if number is None or number == "" else number
+def _page_number(number: str | int | None) -> tuple[int, str]:
+    """The page asked for as a number from 1, and what was made of it when it is not one."""
+    if number is None or number == "":
+        return 1, ""
     try:
-        return paginator.page(paginator.validate_number(wanted)), ""
-    except PageNotAnInteger:
-        return paginator.page(1), f"“{str(number)[:20]}” is not a page number: this is the first page."
-    except EmptyPage:
-        if int(str(number)) < 1:
-            return paginator.page(1), "Pages are numbered from 1: this is the first page."
-        last = paginator.num_pages
-        return paginator.page(last), f"There is no page {str(number)[:20]}: the results end on page {last}, shown here."
+        value = int(str(number).strip())
+    except ValueError:
+        return 1, f"“{str(number)[:20]}” is not a page number: this is the first page."
+    if value < 1:
+        return 1, "Pages are numbered from 1: this is the first page."
+    return value, ""
 
 
 def search(*, query: str, record_type: str = "", page: str | int | None = None) -> SearchResults:
-    """The hits for `query` (of `record_type` only, when it names a type), page `page` of them."""
+    """The hits for `query` (of `record_type` only, when it names a type), page `page` of them: the
+    counts and the page in one statement; a page past the last is the last (a second statement)."""
     parsed = query_parse(query)
     chosen = record_type if record_type in TYPE_NAMES else ""
     results = SearchResults(query=parsed.text, chosen_type=chosen)
-    if parsed.dropped_words:
-        results.notice = f"Only the first {MAX_WORDS} words were searched."
+    notices = [f"Only the first {MAX_WORDS} words were searched."] if parsed.dropped_words else []
     if not parsed.segments and parsed.number is None:
+        results.notice = " ".join(notices)
         return results
+    number, notice = _page_number(page)
+    notices.append(notice)
     backend = search_backend(parsed)
-    counts = backend.counts()
+    offset = (number - 1) * PER_PAGE
+    counts, rows = backend.counts_and_rows(kind=chosen, offset=offset, limit=PER_PAGE)
     results.facets = [(str(kind), LABELS[kind][0], counts[kind]) for kind in KIND_ORDER if counts.get(kind)]
     results.total = sum(counts.values())
-    paginator: Paginator[Hit] = Paginator(_Ranked(backend, kind=chosen, count=results.count), PER_PAGE)
-    results.page, notice = _page(paginator, page)
-    results.notice = " ".join(part for part in (results.notice, notice) if part)
+    ranked = _Ranked(backend, kind=chosen, count=results.count, offset=offset, rows=rows)
+    paginator: Paginator[Hit] = Paginator(ranked, PER_PAGE)
+    if number > paginator.num_pages:
+        notices.append(f"There is no page {number}: the results end on page {paginator.num_pages}, shown here.")
+        number = paginator.num_pages
+    results.page = paginator.page(number)
+    results.notice = " ".join(part for part in notices if part)
     if not results.total:
         results.near = [_hit(row) for row in backend.near(limit=NEAR_SPELLINGS)]
     return results

@@ -3,8 +3,8 @@ of each kind, one page of them best first, and near spellings when none match.
 
 Every word of the query is required (a word's folded spelling may stand for it, records.search_text);
 a number searched also finds the results with that value. Relevance is the backend's text rank
-(PostgreSQL: ts_rank_cd over the weighted tsvector, cover density, so words close together count
-more; SQLite: FTS5's bm25 with the same column weights), scaled to [0, 1) and raised, in this order
+(PostgreSQL: ts_rank over the weighted tsvector, ts_rank_cd for several words, so words close
+together count more; SQLite: FTS5's bm25 with the same column weights), scaled to [0, 1) and raised, in this order
 of strength, when the query is the record's stable id, names it (its name or an alias in any
 spelling), or has every word in its own name (a named model before a named task, before a named
 protocol, configuration, source, evaluation), or gives a result's value with its printed digits.
@@ -15,19 +15,19 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Sequence
 from typing import Any, cast
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField, TrigramSimilarity
 from django.db import connection
-from django.db.models import Case, Count, F, FloatField, Func, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, F, FloatField, Func, Q, Value, When
 
 from records.models.search import SearchEntry, SearchKind
 from records.search_index import CONFIG, FTS_TABLE, TRIGRAM_TABLE
 from records.search_text import ParsedQuery
 from records.values import exact_text
 
-# The order kinds are listed in (facets, and among hits of equal relevance).
+# The order kinds are listed in (facets, and among hits of equal relevance; then the order they
+# were catalogued in).
 KIND_ORDER = (
     SearchKind.MODEL,
     SearchKind.DATASET,
@@ -82,23 +82,64 @@ HIT_FIELDS = (
 )
 
 
+Row = dict[str, Any]
+
+
 class SearchBackend:
-    """The entries that match one parsed query."""
+    """The entries that match one parsed query. A subclass gives `_matched()`: the SQL of the
+    matched entries' (id, kind, score), score being relevance with its bonuses; every
+    statement here reads it once (a MATERIALIZED common table expression)."""
 
     def __init__(self, parsed: ParsedQuery):
         self.parsed = parsed
         self.exact_digits = exact_text(parsed.number) if parsed.number is not None else ""
 
-    def counts(self) -> dict[str, int]:
+    def _matched(self) -> tuple[str, list[Any]]:
         raise NotImplementedError
 
-    def rows(self, *, kind: str, offset: int, limit: int) -> list[dict[str, Any]]:
-        """Entries best first (`kind` "" for all), with `review_state` (an evaluation's or a result's) and `rank`."""
-        raise NotImplementedError
+    def counts_and_rows(self, *, kind: str, offset: int, limit: int) -> tuple[dict[str, int], list[Row]]:
+        """Every kind's count of matches and one page of entries (of `kind`, "" for all), best
+        first, each with `review_state` (an evaluation's or a result's) and `rank`: one statement."""
+        rows = self._statement(kind=kind, offset=offset, limit=limit, counts=True)
+        counts = {row["kind"]: row["count"] for row in rows if row["part"] == "count"}
+        return counts, [row for row in rows if row["part"] == "hit"]
 
-    def near(self, *, limit: int) -> list[dict[str, Any]]:
+    def rows(self, *, kind: str, offset: int, limit: int) -> list[Row]:
+        """One page of entries as `counts_and_rows` gives it, without the counts: one statement."""
+        return self._statement(kind=kind, offset=offset, limit=limit, counts=False)
+
+    def near(self, *, limit: int) -> list[Row]:
         """Named records whose title is spelled near the query, nearest first."""
         raise NotImplementedError
+
+    def _statement(self, *, kind: str, offset: int, limit: int, counts: bool) -> list[Row]:
+        matched, params = self._matched()
+        order = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(KIND_ORDER))
+        where, kind_params = ("WHERE kind = %s", [kind]) if kind else ("", [])
+        page = (
+            f"SELECT id, score, CASE kind {order} END AS kind_order FROM matched {where} "
+            "ORDER BY score DESC, kind_order, id LIMIT %s OFFSET %s"
+        )
+        columns = ", ".join(f"e.{field}" for field in HIT_FIELDS)
+        nothing = ", ".join("NULL" for _ in HIT_FIELDS)
+        hits = (
+            f"SELECT 'hit' AS part, 0, {columns}, ev.review_state, p.score AS rank, p.kind_order, p.id AS entry_id "
+            f"FROM ({page}) p JOIN records_searchentry e ON e.id = p.id "
+            "LEFT JOIN records_evaluation ev ON ev.id = e.evaluation_id"
+        )
+        sql = f"WITH matched(id, kind, score) AS MATERIALIZED ({matched}) SELECT * FROM ("
+        if counts:
+            # The kind goes in the place of the hit's kind; the other hit columns stay empty.
+            count_columns = nothing.replace("NULL", "kind", 1)
+            sql += f"SELECT 'count', COUNT(*), {count_columns}, NULL, NULL, NULL, NULL FROM matched GROUP BY kind UNION ALL "
+        names = ("part", "count", *HIT_FIELDS, "review_state", "rank", "kind_order", "entry_id")
+        position = {name: i for i, name in enumerate(names, start=1)}  # a union's columns are named by its first part
+        order = f"{position['part']}, {position['rank']} DESC, {position['kind_order']}, {position['entry_id']}"
+        sql += f"{hits}) found ORDER BY {order}"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, *kind_params, limit, offset])
+            found = cursor.fetchall()
+        return [dict(zip(names, row, strict=True)) for row in found]
 
 
 def search_backend(parsed: ParsedQuery) -> SearchBackend:
@@ -137,29 +178,32 @@ class PostgresSearch(SearchBackend):
             query = query | SearchQuery(self.parsed.whole_key, config=CONFIG, search_type="plain")
         return query
 
-    def _matched(self) -> QuerySet[SearchEntry]:
+    def _matched(self) -> tuple[str, list[Any]]:
+        """The matched entries' (id, kind, score), compiled by the ORM: the tsvector matches
+        the tsquery (GIN index), or the stable id or (a number searched) the value is the query's."""
         match = Q(vector=self.query) if self.query is not None else Q(pk__in=[])
         match |= Q(stable_id=self.parsed.text.lower())
         if self.parsed.number is not None:
             match |= Q(number=float(self.parsed.number))
-        return SearchEntry.objects.filter(match)
-
-    def counts(self) -> dict[str, int]:
-        return dict(self._matched().order_by().values_list("kind").annotate(n=Count("id")))
-
-    def rows(self, *, kind: str, offset: int, limit: int) -> list[dict[str, Any]]:
-        entries = self._matched().filter(kind=kind) if kind else self._matched()
+        entries = SearchEntry.objects.filter(match)
         score: Any = Value(0.0)
         if self.query is not None:
-            rank = SearchRank(F("vector"), self.query, weights=PG_WEIGHTS, cover_density=True, normalization=Value(32))
-            named = Case(
-                *[When(Q(name_vector=self.query, kind=name), then=Value(bonus)) for name, bonus in NAMED_BONUS.items()],
-                default=Value(0.0),
+            # Cover density (words close together rank higher) only where there are words to be close:
+            # over one word it orders as ts_rank does, at twice its cost.
+            rank = SearchRank(
+                F("vector"),
+                self.query,
+                weights=PG_WEIGHTS,
+                cover_density=len(self.parsed.segments) > 1,
+                normalization=Value(32),
             )
+            by_kind = Case(
+                *[When(kind=name, then=Value(bonus)) for name, bonus in NAMED_BONUS.items()], default=Value(0.0)
+            )
+            named = Case(When(name_vector=self.query, then=by_kind), default=Value(0.0))
             entries = entries.annotate(name_vector=_NameVector("vector"))
             score = rank + named
-        text = self.parsed.text.lower()
-        score = score + Case(When(stable_id=text, then=Value(STABLE_ID_BONUS)), default=Value(0.0))
+        score = score + Case(When(stable_id=self.parsed.text.lower(), then=Value(STABLE_ID_BONUS)), default=Value(0.0))
         if self.parsed.key:
             score = score + Case(
                 When(name_keys__contains=f" {self.parsed.key} ", then=Value(NAME_KEY_BONUS)), default=Value(0.0)
@@ -168,16 +212,11 @@ class PostgresSearch(SearchBackend):
             score = score + Case(
                 When(exact_value=self.exact_digits, then=Value(EXACT_DIGITS_BONUS)), default=Value(0.0)
             )
-        order = Case(
-            *[When(kind=name, then=Value(i)) for i, name in enumerate(KIND_ORDER)], output_field=IntegerField()
-        )
-        return list(
-            entries.annotate(rank=Func(score, function="", output_field=FloatField()), kind_order=order)
-            .order_by("-rank", "kind_order", "title", "id")
-            .values(*HIT_FIELDS, "rank", review_state=F("evaluation__review_state"))[offset : offset + limit]
-        )
+        entries = entries.annotate(score=Func(score, function="", output_field=FloatField()))
+        sql, params = entries.values("id", "kind", "score").query.sql_with_params()
+        return sql, list(params)
 
-    def near(self, *, limit: int) -> list[dict[str, Any]]:
+    def near(self, *, limit: int) -> list[Row]:
         key = self.parsed.key
         if len(key) < 3:
             return []
@@ -213,42 +252,24 @@ class SqliteSearch(SearchBackend):
         return query
 
     def _matched(self) -> tuple[str, list[Any]]:
-        """The CTE `matched(id, score)`: bm25 (lower is better) of the entries matched by text, 0
-        for those matched only by stable id or value."""
+        """The matched entries' (id, kind, score): FTS5's bm25 (lower is better, scaled to
+        [0, 1)) for those matched by text, 0 for those matched only by stable id or value; then the
+        bonuses."""
         selects: list[str] = []
         params: list[Any] = []
         if self.match:
             weights = ", ".join(str(weight) for weight in FTS_WEIGHTS)
             selects.append(
-                f"SELECT rowid AS id, bm25({FTS_TABLE}, {weights}) AS score FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
+                f"SELECT rowid AS id, -bm25({FTS_TABLE}, {weights}) AS rank FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
             )
             params.append(self.match)
-        # Matched otherwise: by stable id, or (a number searched) by value.
         other, values = "stable_id = %s", [cast(Any, self.parsed.text.lower())]
         if self.parsed.number is not None:
             other, values = f"({other} OR number = %s)", [*values, float(self.parsed.number)]
         also = f" AND id NOT IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)" if self.match else ""
-        selects.append(f"SELECT id, 0.0 AS score FROM records_searchentry WHERE {other}{also}")
+        selects.append(f"SELECT id, 0.0 AS rank FROM records_searchentry WHERE {other}{also}")
         params.extend([*values, *([self.match] if self.match else [])])
-        # MATERIALIZED: bm25() is read where the FTS5 query runs, never inside the outer query's plan.
-        return f"WITH matched(id, score) AS MATERIALIZED ({' UNION ALL '.join(selects)})", params
-
-    def _run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-
-    def counts(self) -> dict[str, int]:
-        matched, params = self._matched()
-        sql = (
-            f"{matched} SELECT e.kind, COUNT(*) FROM matched "
-            "JOIN records_searchentry e ON e.id = matched.id GROUP BY e.kind"
-        )
-        return {kind: count for kind, count in self._run(sql, params)}
-
-    def rows(self, *, kind: str, offset: int, limit: int) -> list[dict[str, Any]]:
-        matched, params = self._matched()
-        score = ["(-m.score / (1.0 - m.score))"]
+        score = ["(m.rank / (1.0 + m.rank))"]
         if self.match:
             bonuses = " ".join(f"WHEN '{name}' THEN {bonus}" for name, bonus in NAMED_BONUS.items())
             score.append(
@@ -264,22 +285,14 @@ class SqliteSearch(SearchBackend):
         if self.exact_digits:
             score.append(f"(CASE WHEN e.exact_value = %s THEN {EXACT_DIGITS_BONUS} ELSE 0 END)")
             params.append(self.exact_digits)
-        order = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(KIND_ORDER))
-        where = ""
-        if kind:
-            where = "WHERE e.kind = %s"
-            params.append(kind)
-        columns = ", ".join(f"e.{field}" for field in HIT_FIELDS)
+        # MATERIALIZED: bm25() is read where the FTS5 query runs, never inside the outer query's plan.
         sql = (
-            f"{matched} SELECT {columns}, ev.review_state, {' + '.join(score)} AS rank "
-            "FROM matched m JOIN records_searchentry e ON e.id = m.id "
-            "LEFT JOIN records_evaluation ev ON ev.id = e.evaluation_id "
-            f"{where} ORDER BY rank DESC, CASE e.kind {order} END, e.title, e.id LIMIT %s OFFSET %s"
+            f"WITH m(id, rank) AS MATERIALIZED ({' UNION ALL '.join(selects)}) "
+            f"SELECT e.id, e.kind, {' + '.join(score)} FROM m JOIN records_searchentry e ON e.id = m.id"
         )
-        names = (*HIT_FIELDS, "review_state", "rank")
-        return [dict(zip(names, row, strict=True)) for row in self._run(sql, [*params, limit, offset])]
+        return sql, params
 
-    def near(self, *, limit: int) -> list[dict[str, Any]]:
+    def near(self, *, limit: int) -> list[Row]:
         """The named entries sharing the most trigrams with the query (FTS5's trigram tokenizer, bm25),
         kept when their trigram similarity reaches NEAR_MIN_SIMILARITY, as pg_trgm computes it."""
         key = self.parsed.key
@@ -292,7 +305,9 @@ class SqliteSearch(SearchBackend):
             f"SELECT {columns}, e.title_key FROM {TRIGRAM_TABLE} t JOIN records_searchentry e ON e.id = t.rowid "
             f"WHERE {TRIGRAM_TABLE} MATCH %s AND e.kind IN ({kinds}) ORDER BY bm25({TRIGRAM_TABLE}) LIMIT 200"
         )
-        rows = self._run(sql, [" OR ".join(_phrase(gram) for gram in grams)])
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [" OR ".join(_phrase(gram) for gram in grams)])
+            rows = cursor.fetchall()
         found = []
         for row in rows:
             entry = dict(zip((*HIT_FIELDS, "title_key"), row, strict=True))

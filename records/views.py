@@ -173,16 +173,23 @@ def protocol_rows(request, stable_id: str, extension: str):
 
 @require_safe
 def search_page(request):
-    """The search page (records.search): `q`, `type` (one record type) and `page`. A search with a
-    query counts against settings.SEARCHES_PER_IP per SEARCHES_WINDOW_SECONDS for a reader who is
-    not staff: past it 429 with Retry-After (each search reads the whole index's matches)."""
+    """The search page (records.search): `q`, `type` (one record type) and `page`, from the page
+    cache (records.page_cache: the same address and catalogue version, the same page) or searched.
+    A search with a query counts against settings.SEARCHES_PER_IP per SEARCHES_WINDOW_SECONDS for a
+    reader who is not staff: past it 429 with Retry-After (a search reads every match of its words)."""
     query = request.GET.get("q", "")[: search.MAX_QUERY_LENGTH * 4]
     if query.strip():
         refused = page_cache.over_search_limit(request)
         if refused is not None:
             return refused
-    results = search.search(query=query, record_type=request.GET.get("type", ""), page=request.GET.get("page", "")[:20])
-    return render(request, "records/search.html", {"results": results, "query": results.query})
+
+    def context() -> dict[str, object]:
+        results = search.search(
+            query=query, record_type=request.GET.get("type", ""), page=request.GET.get("page", "")[:20]
+        )
+        return {"results": results, "query": results.query}
+
+    return page_cache.cached_page(request, template="records/search.html", context=context)
 
 
 @require_safe

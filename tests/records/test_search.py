@@ -8,12 +8,14 @@ import html
 import re
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
 from records import models as m
 from records.search import PER_PAGE, search
+from records.services import record_save
 from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
@@ -206,6 +208,7 @@ def test_an_unknown_type_searches_every_type(demo, client):
 
 
 def queries(client, params: dict) -> int:
+    cache.clear()  # searched afresh, not read from the page cache
     with CaptureQueriesContext(connection) as captured:
         assert client.get("/search/", params).status_code == 200
     return len(captured)
@@ -216,8 +219,21 @@ def test_a_search_runs_the_same_queries_whatever_the_number_of_hits(demo, client
     assert search(query="facts-proto-training-speedup-vs-reference").total == 1
     many = [queries(client, {"q": q}) for q in ("HyenaDNA", "promoter", "0.41", "DNABERT-2")]
     paged = queries(client, {"q": "HyenaDNA", "type": "evaluation", "page": "9"})
-    assert many == [one] * 4 and paged == one == 2  # the counts per type, then one page
-    assert queries(client, {"q": "hyenadan"}) == 2  # nothing matched: the near spellings instead of a page
+    # The catalogue's version (the page cache's key), then the counts and one page from one reading.
+    assert many == [one] * 4 and paged == one == 2
+    assert queries(client, {"q": "hyenadan"}) == 3  # nothing matched: the near spellings too
+    assert queries(client, {"q": "HyenaDNA", "page": "9999"}) == 3  # past the last page: the last one read again
+
+
+def test_a_search_asked_again_is_read_from_the_page_cache_until_the_catalogue_changes(demo, client):
+    first = client.get("/search/", {"q": "HyenaDNA"}).content
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get("/search/", {"q": "HyenaDNA"}).content == first
+    assert len(captured) == 1  # the catalogue's version only
+    model = m.GenomicModel.objects.get(stable_id="hyenadna-tiny-1k")
+    model.name = "HyenaDNA tiny 1k, renamed"
+    record_save(record=model, actor=None, changed_fields=["name"])
+    assert "HyenaDNA tiny 1k, renamed" in client.get("/search/", {"q": "HyenaDNA"}).content.decode()
 
 
 def test_a_reader_past_the_search_limit_is_told_when_to_come_back_and_staff_are_not_counted(
