@@ -1,14 +1,12 @@
-"""Record pages render byte for byte as they did before the fast page path.
+"""Record pages render byte for byte as recorded: a change to a page's bytes is a deliberate one.
 
-The expected renderings under `renderings/` (gzipped) were written on the base commit (5fadb0b) by this test
-with PAGE_RENDERINGS_WRITE=1, over a fixed data set: the seed record, the example documents and a
-protocol of 30 evaluations with uncertainty figures, bounds, repeats and an exclusion. They were
-written again, deliberately, when the protocol page's sentences changed (the charts'
-and the best value's sentences, the exclusion badge, the portal's own results) and its markup (the
-site menu, phone tables, the coverage columns' order, limitations as a list); every other byte
-was compared with them before each rewrite. What differs between two renderings of the same page
-is masked before comparing: the CSRF token, the correction form's signed time stamp and the review
-dates (the seed import records its reviews today).
+The expected renderings under `renderings/` (gzipped) are written by this test with
+PAGE_RENDERINGS_WRITE=1 over a fixed data set: the seed record, the example documents and a
+protocol of 30 evaluations with uncertainty figures, bounds, repeats and an exclusion. They are
+written again, deliberately, when a page's wording or markup changes on purpose (the git log says
+when and why); between such rewrites every byte of every page listed is compared. What differs
+between two renderings of the same page is masked before comparing: the CSRF token, the
+correction form's signed time stamp and the review dates (the seed import records its reviews today).
 Each page is fetched twice: cold (an empty cache) and from the page cache.
 """
 
@@ -56,6 +54,10 @@ PAGES = {
     "example-matrix-excluded": "/protocols/ntv1-mcc-x100/?include=excluded",
     "example-matrix-task": "/protocols/cad-gb-top1-accuracy/",
     "example-evaluation": "/evaluations/hyena-t42-nt-500m-1-genome-ntv1-enhancers/",
+    "example-suite": "/protocols/gue-mcc-x100-zhou-2024/",
+    "example-suite-page": "/protocols/gue-mcc-x100-zhou-2024/?table=evaluations&page=3",
+    "example-task": "/datasets/ntv1-promoter-all/",
+    "example-model": "/models/hyenadna-1-6m/",
     "mixed-protocol": f"/protocols/{MIXED}/",
     "mixed-protocol-excluded": f"/protocols/{MIXED}/?include=excluded",
     "mixed-protocol-dataset": f"/protocols/{MIXED}/?dataset=renderings-dataset-b",
