@@ -118,6 +118,15 @@ class ParsedQuery:
     def words(self) -> list[str]:
         return [word for segment in self.segments for word in segment.words]
 
+    @property
+    def adjacent_pairs(self) -> list[str]:
+        """Each two neighbouring one-word segments, as a phrase ("NT benchmark", "benchmark promoter")."""
+        return [
+            f"{first.words[0]} {second.words[0]}"
+            for first, second in zip(self.segments, self.segments[1:], strict=False)
+            if len(first.words) == len(second.words) == 1
+        ]
+
 
 def _printable(text: str) -> str:
     """Control characters (NUL included: PostgreSQL refuses it in text) become spaces."""

@@ -27,7 +27,7 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(
     page.locator("main form.search-box button").click()
     page.wait_for_selector(".search-results")
     visited.append(page.url)
-    page.locator(f".search-results a[href='/protocols/{PROTOCOL_ID}/']").click()
+    page.locator(f".search-results > li > a[href='/protocols/{PROTOCOL_ID}/']").click()  # the hit's own link
     page.wait_for_selector("h1#record-title")
     assert "IA3 fine-tuning run time" in page.locator("h1").inner_text()
     assert page.locator("svg.chart title").count() == 1
