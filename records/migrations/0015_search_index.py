@@ -23,6 +23,15 @@ SQLITE = (
 SQLITE_DROP = ("DROP TABLE IF EXISTS records_searchentry_fts", "DROP TABLE IF EXISTS records_searchentry_trigram")
 
 
+class TrigramExtensionKept(TrigramExtension):
+    """pg_trgm, created on PostgreSQL only (TrigramExtension skips other backends going forwards)
+    and left in place when the migration is unapplied: Django's reverse would look for it on any
+    backend, and other objects of the database may use it."""
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        pass
+
+
 def _run(schema_editor, *, postgresql, sqlite):
     vendor = schema_editor.connection.vendor
     if vendor not in ("postgresql", "sqlite"):
@@ -93,7 +102,7 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('kind', 'record_id'), name='searchentry_one_per_record')],
             },
         ),
-        TrigramExtension(),
+        TrigramExtensionKept(),
         migrations.RunPython(text_indexes, text_indexes_drop),
         migrations.RunPython(index_what_is_there, migrations.RunPython.noop),
     ]
