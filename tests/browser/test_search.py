@@ -8,6 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
+from tests.browser.conftest import axe_violations
 from tests.records.test_search import evaluations_mentioning
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,9 +23,12 @@ def count_in(label: str) -> int:
     return int(re.search(r"\((\d+)\)$", label.strip()).group(1))
 
 
-def test_searching_hyenadna_pages_through_all_its_evaluations_with_true_counts(page, demo):
+def test_searching_hyenadna_pages_through_all_its_evaluations_with_true_counts(browser, live_server, demo):
     expected = evaluations_mentioning("hyenadna")  # the database's own reading of the same fields
     assert len(expected) > 100
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
     page.goto("/search/")
     page.fill("#q", "HyenaDNA")
     page.locator("main form.search-box button").click()
@@ -49,6 +53,9 @@ def test_searching_hyenadna_pages_through_all_its_evaluations_with_true_counts(p
         )
         assert set(types) == {"Evaluation"}
         seen += [link.split("/")[2] for link in links]
+        if pages == 2:  # a page between others: its pager links both ways, and reads well to assistive technology
+            assert page.locator("nav.search-pages a[rel=prev]").count() == 1
+            assert axe_violations(page, impacts=None) == []
         following = page.locator("nav.search-pages a[rel=next]")
         if not following.count():
             break
@@ -63,3 +70,4 @@ def test_searching_hyenadna_pages_through_all_its_evaluations_with_true_counts(p
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     first = page.locator(".search-results > li").first.inner_text()
     assert "protocol " in first and "task " in first
+    context.close()
