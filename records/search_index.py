@@ -182,7 +182,8 @@ _VECTOR_SQL = " || ".join(
 
 def _insert(entries: list[SearchEntry]) -> None:
     """Insert `entries`; on PostgreSQL each row's `vector` is computed from its text as it is
-    inserted (one INSERT a batch, no second write of the row)."""
+    inserted (one INSERT a batch, no second write of the row), and an entry already there for the
+    same record is written over."""
     if not entries:
         return
     if connection.vendor != "postgresql":
@@ -192,6 +193,11 @@ def _insert(entries: list[SearchEntry]) -> None:
     quote = connection.ops.quote_name
     names = ", ".join([*(quote(field.column) for field in fields), quote("vector")])
     row_sql = "(" + ", ".join([*("''" if field.name in FTS_COLUMNS else "%s" for field in fields), _VECTOR_SQL]) + ")"
+    # An entry already there is written over in place: no delete and insert of the same key (writes
+    # refreshing one record take turns already, on the catalogue version's row they bump first).
+    updates = ", ".join(f"{quote(field.column)} = EXCLUDED.{quote(field.column)}" for field in fields) + (
+        f", {quote('vector')} = EXCLUDED.{quote('vector')}"
+    )
     with connection.cursor() as cursor:
         for start in range(0, len(entries), 500):
             batch = entries[start : start + 500]
@@ -204,7 +210,8 @@ def _insert(entries: list[SearchEntry]) -> None:
                 ]
                 params += [getattr(entry, column) for column in FTS_COLUMNS]
             cursor.execute(
-                f"INSERT INTO {quote(SearchEntry._meta.db_table)} ({names}) VALUES {', '.join([row_sql] * len(batch))}",
+                f"INSERT INTO {quote(SearchEntry._meta.db_table)} ({names}) VALUES {', '.join([row_sql] * len(batch))} "
+                f"ON CONFLICT (kind, record_id) DO UPDATE SET {updates}",
                 params,
             )
 
@@ -235,12 +242,17 @@ def _replace(kind: str, ids: Sequence[int], entries: list[SearchEntry]) -> None:
     sqlite = connection.vendor == "sqlite"
     where = f"kind = %s AND record_id IN ({', '.join(['%s'] * len(ids))})"
     params = [kind, *ids]
-    if sqlite:
+    if sqlite:  # writers take turns on SQLite: delete, insert, and tell the FTS5 tables of both
         _fts_sync(where, params, delete=True)
-    SearchEntry.objects.filter(kind=kind, record_id__in=ids).delete()
-    _insert(entries)
-    if sqlite:
+        SearchEntry.objects.filter(kind=kind, record_id__in=ids).delete()
+        _insert(entries)
         _fts_sync(where, params, delete=False)
+        return
+    # PostgreSQL: the records without an entry now (deleted, merged) lose theirs; the others are
+    # written over in place (_insert's upsert).
+    kept = {entry.record_id for entry in entries}
+    SearchEntry.objects.filter(kind=kind, record_id__in=[pk for pk in ids if pk not in kept]).delete()
+    _insert(entries)
 
 
 def search_index_rebuild(*, progress: Callable[[str, int], None] | None = None) -> int:

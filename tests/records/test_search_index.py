@@ -4,11 +4,13 @@ transition shows on the hit without one; the entries kept by the writes are thos
 
 from __future__ import annotations
 
+import threading
+import time
 from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connection, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -210,3 +212,38 @@ def test_nothing_is_indexed_when_the_write_is_rolled_back(catalogue):
         assert found("rolled back") == {("work", "lost-work")}  # in the writer's transaction
         raise RuntimeError
     assert found("rolled back") == set()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_writes_refreshing_one_entry_at_once_both_commit(catalogue):
+    """A model renamed and one of its evaluations edited, in two transactions at once: both refresh
+    the evaluation's entry; the second waits for the first (on the catalogue version's row, which
+    every write bumps) and writes over its entry (PostgreSQL; SQLite takes its writers in turn)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite takes one writer at a time")
+    renamed, errors = threading.Event(), []
+
+    def rename_model() -> None:
+        try:
+            with transaction.atomic():
+                model = m.GenomicModel.objects.get(stable_id="zebra-2")
+                model.name = "Marlin model"
+                record_save(record=model, actor=None, changed_fields=["name"])
+                renamed.set()
+                time.sleep(0.5)  # holding its new entries while the other write refreshes one of them
+        except Exception as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+        finally:
+            renamed.set()
+            connection.close()
+
+    worker = threading.Thread(target=rename_model)
+    worker.start()
+    renamed.wait(10)
+    evaluation = m.Evaluation.objects.get(stable_id="zebra-eval-0")
+    evaluation.title = "Zebra run 0, retitled"
+    record_save(record=evaluation, actor=None, changed_fields=["title"])
+    worker.join(10)
+    assert errors == []
+    assert found("retitled") == {("evaluation", "zebra-eval-0")}
+    assert ("model", "zebra-2") in found("marlin")
