@@ -136,7 +136,7 @@ class EvaluationRow:
     original_source: m.Source | None
     repeats_id: int | None
     repeats: RepeatedState | None
-    review_state: str
+    state: str  # the review state as read (`review_state`): these rows are never written
     measured_by: str
     measured_by_name: str
     different_measurement: str
@@ -148,6 +148,10 @@ class EvaluationRow:
     @property
     def id(self) -> int:
         return self.pk
+
+    @property
+    def review_state(self) -> str:
+        return self.state
 
     @property
     def protocol_id(self) -> int:
@@ -230,7 +234,7 @@ def evaluation_rows(*, lookups: Mapping[str, object]) -> list[EvaluationRow]:
                 original_source=sources.get(original_id) if original_id else None,
                 repeats_id=repeats_id,
                 repeats=RepeatedState(repeats_state) if repeats_id else None,
-                review_state=state,
+                state=state,
                 measured_by=measured_by,
                 measured_by_name=measured_by_name,
                 different_measurement=different,

@@ -30,7 +30,8 @@ def test_a_researcher_searches_opens_filters_and_checks_coverage_accessibly(
     page.locator(f".search-results > li > a[href='/protocols/{PROTOCOL_ID}/']").click()  # the hit's own link
     page.wait_for_selector("h1#record-title")
     assert "IA3 fine-tuning run time" in page.locator("h1").inner_text()
-    assert page.locator("svg.chart title").count() == 1
+    chart = page.locator("figure.chart-figure img")
+    assert chart.count() == 1 and "Bar chart of Runtime" in chart.get_attribute("alt")
     visited.append(page.url)
 
     page.get_by_role(
