@@ -48,6 +48,8 @@ PORTAL_SITE_NAME = env_str("PORTAL_SITE_NAME", "Rewire")
 # Four-eyes rule: nobody checks the source of a record they edited last. A one-person deployment
 # may turn it off.
 REVIEW_FOUR_EYES = env_bool("PORTAL_REVIEW_FOUR_EYES", True)
+# How long a curator's claim on records ("I am checking these", reviews.models.ReviewClaim) lasts.
+REVIEW_CLAIM_MINUTES = env_int("PORTAL_REVIEW_CLAIM_MINUTES", 60, minimum=1)
 # Public pages name the role that reviewed a record ("a curator"); a site may choose to show names.
 PUBLIC_REVIEWER_NAMES = env_bool("PORTAL_PUBLIC_REVIEWER_NAMES", False)
 

@@ -7,16 +7,22 @@ reopens reviewed records on sourced-field edits) as every other way in.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import FloatField
 from django.db.models.functions import Cast
+from django.urls import path, reverse
 from simple_history.admin import SimpleHistoryAdmin
 
 from common.admin import LabelledTabularInline
 from common.numbers import ASCII_NUMBER_FORM_FIELDS
-from records import admin_imports  # noqa: F401  (registers the import page: ImportJobAdmin)
+from records import (
+    admin_imports,  # noqa: F401  (registers the import page: ImportJobAdmin)
+    admin_review_table,
+)
 from records import models as m
 from records.services import record_delete, record_save
 from records.values import exact_text
@@ -132,6 +138,18 @@ class SourceAdmin(CatalogueAdmin):
     list_select_related = ("work",)  # nullable: Django's automatic select_related leaves it out
     search_fields = ("title", "stable_id", "doi", "pmcid", "arxiv_id", "url", "citation", "authors_short")
     autocomplete_fields = ["work"]
+    change_form_template = "admin/records/source_change_form.html"
+
+    def get_urls(self):
+        review_table = self.admin_site.admin_view(partial(admin_review_table.review_table_view, self))
+        return [
+            path("<path:object_id>/review-table/", review_table, name="records_source_review_table"),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra = {"review_table_url": reverse("admin:records_source_review_table", args=[object_id])}
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
 
 @admin.register(m.Area, m.Context)

@@ -115,3 +115,25 @@ class ReviewEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.record_stable_id}: {self.from_state} -> {self.to_state}"
+
+
+class ReviewClaim(models.Model):
+    """A curator's word to the others, "I am checking these", on one record until it expires or is
+    released: it blocks nothing (any curator may still review the record), it is shown on the review
+    queue and the table review pages so that two curators do not check the same table."""
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.PROTECT)
+    object_id = models.BigIntegerField()
+    record = GenericForeignKey("content_type", "object_id")
+    record_stable_id = models.CharField(max_length=150)
+    claimed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    claimed_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-claimed_at", "-id"]
+        indexes = [models.Index(fields=["content_type", "object_id", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.record_stable_id}: claimed by {self.claimed_by} until {self.expires_at:%Y-%m-%d %H:%M}"

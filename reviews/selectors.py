@@ -9,8 +9,9 @@ from functools import cached_property
 
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Max, Model, Q, QuerySet
+from django.utils import timezone
 
-from reviews.models import ReviewEvent
+from reviews.models import ReviewClaim, ReviewEvent
 from reviews.roles import SYSTEM_LABEL
 
 
@@ -118,3 +119,33 @@ def last_review_entries(*, records: Sequence[Model]) -> dict[tuple[str, int], Re
     last_ids = ReviewEvent.objects.filter(wanted).values("content_type", "object_id").annotate(last=Max("id"))
     events = ReviewEvent.objects.filter(pk__in=last_ids.values("last")).select_related("actor", "content_type")
     return {(event.content_type.model, event.object_id): _entry(event) for event in events}
+
+
+def claim_key(record: Model) -> tuple[str, int]:
+    """A record's key among claims: its model's label and primary key."""
+    return record._meta.label_lower, record.pk
+
+
+def active_claims(
+    *, records: Sequence[Model], now: datetime | None = None, lock: bool = False
+) -> dict[tuple[str, int], ReviewClaim]:
+    """The claim in force on each of the records (not released, not expired), by `claim_key`: one
+    query whatever their number (one per model among them). `lock` locks the claims read (the
+    claim services take them inside their transaction)."""
+    now = now or timezone.now()
+    by_model: dict[type[Model], list[int]] = {}
+    for record in records:
+        by_model.setdefault(type(record), []).append(record.pk)
+    found: dict[tuple[str, int], ReviewClaim] = {}
+    for model, pks in by_model.items():
+        claims = ReviewClaim.objects.filter(
+            content_type=ContentType.objects.get_for_model(model),
+            object_id__in=pks,
+            released_at__isnull=True,
+            expires_at__gt=now,
+        ).select_related("claimed_by")
+        if lock:
+            claims = claims.select_for_update(of=("self",))
+        for claim in claims.order_by("claimed_at", "id"):
+            found.setdefault((model._meta.label_lower, claim.object_id), claim)
+    return found

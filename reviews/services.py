@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission
@@ -18,10 +20,12 @@ from reviews.models import (
     EXCLUDED_STATES,
     REVIEW_STATE_FIELDS,
     Reviewable,
+    ReviewClaim,
     ReviewEvent,
     ReviewState,
 )
 from reviews.roles import ROLES, role_label_for
+from reviews.selectors import active_claims, claim_key
 from reviews.transitions import REOPEN_ON_EDIT, TRANSITIONS, Transition
 
 
@@ -48,6 +52,17 @@ class AvailableTransition:
     needs_reason: bool
 
 
+@dataclass(frozen=True)
+class ReviewOption:
+    """A transition that applies to a record in its state, and why the user may not apply it ("" when
+    they may): the admin shows each beside the button it would have been, as the API says it."""
+
+    name: str
+    label: str
+    needs_reason: bool
+    refusal: str
+
+
 def _refusal(*, spec: Transition, record: Reviewable, actor: Actor, automatic: bool) -> ReviewError | None:
     """Why `actor` may not apply `spec` to `record` now, or None when they may."""
     if record.review_state not in spec.sources:
@@ -65,12 +80,31 @@ def _refusal(*, spec: Transition, record: Reviewable, actor: Actor, automatic: b
     return None
 
 
+def review_options(*, record: Reviewable, user: Actor) -> list[ReviewOption]:
+    """Every transition that applies to `record` in its current state, each with why `user` may not
+    apply it (four eyes, permission), or "" when they may."""
+    options = []
+    for spec in TRANSITIONS.values():
+        if record.review_state not in spec.sources:
+            continue
+        refusal = _refusal(spec=spec, record=record, actor=user, automatic=False)
+        options.append(
+            ReviewOption(
+                name=spec.name,
+                label=spec.label,
+                needs_reason=spec.needs_reason,
+                refusal=refusal.message if refusal is not None else "",
+            )
+        )
+    return options
+
+
 def available_transitions(*, record: Reviewable, user: Actor) -> list[AvailableTransition]:
-    """The transitions `user` may apply to `record` in its current state (the admin's and API's buttons)."""
+    """The transitions `user` may apply to `record` in its current state (the API's list)."""
     return [
-        AvailableTransition(name=spec.name, label=spec.label, needs_reason=spec.needs_reason)
-        for spec in TRANSITIONS.values()
-        if _refusal(spec=spec, record=record, actor=user, automatic=False) is None
+        AvailableTransition(name=option.name, label=option.label, needs_reason=option.needs_reason)
+        for option in review_options(record=record, user=user)
+        if not option.refusal
     ]
 
 
@@ -138,6 +172,83 @@ def review_transition_apply(
     for field in REVIEW_STATE_FIELDS:
         setattr(record, field, getattr(locked, field))
     return event
+
+
+@dataclass
+class BulkOutcome:
+    """What one transition applied to many records did: the records it changed, and each refusal."""
+
+    applied: list[Reviewable]
+    refused: list[tuple[Reviewable, str]]
+
+
+def review_transitions_apply(
+    *, records: Iterable[Reviewable], transition: str, actor: Actor, reason: str = "", expected_state: str | None = None
+) -> BulkOutcome:
+    """Apply one transition to each record, each through `review_transition_apply` (its own atomic,
+    locked change with its event and history row, four eyes and permissions as for one record): a
+    refusal of one record is reported and changes nothing of the others."""
+    outcome = BulkOutcome(applied=[], refused=[])
+    for record in records:
+        try:
+            review_transition_apply(
+                record=record, transition=transition, actor=actor, reason=reason, expected_state=expected_state
+            )
+        except ReviewError as exc:
+            outcome.refused.append((record, exc.message))
+        else:
+            outcome.applied.append(record)
+    return outcome
+
+
+def review_claims_take(*, records: Sequence[Reviewable], actor: Actor, minutes: int) -> tuple[int, list[ReviewClaim]]:
+    """Claim the records for `minutes` ("I am checking these"): a record another curator holds keeps
+    their claim (returned, to be said); one the actor holds is extended. Returns how many the actor
+    now holds and the others' claims met."""
+    user = acting_user(actor)
+    if user is None or not user.has_perm("reviews.check_source"):
+        raise TransitionForbidden("you do not have permission to claim records for review", field="records")
+    now = timezone.now()
+    until = now + timedelta(minutes=minutes)
+    held, others = 0, []
+    with transaction.atomic():
+        current = active_claims(records=records, now=now, lock=True)
+        for record in records:
+            claim = current.get(claim_key(record))
+            if claim is not None and claim.claimed_by_id != user.pk:
+                others.append(claim)
+                continue
+            if claim is not None:
+                claim.expires_at = until
+                claim.save(update_fields=["expires_at"])
+            else:
+                ReviewClaim.objects.create(
+                    content_type=ContentType.objects.get_for_model(type(record)),
+                    object_id=record.pk,
+                    record_stable_id=getattr(record, "stable_id", str(record.pk)),
+                    claimed_by=user,
+                    expires_at=until,
+                )
+            held += 1
+    return held, others
+
+
+def review_claims_release(*, records: Sequence[Reviewable], actor: Actor) -> int:
+    """Release the actor's claims on the records; returns how many were released."""
+    user = acting_user(actor)
+    if user is None:
+        return 0
+    now = timezone.now()
+    with transaction.atomic():
+        mine = [
+            claim
+            for claim in active_claims(records=records, now=now, lock=True).values()
+            if claim.claimed_by_id == user.pk
+        ]
+        for claim in mine:
+            claim.released_at = now
+            claim.save(update_fields=["released_at"])
+    return len(mine)
 
 
 def review_reopen_if_reviewed(*, record: Reviewable, actor: Actor, reason: str) -> ReviewEvent | None:

@@ -131,3 +131,52 @@ def test_it_lists_proposed_records_oldest_first_filterable_by_type_and_protocol(
 def test_it_keeps_the_review_queue_from_other_roles(client, make_user):
     client.force_login(make_user("release_manager"))
     assert client.get(reverse("review-queue")).status_code == 403
+
+
+def test_it_says_beside_each_button_why_a_transition_is_not_yours_to_apply(client, curator, make_user):
+    evaluation = EvaluationFactory()
+    evaluation.last_edited_by = curator  # as record_save writes it when a curator edits
+    evaluation.save(update_fields=["last_edited_by"])
+    client.force_login(curator)
+    body = client.get(reverse("admin:records_evaluation_change", args=[evaluation.pk])).content.decode()
+    assert buttons(client.get(reverse("admin:records_evaluation_change", args=[evaluation.pk]))) == []
+    assert "Check source</button>" in body and "disabled" in body
+    assert "Not available to you: four-eyes rule: you edited this record last" in body
+    apply_transitions(evaluation, "check_source")
+    client.force_login(make_user("benchmark_operator"))
+    body = client.get(reverse("admin:records_evaluation_change", args=[evaluation.pk])).content.decode()
+    assert "Not available to you: you do not have permission to &#x27;exclude from comparison&#x27;." in body
+
+
+def test_the_queue_dates_a_record_from_its_last_review_transition_and_orders_by_it(client, curator, other_curator):
+    older = EvaluationFactory()
+    reopened = EvaluationFactory()
+    apply_transitions(reopened, "check_source")
+    reopened.refresh_from_db()
+    created = reopened.created_at
+    from reviews.services import review_transition_apply
+
+    review_transition_apply(record=reopened, transition="reopen", actor=other_curator, reason="Table 4 was revised.")
+    reopened.refresh_from_db()
+    assert reopened.review_state_changed_at > created
+    client.force_login(curator)
+    body = client.get(reverse("review-queue")).content.decode()
+    assert body.index(older.stable_id) < body.index(reopened.stable_id)  # oldest first: the reopen is newer
+    assert reopened.review_state_changed_at.strftime("%Y-%m-%d %H:%M") in body
+    newest = client.get(reverse("review-queue"), {"order": "newest"}).content.decode()
+    assert newest.index(reopened.stable_id) < newest.index(older.stable_id)
+
+
+def test_the_queue_counts_what_waits_by_source_and_protocol_and_links_the_sources_table(client, curator):
+    protocol = ProtocolFactory()
+    source = m.Source.objects.create(stable_id="queue-source", title="A paper with a table")
+    for _ in range(3):
+        EvaluationFactory(protocol=protocol, source=source)
+    EvaluationFactory(protocol=protocol)
+    client.force_login(curator)
+    body = client.get(reverse("review-queue")).content.decode()
+    by_source = body.split('id="waiting-by-source"', 1)[1].split("</table>", 1)[0]
+    assert re.search(r"A paper with a table</a></td><td>3</td>", by_source)
+    assert reverse("admin:records_source_review_table", args=[source.pk]) in by_source
+    by_protocol = body.split('id="waiting-by-protocol"', 1)[1].split("</table>", 1)[0]
+    assert re.search(rf"{re.escape(str(protocol))}</a></td><td>4</td>", by_protocol)
