@@ -9,8 +9,9 @@ the rest are never read in full.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
@@ -21,28 +22,11 @@ from records.values import display
 from reviews.models import ReviewStateFacts
 
 
+@dataclass(slots=True, init=False, eq=False, repr=False)
 class ComparedResult:
     """A result as comparisons, ties and a matrix cell read it: value, printed value, spread,
     relation and reference."""
 
-    __slots__ = (
-        "pk",
-        "id",
-        "stable_id",
-        "evaluation_id",
-        "relation",
-        "reference_configuration_id",
-        "value",
-        "uncertainty_value",
-        "lower_bound",
-        "upper_bound",
-        "printed_value",
-        "uncertainty_kind",
-        "num_runs",
-        "reference_configuration",
-    )
-    _uncertainty_labels = labels_of(m.Result, "uncertainty_kind")
-    # What the type checker reads of the slots above.
     pk: int
     id: int
     stable_id: str
@@ -57,6 +41,7 @@ class ComparedResult:
     uncertainty_kind: str
     num_runs: int | None
     reference_configuration: ConfigurationLine | None
+    _uncertainty_labels: ClassVar[dict[str, str]] = labels_of(m.Result, "uncertainty_kind")
 
     def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
         (
@@ -93,33 +78,10 @@ class _Results(list["ComparedResult"]):
         return self
 
 
+@dataclass(slots=True, init=False, eq=False, repr=False)
 class ComparedEvaluation(ReviewStateFacts):
     """An evaluation as comparisons, a matrix cell and the evaluations' filters read it."""
 
-    __slots__ = (
-        "pk",
-        "id",
-        "stable_id",
-        "configuration_id",
-        "dataset_id",
-        "review_state",
-        "different_measurement",
-        "repeats_id",
-        "setup",
-        "measured_by",
-        "reading_method",
-        "source_id",
-        "concern_source_id",
-        "concern",
-        "configuration",
-        "dataset",
-        "repeats",
-        "results",
-    )
-    _measured_by_labels = labels_of(m.Evaluation, "measured_by")
-    _reading_labels = labels_of(m.Evaluation, "reading_method")
-    _review_labels = labels_of(m.Evaluation, "review_state")
-    # What the type checker reads of the slots above.
     pk: int
     id: int
     stable_id: str
@@ -138,6 +100,9 @@ class ComparedEvaluation(ReviewStateFacts):
     dataset: m.Dataset
     repeats: OriginalLine | None
     results: _Results
+    _measured_by_labels: ClassVar[dict[str, str]] = labels_of(m.Evaluation, "measured_by")
+    _reading_labels: ClassVar[dict[str, str]] = labels_of(m.Evaluation, "reading_method")
+    _review_labels: ClassVar[dict[str, str]] = labels_of(m.Evaluation, "review_state")
 
     def get_absolute_url(self) -> str:
         return evaluation_url(self.stable_id)
