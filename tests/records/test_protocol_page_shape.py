@@ -9,7 +9,6 @@ from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -17,16 +16,17 @@ from records import models as m
 from records import protocol_page
 from records.selectors import FACET_OPTIONS_SHOWN
 from tests.factories import ConfigurationFactory, DatasetFactory, ProtocolFactory, SourceFactory
+from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
 GUE = "/protocols/gue-mcc-x100-zhou-2024/"
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-    cache.clear()
+@pytest.fixture(scope="module")
+def demo(module_transaction):
+    """The seed and every example document, loaded once for the module (tests.helpers.load_for_module)."""
+    load_for_module(module_transaction)
 
 
 def suite(*, configurations: int, tasks: int) -> m.Protocol:
