@@ -167,7 +167,16 @@ class BenchmarkJob(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Benchmark job {self.pk} ({self.recipe.stable_id if self.recipe_id else '?'}, {self.status})"
+        return f"Benchmark job {self.pk}: {self.run_label} ({self.status})"
+
+    @property
+    def run_label(self) -> str:
+        """What this job runs, from its own parameters: a recipe's title names the recipe's steps and
+        batch, which the job's overrides (a 30-step tiny run of a 10,000-step recipe) may change."""
+        parameters = self.parameters if isinstance(self.parameters, dict) else {}
+        steps, batch = parameters.get("steps"), parameters.get("batch_size")
+        steps_text = f"{steps:,}" if isinstance(steps, int) else str(steps)
+        return f"{parameters.get('preset', '?')} on {parameters.get('task', '?')}, {steps_text} steps, batch {batch}"
 
     @property
     def is_active(self) -> bool:

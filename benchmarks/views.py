@@ -113,18 +113,32 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
     return data
 
 
+def _ending(job: BenchmarkJob, events: list[tuple[JobEvent, str]], *, detailed: bool) -> dict | None:
+    """How a cancelled or failed job ended: when, by whom (the role; the person for operators' eyes) and
+    why, from the status change that ended it. None for a job that may still produce an evaluation."""
+    if job.status not in (JobStatus.CANCELLED, JobStatus.FAILED):
+        return None
+    event, reason = next(((e, r) for e, r in reversed(events) if e.to_status == job.status), (None, ""))
+    by = (event.actor_role if event else "") or "portal"
+    if detailed and event and event.actor:
+        by = f"{event.actor.get_username()} ({by})"
+    return {"at": job.finished_at, "by": by, "reason": reason}
+
+
 @require_safe
 def job_detail(request, job_id: int):
     job = _job_or_404(job_id, with_events=True)
     detailed = request.user.has_perm(VIEW_PERMISSION)
     limits = time_limits(job.preset) if job.preset in PRESETS else None
+    events = [
+        (event, event.reason if detailed else public_text(event.reason, worker_host=job.worker_host))
+        for event in job.events.all()
+    ]
     context = {
         "job": job,
         "environment": job.environment if detailed else _public_environment(job.environment),
-        "events": [
-            (event, event.reason if detailed else public_text(event.reason, worker_host=job.worker_host))
-            for event in job.events.all()
-        ],
+        "events": events,
+        "ending": _ending(job, events, detailed=detailed),
         "detailed": detailed,
         "error_summary": _error_summary(job.error, worker_host="" if detailed else job.worker_host),
         "refresh_seconds": REFRESH_SECONDS if job.is_active else None,

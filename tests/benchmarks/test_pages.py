@@ -118,6 +118,38 @@ def test_it_links_a_succeeded_job_to_its_evaluation_and_report(tiny_recipe, oper
     assert Client().get("/benchmarks/jobs/999999/status.json").status_code == 404
 
 
+def test_a_cancelled_job_says_it_was_cancelled_when_by_which_role_and_why(tiny_recipe, operator, broker):
+    from benchmarks.services import benchmark_job_cancel
+
+    job = running_job(tiny_recipe, operator, step=12)
+    benchmark_job_cancel(job=job, actor=operator, reason="wrong task chosen")
+    job.refresh_from_db()
+    at = f"on {job.finished_at:%Y-%m-%d} at {job.finished_at:%H:%M:%S} UTC"
+    public = Client().get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    assert f"Cancelled {at} by benchmark operator: wrong task chosen." in public
+    assert "it had run 12 of 40 steps" in public
+    assert "No evaluation yet" not in public and operator.username not in public
+    client = Client()
+    client.force_login(operator)
+    staff = client.get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    assert f"Cancelled {at} by {operator.username} (benchmark operator): wrong task chosen." in staff
+
+
+def test_a_failed_job_says_it_failed_and_a_queued_one_that_an_evaluation_may_come(tiny_recipe, operator, broker):
+    waiting = benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator)
+    assert (
+        "No evaluation yet: a job becomes a proposed evaluation"
+        in Client().get(f"/benchmarks/jobs/{waiting.pk}/").content.decode()
+    )
+    job = running_job(tiny_recipe, operator)
+    benchmark_job_fail(job_id=job.pk, attempt=1, error="RuntimeError: CUDA out of memory\nTraceback", log_tail="")
+    job.refresh_from_db()
+    text = Client().get(f"/benchmarks/jobs/{job.pk}/").content.decode()
+    at = f"on {job.finished_at:%Y-%m-%d} at {job.finished_at:%H:%M:%S} UTC"
+    assert f"Failed {at} after 1 of at most 3 attempts: RuntimeError: CUDA out of memory." in text
+    assert "No evaluation yet" not in text
+
+
 def test_it_renders_the_job_page_in_a_constant_number_of_queries(tiny_recipe, operator, broker):
     job = running_job(tiny_recipe, operator)
     client = Client()
