@@ -93,6 +93,28 @@ class OptionsSelect(forms.Select):
         return mark_safe(f"{head}{''.join(options)}\n</select>{tail}")
 
 
+#: What the refusals of the inputs a person never sees say (the time stamp, the honeypot):
+#: there is no field to mark, so each is an error of the whole form naming what happened and what to do.
+TOO_QUICK = (
+    "That was quick: this suggestion was sent within {seconds} seconds of the page opening, which is how"
+    " spam robots send, so it was not accepted. What you wrote is kept below: wait a moment, then send it again."
+)
+TOO_OLD = (
+    "This form is more than a day old, so it was not accepted. What you wrote is kept below on a fresh"
+    " form: check it and send it again."
+)
+UNCHECKED = (
+    "This form could not be checked (its time stamp is missing or was altered), so it was not accepted."
+    " What you wrote is kept below on a fresh form: send it again."
+)
+SENT_ALREADY = "This form was sent already. To send another suggestion, use the fresh form below."
+TRAP_FILLED = (
+    'A field people never see ("Leave this empty") was filled in, as spam robots do, so this suggestion was'
+    " not accepted. If you are a person, your browser's autofill may have filled it: it is emptied now, send"
+    " the form again."
+)
+
+
 class CorrectionForm(forms.Form):
     record = forms.CharField(widget=forms.HiddenInput, max_length=200)
     # Every value of the record is an option (270 on the GUE page): static/js/correction-picker.js
@@ -129,7 +151,11 @@ class CorrectionForm(forms.Form):
         label="Leave this empty",
         widget=forms.TextInput(attrs={"autocomplete": "off", "tabindex": "-1"}),
     )
-    started = forms.CharField(widget=forms.HiddenInput, max_length=200)
+    started = forms.CharField(
+        widget=forms.HiddenInput, max_length=200, error_messages={"required": UNCHECKED, "max_length": UNCHECKED}
+    )
+    #: Inputs a person never sees: their errors are the whole form's (see TOO_QUICK and the others).
+    UNSEEN = ("started", "website")  # (a form without its record is a 404: corrections.views)
 
     def __init__(self, *args, choices: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)
@@ -142,7 +168,7 @@ class CorrectionForm(forms.Form):
 
     def clean_website(self) -> str:
         if self.cleaned_data["website"]:
-            raise ValidationError("This field must stay empty.")
+            raise ValidationError(TRAP_FILLED)
         return ""
 
     def clean_started(self) -> str:
@@ -150,19 +176,13 @@ class CorrectionForm(forms.Form):
         try:
             stamp = signing.loads(self.cleaned_data["started"], salt=TIMING_SALT, max_age=MAX_SECONDS)
         except signing.SignatureExpired:
-            raise ValidationError(
-                "This form is more than a day old. Please reload the page and send your suggestion again."
-            ) from None
+            raise ValidationError(TOO_OLD) from None
         except signing.BadSignature:
-            raise ValidationError(
-                "This form could not be checked. Please reload the page and send your suggestion again."
-            ) from None
+            raise ValidationError(UNCHECKED) from None
         if not (isinstance(stamp, dict) and isinstance(stamp.get("t"), float) and isinstance(stamp.get("n"), str)):
-            raise ValidationError(  # a stamp of the earlier format, which had no nonce
-                "This form could not be checked. Please reload the page and send your suggestion again."
-            )
+            raise ValidationError(UNCHECKED)  # a stamp of the earlier format, which had no nonce
         if time.time() - stamp["t"] < MIN_SECONDS:
-            raise ValidationError("That was quick. Please check your suggestion, then send it again.")
+            raise ValidationError(TOO_QUICK.format(seconds=MIN_SECONDS))
         return stamp["n"]
 
     def clean(self):
@@ -174,11 +194,16 @@ class CorrectionForm(forms.Form):
             )
         # Spent only by a form that is otherwise valid: a visitor who fixes a mistake sends the same stamp again.
         if not self.errors and "started" in cleaned and not stamp_spend(cleaned["started"]):
-            self.add_error(
-                "started",
-                "This form was sent already. To send another suggestion, use the fresh form below.",
-            )
-        if self.errors.get("started"):
+            self.add_error("started", SENT_ALREADY)
+        if self.errors.get("started") or self.errors.get("website"):
             self.data = self.data.copy()
             self.data["started"] = timing_stamp()  # a fresh stamp, so the re-rendered form can be sent
+            self.data["website"] = ""
+        for name in self.UNSEEN:  # no field to mark: said for the whole form
+            for message in self.errors.pop(name, []):
+                self.add_error(None, message)
         return cleaned
+
+    def fields_in_error(self) -> list[str]:
+        """The labels of the fields a person sees and must correct, in the form's order."""
+        return [field.label for field in self if field.errors]
