@@ -25,6 +25,7 @@ from django.http import Http404
 from releases import exporter
 from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseFixityCheck, ReleaseRecord, ReleaseStatus
 from releases.store import release_directory, release_file_path
+from releases.tables import TABLES
 
 CHANGE_LIST_LIMIT = 100
 
@@ -106,7 +107,11 @@ def unfinished_releases() -> QuerySet[Release]:
 
 
 def release_list_page() -> dict:
-    return {"releases": list(published_releases()), "building": list(unfinished_releases())}
+    return {
+        "releases": list(published_releases()),
+        "building": list(unfinished_releases()),
+        "bundle_tables": TABLES,  # what a release built now holds: the exporter's own list of tables
+    }
 
 
 def latest_published() -> Release | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -41,6 +43,15 @@ def test_the_list_shows_published_releases_and_builds_in_progress(published_rele
     assert SEED_RELEASE_ID in content and "not held by this portal" in content
     assert "<caption>Published releases, newest first</caption>" in content
     assert f'href="/releases/{building.pk}/"' in content and 'value="42"' in content
+
+
+def test_the_list_says_how_many_tables_a_release_holds_as_a_built_one_holds_them(published_release, client):
+    from django.contrib.humanize.templatetags.humanize import apnumber
+
+    tables = sorted(f.name for f in published_release.files.all() if re.fullmatch(r"data/\w+\.csv\.gz", f.name))
+    text = " ".join(client.get("/releases/").content.decode().split())
+    assert f"a Frictionless data package: {apnumber(len(tables))} gzip-compressed CSV tables (" in text
+    assert "protocol coverage, model evaluation matrix, " in text  # each named, in the bundle's order
 
 
 def test_latest_redirects_to_the_newest_published_release(published_release, client):
