@@ -1,6 +1,6 @@
 """Version counters: bumped inside the writer's transaction, read by caches and conditional GETs.
 
-Bumping is one UPDATE of one row, so it holds that row's lock until the writer commits: writers of
+Bumping is one upsert of one row, so it holds that row's lock until the writer commits: writers of
 the catalogue take turns at their very end (SQLite serialises every writer anyway), and a reader
 sees a number only once the data it stands for is committed. A cache key that includes the
 number is then never stale: new data means a new number, hence a new key."""
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -38,9 +37,14 @@ def version_bump(*, name: str = CATALOGUE) -> None:
     """Count one more change of `name`; call it inside the transaction that makes the change."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("version_bump must run inside the transaction of the change it versions")
-    now = timezone.now()
-    if not Version.objects.filter(name=name).update(number=F("number") + 1, changed_at=now):
-        Version.objects.create(name=name, number=1, changed_at=now)
+    table = Version._meta.db_table
+    # One upsert (PostgreSQL and SQLite alike): two first writers at once cannot both insert the row.
+    with transaction.get_connection().cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (name, number, changed_at) VALUES (%s, 1, %s) "
+            f"ON CONFLICT (name) DO UPDATE SET number = {table}.number + 1, changed_at = excluded.changed_at",
+            [name, timezone.now()],
+        )
 
 
 def version_current(*, name: str = CATALOGUE) -> Current:
