@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView, ListAPIView, RetrieveAPIView
@@ -31,7 +32,13 @@ from benchmarks.services import (
     benchmark_job_rerun,
 )
 from benchmarks.views import VIEW_PERMISSION, job_status
-from common.api import ConditionalGetMixin, StableCursorPagination, StrictCharField
+from common.api import (
+    ConditionalGetMixin,
+    KnownParametersMixin,
+    StableCursorPagination,
+    StrictCharField,
+    record_filter,
+)
 from common.numbers import AsciiFloatField, AsciiIntegerField
 
 
@@ -149,26 +156,28 @@ def jobs_queryset():
     )
 
 
-class JobListCreate(ConditionalGetMixin, ListAPIView):
+class JobFilter(filters.FilterSet):
+    status = filters.ChoiceFilter(choices=JobStatus.choices)
+    recipe = record_filter(Recipe, "recipe", field_name="recipe", help_text="Recipe stable id: its jobs.")
+
+    class Meta:
+        model = BenchmarkJob
+        fields = ["status", "recipe"]
+
+
+class JobListCreate(KnownParametersMixin, ConditionalGetMixin, ListAPIView):
     permission_classes = [IsAuthenticated, HasPermission]
     write_permission = QUEUE_PERMISSION
     pagination_class = JobPagination
     serializer_class = JobSerializer
+    filter_backends = [filters.DjangoFilterBackend]
+    filterset_class = JobFilter
 
     def get_queryset(self):
-        queryset = jobs_queryset()
-        status_filter = self.request.query_params.get("status")
-        if status_filter:
-            if status_filter not in JobStatus.values:
-                raise serializers.ValidationError({"status": [f"use one of {', '.join(JobStatus.values)}"]})
-            queryset = queryset.filter(status=status_filter)
-        recipe = self.request.query_params.get("recipe")
-        if recipe:
-            queryset = queryset.filter(recipe__stable_id=recipe)
-        return queryset
+        return jobs_queryset()
 
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.get_queryset())
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(JobSerializer(page, many=True).data)
 
     @extend_schema(request=JobCreateSerializer, responses={201: JobSerializer})
@@ -186,7 +195,7 @@ class JobListCreate(ConditionalGetMixin, ListAPIView):
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 
 
-class JobDetail(ConditionalGetMixin, RetrieveAPIView):
+class JobDetail(KnownParametersMixin, ConditionalGetMixin, RetrieveAPIView):
     permission_classes = [IsAuthenticated, HasPermission]
     write_permission = QUEUE_PERMISSION
     serializer_class = JobSerializer
@@ -198,7 +207,7 @@ class JobDetail(ConditionalGetMixin, RetrieveAPIView):
         return Response(JobSerializer(self.get_object()).data)
 
 
-class JobCancel(GenericAPIView):
+class JobCancel(KnownParametersMixin, GenericAPIView):
     permission_classes = [IsAuthenticated, HasPermission]
     write_permission = "benchmarks.cancel_job"
     serializer_class = CancelSerializer
@@ -215,7 +224,7 @@ class JobCancel(GenericAPIView):
         return Response(JobSerializer(jobs_queryset().get(pk=pk)).data)
 
 
-class JobRerun(GenericAPIView):
+class JobRerun(KnownParametersMixin, GenericAPIView):
     permission_classes = [IsAuthenticated, HasPermission]
     write_permission = QUEUE_PERMISSION
     serializer_class = JobSerializer

@@ -13,18 +13,22 @@ from urllib.parse import urlencode
 from django import forms
 from django.core import signing
 from django.core.cache import caches
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import SimpleTemplateResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django_filters import rest_framework as filters
+from drf_spectacular.drainage import set_override
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.mixins import ListModelMixin
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissionsOrAnonReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -130,31 +134,76 @@ StrictURLField = type("StrictURLField", (StrictCharField, serializers.URLField),
 StrictEmailField = type("StrictEmailField", (StrictCharField, serializers.EmailField), {})
 
 
+#: How a boolean query parameter may be spelt: what clients send (Python `requests` writes True as
+#: "True", most others "true", forms and shells "1"). Anything else is a 400 naming the parameter.
+QUERY_BOOLEANS: dict[str, bool] = {"true": True, "false": False, "True": True, "False": False, "1": True, "0": False}
+QUERY_BOOLEAN_SPELLINGS = "true or false (also True/False, 1/0)"
+
+
+def query_boolean(value: str) -> bool | None:
+    """A boolean query parameter's value as sent, read; None when it is no spelling of one."""
+    return QUERY_BOOLEANS.get(value) if isinstance(value, str) else None
+
+
+#: A boolean query parameter's schema in the OpenAPI document: the spellings it takes, as an enum.
+QUERY_BOOLEAN_TYPE: dict[str, Any] = {"type": "string", "enum": list(QUERY_BOOLEANS)}
+
+
+def query_boolean_description(description: str = "") -> str:
+    return f"{description} Takes {QUERY_BOOLEAN_SPELLINGS}.".strip()
+
+
 class StrictBooleanField(forms.NullBooleanField):
-    """`true` or `false` (an empty value: no filter); anything else is refused, not read as "no filter"."""
+    """A spelling of true or false (QUERY_BOOLEANS; an empty value: no filter); anything else is
+    refused, not read as "no filter"."""
 
     widget = forms.TextInput
 
     def to_python(self, value: Any) -> bool | None:  # type: ignore[override]  # Null: None is "no filter"
         if value in (None, ""):
             return None
-        if value in ("true", "false"):
-            return value == "true"
-        raise forms.ValidationError("true or false")
+        read = query_boolean(value)
+        if read is None:
+            raise forms.ValidationError(f"use {QUERY_BOOLEAN_SPELLINGS}")
+        return read
 
     def validate(self, value: Any) -> None:
         pass
 
 
 class StrictBooleanFilter(filters.BooleanFilter):
-    """A list filter's boolean: `true`, `false` or empty (no filter); `null`, `1`, `yes` are a 400
-    (django-filter's own reads anything else as "no filter")."""
+    """A list filter's boolean, the one every list uses: a spelling of true or false (QUERY_BOOLEANS),
+    or empty (no filter); `null`, `yes` are a 400 (django-filter's own reads anything else as "no
+    filter"). The schema lists the spellings as the parameter's enum."""
 
     field_class = StrictBooleanField
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["widget"] = forms.TextInput  # the value as sent, for the field to judge
         super().__init__(*args, **kwargs)
+        described = query_boolean_description(str(kwargs.get("help_text") or ""))
+        set_override(self, "field", {**QUERY_BOOLEAN_TYPE, "description": described})
+
+
+def record_filter(
+    model: type[Model],
+    noun: str,
+    *,
+    help_text: str,
+    field_name: str | None = None,
+    method: str | Callable[..., QuerySet] | None = None,
+) -> filters.ModelChoiceFilter:
+    """A list filter by a record's stable id, the one every id-valued filter is. An id that names no
+    record is a 400 naming the filter (a misspelt id is not an empty list); checking it is the one
+    query the filter adds."""
+    return filters.ModelChoiceFilter(
+        queryset=model._default_manager.all(),
+        to_field_name="stable_id",
+        field_name=field_name,
+        method=method,
+        help_text=help_text + " An id that names no record is refused (400).",
+        error_messages={"invalid_choice": f"no {noun} has the stable id %(value)s"},
+    )
 
 
 class ModelPermissionsOrReadOnly(DjangoModelPermissionsOrAnonReadOnly):
@@ -163,6 +212,61 @@ class ModelPermissionsOrReadOnly(DjangoModelPermissionsOrAnonReadOnly):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         return request.method in SAFE_METHODS or super().has_permission(request, view)
+
+
+class KnownParametersMixin(_APIViewBase):
+    """Every endpoint refuses a query parameter it does not take: a 400 naming it and listing the ones
+    it takes, so a misspelt filter (`?protocol=` for `?protocol_id=`) is never read as "no filter".
+
+    What an endpoint takes follows from how it answers: a list (a viewset's `list`, an extra action
+    with its own pagination, a plain view that is a ListModelMixin) takes its filter set's filters,
+    its other filter backends' parameters (`ordering`) and its paginator's (`cursor`, `page_size`);
+    every endpoint takes `format` (DRF's) and what it reads itself, named in `query_parameters`."""
+
+    #: Query parameters the view reads itself (not through a filter backend or its paginator).
+    query_parameters: frozenset[str] = frozenset()
+
+    def known_parameters(self) -> set[str]:
+        known = {api_settings.URL_FORMAT_OVERRIDE or "format", *self.query_parameters}
+        if not self.answers_a_list():
+            return known
+        view = cast(Any, self)
+        for backend in getattr(view, "filter_backends", ()):
+            if issubclass(backend, filters.DjangoFilterBackend):
+                filterset_class = backend().get_filterset_class(view, view.get_queryset())
+                known.update(filterset_class.base_filters if filterset_class is not None else ())
+            else:
+                known.update(parameter["name"] for parameter in backend().get_schema_operation_parameters(view))
+        paginator = getattr(view, "paginator", None)
+        if paginator is not None:
+            known.update(parameter["name"] for parameter in paginator.get_schema_operation_parameters(view))
+        return known
+
+    def answers_a_list(self) -> bool:
+        """Whether this request (a GET, or the HEAD or OPTIONS of one) is answered with a filtered, paged list."""
+        request = self.request
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            return False
+        action_map = getattr(self, "action_map", None)
+        if action_map is None:  # a plain view, not a viewset's route
+            return isinstance(self, ListModelMixin)
+        action = action_map.get("get")
+        if action == "list":
+            return True
+        extra = getattr(getattr(self, action or "", None), "kwargs", {})  # an @action's own settings
+        return extra.get("pagination_class") is not None
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        known = self.known_parameters()
+        unknown = sorted(set(request.query_params) - known)
+        if unknown:
+            raise self.unknown_parameters_refused(unknown, sorted(known))
+
+    def unknown_parameters_refused(self, unknown: list[str], known: list[str]) -> Exception:
+        """The 400 of a request with parameters the endpoint does not take: each named, with the ones it takes."""
+        takes = f"unknown query parameter; this endpoint takes {', '.join(known)}"
+        return ValidationError({name: takes for name in unknown})
 
 
 class ConditionalGetMixin(_APIViewBase):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import Throttled
@@ -10,7 +11,14 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import LengthAsSentCharField, StrictCharField, StrictEmailField, StrictSlugField
+from common.api import (
+    KnownParametersMixin,
+    LengthAsSentCharField,
+    StrictCharField,
+    StrictEmailField,
+    StrictSlugField,
+)
+from common.links import absolute_url
 from common.ratelimit import RateLimited, client_ip
 from corrections import selectors
 from corrections.forms import (
@@ -93,7 +101,7 @@ class CorrectionCreatedSerializer(serializers.Serializer):
     status_url = serializers.URLField(help_text="The private link to follow the suggestion.")
 
 
-class CorrectionCreateView(APIView):
+class CorrectionCreateView(KnownParametersMixin, APIView):
     """Suggest a correction to any public record; no account needed. Limited per client and per record."""
 
     permission_classes = [AllowAny]
@@ -129,5 +137,5 @@ class CorrectionCreateView(APIView):
             raise Throttled(
                 wait=limited.retry_after, detail=f"Too many suggestions ({limited.limit.name} limit); try again later."
             ) from None
-        url = request.build_absolute_uri(f"/corrections/{correction.token}/")
+        url = absolute_url(reverse("corrections:correction-status", args=[correction.token]), request=request)
         return Response({"status": correction.status, "status_url": url}, status=status.HTTP_201_CREATED)

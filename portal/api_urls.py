@@ -2,15 +2,22 @@
 
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView, DefaultRouter
 
+from common.api import KnownParametersMixin
 from corrections.api import CorrectionCreateView
 from records import api as records_api
 from records import api_identity as records_api_identity
 from records.api_imports import ImportJobView
 from reviews.api import ReviewEventViewSet
 
+
+class PortalAPIRootView(KnownParametersMixin, APIRootView):
+    """The index of /api/v1/: strict about its query parameters, as every endpoint under it."""
+
+
 router = DefaultRouter()
+router.APIRootView = PortalAPIRootView
 router.register("protocols", records_api.ProtocolViewSet, basename="protocol")
 router.register("datasets", records_api.DatasetViewSet, basename="dataset")
 router.register("configurations", records_api.ConfigurationViewSet, basename="configuration")

@@ -8,8 +8,6 @@ filters in records.filters.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from django.db.models import FloatField, Prefetch
 from django.db.models.functions import Cast
 from django_filters import rest_framework as filters
@@ -18,14 +16,20 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.exceptions import MethodNotAllowed, ValidationError
 from rest_framework.filters import OrderingFilter
-from rest_framework.pagination import CursorPagination
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import ConditionalGetMixin, ModelPermissionsOrReadOnly, newest
+from common.api import (
+    QUERY_BOOLEAN_TYPE,
+    ConditionalGetMixin,
+    KnownParametersMixin,
+    ModelPermissionsOrReadOnly,
+    newest,
+    query_boolean,
+    query_boolean_description,
+)
 from records import models as m
-from records.api_imports import BACKGROUND_PARAMETER, ImportJobStatusSerializer, background_answer, bad_background
+from records.api_imports import BACKGROUND_PARAMETER, ImportJobStatusSerializer, background_answer, refused_boolean
 from records.api_rows import list_page, list_rows, newest_update
 from records.filters import (
     BaselineRoleFilter,
@@ -52,12 +56,6 @@ from records.serializers import (
 )
 from reviews.api import ReviewActionsMixin
 
-if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
-    from rest_framework.generics import GenericAPIView as _GenericAPIViewBase
-else:
-    _GenericAPIViewBase = object
-
-
 # -- viewsets ---------------------------------------------------------------------------------
 
 
@@ -81,39 +79,6 @@ class ValueOrderingFilter(StableOrderingFilter):
         return ordering and [
             term.replace("value", "value_number") if term.lstrip("-") == "value" else term for term in ordering
         ]
-
-
-class KnownParametersMixin(_GenericAPIViewBase):
-    """A list or a record read refuses a query parameter it does not take: a 400 naming it, so a
-    misspelt filter (`modle_id`) is never read as "no filter". A list takes its filters, its
-    ordering and its pagination's; a record, none; both take DRF's `format`."""
-
-    checked_actions = frozenset({"list", "retrieve"})
-
-    def known_parameters(self) -> set[str]:
-        known = {"format"}
-        if getattr(self, "action", None) != "list":
-            return known
-        for backend in self.filter_backends:
-            if isinstance(backend, type) and issubclass(backend, filters.DjangoFilterBackend):
-                filterset_class = filters.DjangoFilterBackend.get_filterset_class(backend(), self, self.get_queryset())
-                known.update(filterset_class.base_filters if filterset_class is not None else ())
-            elif isinstance(backend, type) and issubclass(backend, OrderingFilter):
-                known.add(backend.ordering_param)
-        paginator = self.paginator
-        if isinstance(paginator, CursorPagination):
-            known.add(paginator.cursor_query_param)
-            known.update([paginator.page_size_query_param] if paginator.page_size_query_param else [])
-        return known
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if getattr(self, "action", None) not in self.checked_actions:
-            return
-        unknown = sorted(set(request.query_params) - self.known_parameters())
-        if unknown:
-            takes = ", ".join(sorted(self.known_parameters() - {"format"})) or "no parameters"
-            raise ValidationError({name: f"unknown query parameter; this endpoint takes {takes}" for name in unknown})
 
 
 class CatalogueReadViewSet(
@@ -324,11 +289,7 @@ ImportErrorsSerializer = inline_serializer(
 )
 
 
-#: The values `?dry_run=` takes, and what they mean.
-DRY_RUN = {"1": True, "true": True, "0": False, "false": False}
-
-
-class ImportView(APIView):
+class ImportView(KnownParametersMixin, APIView):
     """Import one paper's records (sources, datasets, protocols, configurations, evaluations, results).
 
     The document is validated whole first, then written in one transaction as proposed records, or
@@ -337,6 +298,15 @@ class ImportView(APIView):
     """
 
     permission_classes = [CanImport]
+    query_parameters = frozenset({"dry_run", "overwrite", "background"})
+
+    def unknown_parameters_refused(self, unknown: list[str], known: list[str]) -> Exception:
+        """In the import's own error shape (its documented 400): each parameter with its `?` path."""
+        message = f"unknown query parameter; the import takes {', '.join(known)}"
+        detail = f"{', '.join(unknown)}: {message}; nothing was written"
+        return ValidationError(
+            {"detail": detail, "errors": [{"path": f"?{name}", "message": message} for name in unknown]}
+        )
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
@@ -344,8 +314,10 @@ class ImportView(APIView):
         parameters=[
             OpenApiParameter(
                 "dry_run",
-                {"type": "string", "enum": sorted(DRY_RUN)},
-                description="`1` or `true`: validate and report what would change, and every conflict; write nothing.",
+                QUERY_BOOLEAN_TYPE,
+                description=query_boolean_description(
+                    "True: validate and report what would change, and every conflict; write nothing."
+                ),
             ),
             OpenApiParameter(
                 "overwrite",
@@ -374,21 +346,11 @@ class ImportView(APIView):
     )
     def post(self, request):
         raw = request.body  # the document as sent, for a background job (read before the parser reads it)
-        asked = request.query_params.get("dry_run", "")
-        if asked not in DRY_RUN and asked != "":
-            # never read a misspelt dry run as a real import
-            message = "use one of " + ", ".join(sorted(DRY_RUN))
-            return Response(
-                {
-                    "detail": f"dry_run: {message}; nothing was written",
-                    "errors": [{"path": "?dry_run", "message": message}],
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        dry_run = DRY_RUN.get(asked, False)
-        refused = bad_background(request.query_params.get("background", ""))
-        if refused is not None:
-            return refused
+        for name in ("dry_run", "background"):  # never read a misspelt dry run as a real import
+            refused = refused_boolean(name, request.query_params.get(name, ""))
+            if refused is not None:
+                return refused
+        dry_run = query_boolean(request.query_params.get("dry_run", "")) or False
         queued = background_answer(request=request, raw=raw, dry_run=dry_run)
         if queued is not None:
             return queued

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from django.db.models import Prefetch
 from django_filters import rest_framework as filters
@@ -15,9 +15,10 @@ from rest_framework.pagination import Cursor
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from common.api import ConditionalGetMixin, StableCursorPagination
+from common.api import ConditionalGetMixin, KnownParametersMixin, StableCursorPagination
 from records import agreement
 from records import models as m
+from records.api import CatalogueReadViewSet
 from records.api_rows import newest_update
 from records.filters import (
     AgreementFilter,
@@ -32,12 +33,6 @@ from records.serializers_identity import (
     WorkSerializer,
     agreement_row,
 )
-
-if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
-    from rest_framework.generics import GenericAPIView as _GenericAPIViewBase
-else:
-    _GenericAPIViewBase = object
-from records.api import CatalogueReadViewSet, KnownParametersMixin
 
 T = TypeVar("T")
 

@@ -13,6 +13,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.api import (
+    QUERY_BOOLEAN_SPELLINGS,
+    QUERY_BOOLEAN_TYPE,
+    KnownParametersMixin,
+    query_boolean,
+    query_boolean_description,
+)
 from common.errors import DomainError
 from records.import_jobs import (
     import_document_size,
@@ -23,15 +30,12 @@ from records.import_jobs import (
     inline_max_records,
 )
 
-#: The values `?background=` takes, and what they mean.
-BACKGROUND = {"1": True, "true": True, "0": False, "false": False}
-
 BACKGROUND_PARAMETER = OpenApiParameter(
     "background",
-    {"type": "string", "enum": sorted(BACKGROUND)},
-    description=(
-        "`1` or `true`: always run the import as a background job (202 and a status URL); `0` or `false`, or"
-        " absent: only a document of more than PORTAL_IMPORT_INLINE_MAX_RECORDS entries (500 by default) does."
+    QUERY_BOOLEAN_TYPE,
+    description=query_boolean_description(
+        "True: always run the import as a background job (202 and a status URL); false, or absent: only a"
+        " document of more than PORTAL_IMPORT_INLINE_MAX_RECORDS entries (500 by default) does."
     ),
 )
 
@@ -72,16 +76,14 @@ ImportJobStatusSerializer = inline_serializer(
 )
 
 
-def bad_background(asked: str) -> Response | None:
-    """A 400 naming `?background` for a value it does not take; None when it is fine."""
-    if asked in BACKGROUND or asked == "":
+def refused_boolean(name: str, asked: str) -> Response | None:
+    """A 400 naming `?<name>` (`dry_run`, `background`) for a value that spells no boolean
+    (common.api.QUERY_BOOLEANS), in the import's error shape; None when it is one, or empty."""
+    if asked == "" or query_boolean(asked) is not None:
         return None
-    message = "use one of " + ", ".join(sorted(BACKGROUND))
+    message = f"use {QUERY_BOOLEAN_SPELLINGS}"
     return Response(
-        {
-            "detail": f"background: {message}; nothing was written",
-            "errors": [{"path": "?background", "message": message}],
-        },
+        {"detail": f"{name}: {message}; nothing was written", "errors": [{"path": f"?{name}", "message": message}]},
         status=status.HTTP_400_BAD_REQUEST,
     )
 
@@ -89,7 +91,7 @@ def bad_background(asked: str) -> Response | None:
 def background_answer(*, request: Request, raw: bytes, dry_run: bool) -> Response | None:
     """The 202 of an import queued as a job, when the request asks for one or the document is large;
     None when the import runs in the request. `raw` is the body as sent (its numbers' digits kept)."""
-    asked = BACKGROUND.get(request.query_params.get("background", ""), False)
+    asked = query_boolean(request.query_params.get("background", "")) or False
     if not asked and import_document_size(request.data) <= inline_max_records():
         return None
     try:
@@ -112,7 +114,7 @@ def background_answer(*, request: Request, raw: bytes, dry_run: bool) -> Respons
     return Response(import_job_status(job), status=status.HTTP_202_ACCEPTED, headers={"Location": import_job_url(job)})
 
 
-class ImportJobView(APIView):
+class ImportJobView(KnownParametersMixin, APIView):
     """The status of an import job: queued, running (with progress), succeeded (with the report) or
     failed (with every error and its path). Readable by whoever queued it and by every curator who
     may import; anyone else is answered 404, as for a job that does not exist."""

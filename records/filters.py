@@ -1,13 +1,13 @@
-"""The catalogue API's list filters (django-filter), named as the serializers' fields."""
+"""The catalogue API's list filters (django-filter), named as the serializers' fields. Every filter
+by a record's stable id is common.api.record_filter (an id that names no record is a 400 naming the
+filter), every boolean common.api.StrictBooleanFilter."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from django.db.models import Model, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
 
-from common.api import StrictBooleanFilter
+from common.api import StrictBooleanFilter, record_filter
 from records import models as m
 from records.agreement import family_of
 from records.works import work_find
@@ -29,24 +29,26 @@ def comparable_filter(prefix: str = "", *, repeats: bool = False) -> StrictBoole
     )
 
 
-def record_filter(
-    model: type[Model],
-    noun: str,
-    *,
-    help_text: str,
-    field_name: str | None = None,
-    method: str | Callable[..., QuerySet] | None = None,
-) -> filters.ModelChoiceFilter:
-    """A filter by a record's stable id. An id that names no record is a 400 naming the filter (a
-    misspelt id is not an empty list); checking it is the one query the filter adds."""
-    return filters.ModelChoiceFilter(
-        queryset=model._default_manager.all(),
-        to_field_name="stable_id",
-        field_name=field_name,
-        method=method,
-        help_text=help_text + " An id that names no record is refused (400).",
-        error_messages={"invalid_choice": f"no {noun} has the stable id %(value)s"},
+def protocol_filter(field_name: str) -> filters.ModelChoiceFilter:
+    return record_filter(m.Protocol, "protocol", field_name=field_name, help_text="Protocol stable id.")
+
+
+def evaluation_filter(field_name: str) -> filters.ModelChoiceFilter:
+    return record_filter(m.Evaluation, "evaluation", field_name=field_name, help_text="Evaluation stable id.")
+
+
+def configuration_filter(field_name: str) -> filters.ModelChoiceFilter:
+    return record_filter(
+        m.Configuration, "configuration", field_name=field_name, help_text="Configuration stable id (the tested model)."
     )
+
+
+def dataset_filter(field_name: str, help_text: str) -> filters.ModelChoiceFilter:
+    return record_filter(m.Dataset, "dataset or task", field_name=field_name, help_text=help_text)
+
+
+def area_filter(field_name: str, help_text: str) -> filters.ModelChoiceFilter:
+    return record_filter(m.Area, "area", field_name=field_name, help_text=help_text)
 
 
 def model_filter(prefix: str) -> filters.ModelChoiceFilter:
@@ -79,11 +81,11 @@ def work_filter(field_name: str, what: str) -> filters.ModelChoiceFilter:
 
 
 class ProtocolFilter(filters.FilterSet):
-    area = filters.CharFilter(field_name="areas__stable_id", help_text="Area stable id, e.g. dna-genomes.")
-    context = filters.CharFilter(field_name="contexts__stable_id", help_text="Context stable id, e.g. research.")
+    area = area_filter("areas", "Area stable id, e.g. dna-genomes.")
+    context = record_filter(m.Context, "context", field_name="contexts", help_text="Context stable id, e.g. research.")
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
     comparable = comparable_filter()
-    dataset_id = filters.CharFilter(field_name="datasets__stable_id")
+    dataset_id = dataset_filter("datasets", "Dataset or task stable id: the protocols that use it.")
 
     class Meta:
         model = m.Protocol
@@ -91,17 +93,22 @@ class ProtocolFilter(filters.FilterSet):
 
 
 class EvaluationFilter(filters.FilterSet):
-    protocol_id = filters.CharFilter(field_name="protocol__stable_id")
-    dataset_id = filters.CharFilter(field_name="dataset__stable_id")
-    configuration_id = filters.CharFilter(field_name="configuration__stable_id")
+    protocol_id = protocol_filter("protocol")
+    dataset_id = dataset_filter("dataset", "Dataset or task stable id: the evaluations measured on it.")
+    configuration_id = configuration_filter("configuration")
     measured_by = filters.ChoiceFilter(choices=m.MeasuredBy.choices)
     reading_method = filters.ChoiceFilter(choices=m.ReadingMethod.choices)
-    source_id = filters.CharFilter(field_name="source__stable_id", help_text="The source that reports it.")
-    repeats_id = filters.CharFilter(
-        field_name="repeats__stable_id", help_text="Evaluations that report this evaluation's measurement again."
+    source_id = record_filter(
+        m.Source, "source", field_name="source", help_text="Source stable id: the source that reports it."
+    )
+    repeats_id = record_filter(
+        m.Evaluation,
+        "evaluation",
+        field_name="repeats",
+        help_text="Evaluation stable id: the evaluations that report its measurement again.",
     )
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
-    area = filters.CharFilter(field_name="protocol__areas__stable_id", help_text="Area of the evaluation's protocol.")
+    area = area_filter("protocol__areas", "Area stable id: evaluations of the area's protocols.")
     comparable = comparable_filter(repeats=True)
     model_id = model_filter("")
     task_id = task_filter("")
@@ -127,15 +134,20 @@ class EvaluationFilter(filters.FilterSet):
 
 
 class ResultFilter(filters.FilterSet):
-    evaluation_id = filters.CharFilter(field_name="evaluation__stable_id")
-    protocol_id = filters.CharFilter(field_name="evaluation__protocol__stable_id")
-    dataset_id = filters.CharFilter(field_name="evaluation__dataset__stable_id")
-    configuration_id = filters.CharFilter(field_name="evaluation__configuration__stable_id")
+    evaluation_id = evaluation_filter("evaluation")
+    protocol_id = protocol_filter("evaluation__protocol")
+    dataset_id = dataset_filter("evaluation__dataset", "Dataset or task stable id: the results measured on it.")
+    configuration_id = configuration_filter("evaluation__configuration")
     measured_by = filters.ChoiceFilter(field_name="evaluation__measured_by", choices=m.MeasuredBy.choices)
     relation = filters.ChoiceFilter(choices=m.Relation.choices)
-    reference_configuration_id = filters.CharFilter(field_name="reference_configuration__stable_id")
+    reference_configuration_id = record_filter(
+        m.Configuration,
+        "configuration",
+        field_name="reference_configuration",
+        help_text="Configuration stable id: the results relative to it.",
+    )
     review_state = filters.ChoiceFilter(field_name="evaluation__review_state", choices=ReviewState.choices)
-    area = filters.CharFilter(field_name="evaluation__protocol__areas__stable_id")
+    area = area_filter("evaluation__protocol__areas", "Area stable id: results of the area's protocols.")
     comparable = comparable_filter("evaluation__", repeats=True)
     model_id = model_filter("evaluation__")
     task_id = task_filter("evaluation__")
@@ -161,7 +173,7 @@ class ResultFilter(filters.FilterSet):
 
 
 class DatasetFilter(filters.FilterSet):
-    suite_id = filters.CharFilter(field_name="suite__stable_id")
+    suite_id = record_filter(m.Dataset, "suite", field_name="suite", help_text="Suite stable id: its tasks.")
     is_suite = StrictBooleanFilter(
         field_name="suite", lookup_expr="isnull", help_text="True: suites and stand-alone datasets only."
     )
@@ -172,8 +184,8 @@ class DatasetFilter(filters.FilterSet):
 
 
 class EvidenceRowFilter(filters.FilterSet):
-    protocol_id = filters.CharFilter(field_name="protocol__stable_id")
-    evaluation_id = filters.CharFilter(field_name="evaluation__stable_id")
+    protocol_id = protocol_filter("protocol")
+    evaluation_id = evaluation_filter("evaluation")
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
     comparable = comparable_filter()
 
@@ -183,7 +195,7 @@ class EvidenceRowFilter(filters.FilterSet):
 
 
 class BaselineRoleFilter(filters.FilterSet):
-    protocol_id = filters.CharFilter(field_name="protocol__stable_id")
+    protocol_id = protocol_filter("protocol")
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
 
     class Meta:

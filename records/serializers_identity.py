@@ -9,6 +9,7 @@ from django.urls import NoReverseMatch
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.links import absolute_url
 from records import models as m
 from records.agreement import AGREEMENT_RULE, Agreement, Measurement, Verdict
 from records.api_fields import CATALOGUE_FIELDS
@@ -31,8 +32,7 @@ class PageUrlField(serializers.Field):
             path = value.get_absolute_url()
         except NoReverseMatch:
             return None
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
+        return absolute_url(path, request=self.context.get("request"))
 
 
 def read_ref(**kwargs: Any) -> serializers.SlugRelatedField:
@@ -86,6 +86,7 @@ class GenomicModelSerializer(serializers.ModelSerializer):
 class WorkVersionSerializer(serializers.ModelSerializer):
     serializer_field_mapping = CATALOGUE_FIELDS
     source_id = serializers.CharField(source="stable_id", read_only=True)
+    url = serializers.URLField(read_only=True, allow_blank=True, help_text="Its address; empty when none is recorded.")
 
     class Meta:
         model = m.Source

@@ -22,7 +22,8 @@ from rest_framework.exceptions import MethodNotAllowed, NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import ConditionalGetMixin, StrictCharField
+from common.api import ConditionalGetMixin, KnownParametersMixin, StrictCharField
+from common.links import absolute_url
 from releases import selectors
 from releases.models import Release, ReleaseFile, ReleaseStatus
 from releases.services import CUT_PERMISSION, ReleaseError, may_cut_release, release_cut
@@ -54,8 +55,7 @@ class ReleaseFileSerializer(serializers.ModelSerializer):
         from django.urls import reverse
 
         path = reverse("releases:file", kwargs={"release_id": record.release.release_id, "name": record.name})
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
+        return absolute_url(path, request=self.context.get("request"))
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -99,8 +99,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
         return data
 
     def _absolute(self, path: str) -> str:
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
+        return absolute_url(path, request=self.context.get("request"))
 
     def get_url(self, release: Release) -> str:
         from django.urls import reverse
@@ -137,7 +136,7 @@ def _error(exc: ReleaseError, request) -> Response:
     return Response(body, status=exc.status)
 
 
-class ReleaseAPIView(ConditionalGetMixin, APIView):
+class ReleaseAPIView(KnownParametersMixin, ConditionalGetMixin, APIView):
     """Reads carry ETags; any method that would change a release is refused with 405."""
 
     permission_classes = [MayCutRelease]

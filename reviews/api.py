@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django import forms
+from django.apps import apps
+from django.db.models import Model
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
@@ -12,8 +15,8 @@ from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from common.api import ConditionalGetMixin, StableCursorPagination, StrictCharField
-from reviews.models import ReviewEvent, ReviewState
+from common.api import ConditionalGetMixin, KnownParametersMixin, StableCursorPagination, StrictCharField
+from reviews.models import Reviewable, ReviewEvent, ReviewState
 from reviews.selectors import review_events
 from reviews.services import ReviewError, available_transitions, review_transition_apply
 from reviews.transitions import TRANSITIONS
@@ -155,11 +158,39 @@ def review_error_body(errors: dict[str, Any]) -> dict[str, str]:
     return {"detail": f"{field}: {message}", "field": field}
 
 
+def reviewable_models() -> list[type[Model]]:
+    """The models whose records have a review log (every concrete Reviewable)."""
+    return [model for model in apps.get_models() if issubclass(model, Reviewable)]
+
+
+def reviewable_types() -> list[tuple[str, str]]:
+    return sorted((model._meta.model_name or "", str(model._meta.verbose_name)) for model in reviewable_models())
+
+
+class ReviewedRecordField(forms.CharField):
+    """A reviewable record's stable id: one that names none is refused (a misspelt id is not an empty log)."""
+
+    def clean(self, value: Any) -> str:
+        stable_id = super().clean(value)
+        if stable_id and not any(
+            model._default_manager.filter(stable_id=stable_id).exists() for model in reviewable_models()
+        ):
+            raise forms.ValidationError(
+                "no reviewable record has the stable id %(value)s", params={"value": stable_id}
+            )
+        return stable_id
+
+
+class ReviewedRecordFilter(filters.CharFilter):
+    field_class = ReviewedRecordField
+
+
 class ReviewEventFilter(filters.FilterSet):
-    record = filters.CharFilter(field_name="record_stable_id", help_text="The record's stable id.")
-    record_type = filters.CharFilter(
-        field_name="content_type__model", help_text="protocol, evaluation, evidencerow or baselinerole."
+    record = ReviewedRecordFilter(
+        field_name="record_stable_id",
+        help_text="The record's stable id. An id that names no reviewable record is refused (400).",
     )
+    record_type = filters.ChoiceFilter(field_name="content_type__model", choices=reviewable_types())
 
     class Meta:
         model = ReviewEvent
@@ -170,7 +201,7 @@ class EventCursorPagination(StableCursorPagination):
     ordering = ("-created_at", "-id")
 
 
-class ReviewEventViewSet(ConditionalGetMixin, viewsets.ReadOnlyModelViewSet):
+class ReviewEventViewSet(KnownParametersMixin, ConditionalGetMixin, viewsets.ReadOnlyModelViewSet):
     """Every review event, the audit log of the review workflow (actors named by role)."""
 
     queryset = ReviewEvent.objects.select_related("content_type")

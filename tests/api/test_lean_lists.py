@@ -80,7 +80,7 @@ QUERIES = [
     "protocol_id=gfm-guide-20261014-protocol-nt-ia3-finetune-runtime",
     "configuration_id=nt-500m-ia3-dalla-torre-2025",
     "dataset_id=nt-benchmark-revised-18-tasks&page_size=3",
-    "protocol_id=no-such-protocol",
+    "protocol_id=gfm-guide-20261014-protocol-nt-ia3-finetune-runtime&comparable=true",  # none: both are excluded
     "format=json&page_size=2",
 ]
 
