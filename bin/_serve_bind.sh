@@ -19,3 +19,26 @@ serve_bind_warning() {
   echo "bin/serve: warning: gunicorn is bound to ${host:-every address} ($bind), not a loopback address; it does" \
     "not protect itself from slow clients, so it must sit behind a proxy (Caddy, as in docker-compose.yml)" >&2
 }
+
+# serve_site_url BIND prints the address links in mail start from (PORTAL_SITE_URL) when gunicorn is
+# bound to BIND: http://HOST:PORT (port 8000 when BIND names none, as gunicorn's). For a wildcard host
+# (0.0.0.0, ::, none: every address) it is 127.0.0.1, the one name of this machine that the embedded
+# default's ALLOWED_HOSTS holds, and a line on stderr says so; nothing for a unix socket (set
+# PORTAL_SITE_URL to the proxy's address).
+serve_site_url() {
+  local bind=$1 host port=8000 rest
+  case "$bind" in
+    unix:*) return 0 ;;
+    \[*\]*) host=${bind#\[}; host=${host%%\]*}; rest=${bind#*\]}; [ -n "$rest" ] && port=${rest#:} ;;
+    *:*) host=${bind%:*}; port=${bind##*:} ;;
+    *) host=$bind ;;
+  esac
+  case "$host" in
+    "" | 0.0.0.0 | :: | 0:0:0:0:0:0:0:0)
+      echo "bin/serve: links in mail point at http://127.0.0.1:$port (bound to every address: set" \
+        "PORTAL_SITE_URL, and ALLOWED_HOSTS, to the address others reach the portal at)" >&2
+      host=127.0.0.1 ;;
+    *:*) host="[$host]" ;;
+  esac
+  echo "http://$host:$port"
+}

@@ -10,8 +10,10 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from common.links import absolute_url
 from corrections.models import Correction, CorrectionStatus
 from reviews.roles import CURATORS
 
@@ -47,7 +49,7 @@ def correction_digest_send() -> int:
         body = (
             f"{len(pending)} new correction suggestion(s) wait in the moderation queue:\n\n"
             + "\n".join(lines)
-            + f"\n\n{settings.PORTAL_BASE_URL}/admin/corrections/correction/?status__exact=new\n"
+            + f"\n\n{absolute_url(reverse('admin:corrections_correction_changelist'))}?status__exact=new\n"
         )
         messages = [
             EmailMessage(
@@ -78,7 +80,7 @@ def correction_notify_submitters(correction_pk: int) -> int:
             subject=f"[{settings.PORTAL_SITE_NAME}] Your suggestion on {correction.target_stable_id}: {decided}",
             body=(
                 f"Your suggestion on {correction.target_label} was {decided}.\n\n"
-                f"Response: {correction.response}\n\n{settings.PORTAL_BASE_URL}/corrections/{suggestion.token}/\n"
+                f"Response: {correction.response}\n\n{absolute_url(reverse('corrections:correction-status', args=[suggestion.token]))}\n"
             ),
             to=[suggestion.contact_email],
         )

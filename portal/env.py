@@ -67,6 +67,29 @@ def env_networks(name: str) -> list[str]:
     return items
 
 
+def env_site_url(name: str, default: str) -> tuple[str, bool]:
+    """The portal's public address from NAME: scheme://host[:port], no path, without a trailing
+    slash; and whether it was set at all. Anything else fails here, so a mail never carries a link
+    that cannot work."""
+    used = name
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default, False
+    url = raw.rstrip("/")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises on a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ImproperlyConfigured(f"{used}={raw!r} is not an http(s) address; use e.g. https://portal.example.org")
+    if parts.path or parts.query or parts.fragment or parts.username or parts.password:
+        raise ImproperlyConfigured(
+            f"{used}={raw!r} must be scheme://host[:port] only (no path, query or credentials); links add the path"
+        )
+    return url, True
+
+
 def env_secret(name: str) -> str | None:
     """The value of NAME, or the contents of the file named by NAME_FILE (Docker secrets)."""
     value = os.environ.get(name)

@@ -19,6 +19,7 @@ from portal.env import (
     env_list,
     env_networks,
     env_secret,
+    env_site_url,
     env_str,
     persistent_secret_key,
     redis_url_from_env,
@@ -375,8 +376,10 @@ ADMIN_LOGIN_WINDOW_SECONDS = env_int("PORTAL_ADMIN_LOGIN_WINDOW_SECONDS", 15 * 6
 METRICS_TOKEN = env_secret("PORTAL_METRICS_TOKEN") or ""
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PORTAL_WORKER_HEARTBEAT_MAX_AGE_SECONDS", 120, minimum=10)
 
-# Public addresses in mails and links; the embedded default serves http://127.0.0.1:8000.
-PORTAL_BASE_URL = env_str("PORTAL_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# The portal's public address (scheme://host[:port]), the root of every absolute link made without a
+# request (mail: common.links.absolute_url); bin/serve sets it from PORTAL_BIND. A missing or
+# plain-http address is a deploy check warning (portal.checks).
+PORTAL_SITE_URL, PORTAL_SITE_URL_SET = env_site_url("PORTAL_SITE_URL", "http://127.0.0.1:8000")
 
 # Mail: the console on the embedded default; SMTP when EMAIL_HOST is set.
 EMAIL_HOST = env_str("EMAIL_HOST", "")

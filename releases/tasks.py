@@ -20,6 +20,7 @@ from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.urls import reverse
 
+from common.links import absolute_url
 from releases import build, conf, fixity, lifecycle
 from releases.models import Release, ReleaseFixityCheck
 from reviews.roles import RELEASE_MANAGERS
@@ -81,7 +82,7 @@ def release_damage_notify(check_pk: int) -> int:
         return 0
     release = check.release
     managers = get_user_model().objects.filter(groups__name=RELEASE_MANAGERS.group, is_active=True).exclude(email="")
-    page = f"{settings.PORTAL_BASE_URL}{reverse('releases:detail', args=[release.release_id])}"
+    page = absolute_url(reverse("releases:detail", args=[release.release_id]))
     body = (
         f"Release {release.release_id} failed a fixity check at {check.checked_at:%Y-%m-%d %H:%M} UTC:\n\n"
         + "\n".join(f"- {line}" for line in check.problems.splitlines())

@@ -47,7 +47,7 @@ def test_every_page_type_sends_the_security_headers(admin_client, seeded, url):
 def test_production_settings_pass_the_deployment_checks():
     env = {k: v for k, v in os.environ.items()}
     env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
-    env["PORTAL_METRICS_TOKEN"] = "a-metrics-token"
+    env.update({"PORTAL_METRICS_TOKEN": "a-metrics-token", "PORTAL_SITE_URL": "https://portal.example"})
     completed = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
@@ -133,3 +133,28 @@ def test_password_validators_refuse_a_weak_password(django_user_model):
 def test_it_refuses_null_characters_anywhere_with_400(client, method, url, body, content_type):
     response = getattr(client, method)(url, body, content_type=content_type) if body else getattr(client, method)(url)
     assert response.status_code == 400 and "null characters" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("site_url", "said"),
+    [
+        (None, "PORTAL_SITE_URL is not set"),
+        ("http://portal.example", "is not https"),
+        ("https://other.example", "not in ALLOWED_HOSTS"),
+    ],
+)
+def test_the_deployment_checks_refuse_a_site_url_mail_links_cannot_use(site_url, said):
+    env = {k: v for k, v in os.environ.items() if k != "PORTAL_SITE_URL"}
+    env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
+    env["PORTAL_METRICS_TOKEN"] = "a-metrics-token"
+    if site_url:
+        env["PORTAL_SITE_URL"] = site_url
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode != 0 and "portal.W002" in completed.stderr and said in completed.stderr

@@ -75,3 +75,83 @@ def test_bin_serve_processes_print_the_warning_at_start_on_every_address(tmp_pat
         except subprocess.TimeoutExpired:
             kill_session(process.pid)
             process.wait()
+
+
+def site_url_for(bind: str) -> tuple[str, str]:
+    completed = subprocess.run(
+        ["bash", "-c", 'source bin/_serve_bind.sh && serve_site_url "$1"', "_", bind],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert completed.returncode == 0
+    return completed.stdout.strip(), completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("bind", "url"),
+    [
+        ("127.0.0.1:8080", "http://127.0.0.1:8080"),
+        ("localhost:9000", "http://localhost:9000"),
+        ("[::1]:8001", "http://[::1]:8001"),
+        ("192.168.1.20:80", "http://192.168.1.20:80"),
+        ("localhost", "http://localhost:8000"),  # gunicorn's port when the bind names none
+        ("unix:/tmp/portal.sock", ""),  # behind a proxy: its address is PORTAL_SITE_URL's to say
+    ],
+)
+def test_it_derives_the_site_url_from_the_bind_address(bind, url):
+    assert site_url_for(bind) == (url, "")
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0:8080", "[::]:8080", ":8080"])
+def test_it_links_a_wildcard_bind_to_127_0_0_1_and_says_so(bind):
+    url, said = site_url_for(bind)
+    assert url == "http://127.0.0.1:8080"
+    assert said.startswith("bin/serve: links in mail point at http://127.0.0.1:8080") and "PORTAL_SITE_URL" in said
+
+
+def served_environments(tmp_path, **env: str) -> list[dict[str, str]]:
+    """The environment bin/_serve_processes gives gunicorn and the two workers: an interpreter
+    (PORTAL_PYTHON) that writes its environment down and waits, as the real ones would serve."""
+    fake = tmp_path / "python"
+    fake.write_text('#!/usr/bin/env bash\nenv -0 > "$ENV_DIR/$$.env"\nexec sleep 60\n')
+    fake.chmod(0o755)
+    (tmp_path / "envs").mkdir()
+    base = {k: v for k, v in os.environ.items() if k not in {"PORTAL_SITE_URL", "PORTAL_BIND"}}
+    base |= {"PORTAL_PYTHON": str(fake), "ENV_DIR": str(tmp_path / "envs"), "PORTAL_RUNNER_INSTALL": "off"}
+    base |= {"PORTAL_VAR_DIR": str(tmp_path / "var")}
+    process = subprocess.Popen(
+        ["bin/_serve_processes"],
+        cwd=ROOT,
+        env=base | env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(list((tmp_path / "envs").glob("*.env"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        files = sorted((tmp_path / "envs").glob("*.env"))
+        return [dict(item.split("=", 1) for item in f.read_text().split("\0") if "=" in item) for f in files]
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            kill_session(process.pid)
+            process.wait()
+
+
+def test_bin_serve_sets_the_site_url_of_gunicorn_and_both_workers_from_portal_bind(tmp_path):
+    environments = served_environments(tmp_path, PORTAL_BIND="127.0.0.1:8080")
+    assert [env.get("PORTAL_SITE_URL") for env in environments] == ["http://127.0.0.1:8080"] * 3
+
+
+def test_bin_serve_keeps_a_site_url_the_user_set(tmp_path):
+    environments = served_environments(
+        tmp_path, PORTAL_BIND="0.0.0.0:8080", PORTAL_SITE_URL="https://portal.example.org"
+    )
+    assert [env.get("PORTAL_SITE_URL") for env in environments] == ["https://portal.example.org"] * 3
