@@ -32,9 +32,10 @@ from benchmarks.services import (
     benchmark_job_rerun,
     recipe_save,
 )
-from common.admin import ReadOnlyAdminMixin
+from common.admin import ReadOnlyAdminMixin, clamped, list_time
 from common.numbers import ASCII_NUMBER_FORM_FIELDS, AsciiFloatFormField, AsciiIntegerFormField
 from reviews.admin import ReviewableAdminMixin
+from reviews.admin_lists import ReviewStateColumn
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
 
@@ -181,8 +182,10 @@ class QueuePermissionMixin:
 
 
 @admin.register(Recipe)
-class RecipeAdmin(QueuePermissionMixin, ReviewableAdminMixin, SimpleHistoryAdmin):
-    list_display = ("stable_id", "protocol", "preset", "task", "steps", "batch_size", "precision", "review_state")
+class RecipeAdmin(QueuePermissionMixin, ReviewStateColumn, ReviewableAdminMixin, SimpleHistoryAdmin):
+    list_display = ("recipe_title", "protocol_title", "run", "task", "review")
+    list_display_links = ("recipe_title",)
+    fitted_list = True  # static/css/admin.css sizes the columns
     list_filter = ("review_state", "preset", "precision")
     search_fields = ("stable_id", "title", "protocol__stable_id", "task")
     list_select_related = ("protocol",)
@@ -196,6 +199,18 @@ class RecipeAdmin(QueuePermissionMixin, ReviewableAdminMixin, SimpleHistoryAdmin
         if obj is not None and obj.pk:
             readonly.append("stable_id")
         return readonly
+
+    @admin.display(description="recipe", ordering="title")
+    def recipe_title(self, recipe: Recipe) -> str | None:
+        return clamped(str(recipe), full=f"{recipe} ({recipe.stable_id})")
+
+    @admin.display(description="protocol", ordering="protocol__title")
+    def protocol_title(self, recipe: Recipe) -> str | None:
+        return clamped(recipe.protocol.title, full=f"{recipe.protocol.title} ({recipe.protocol.stable_id})")
+
+    @admin.display(description="run", ordering="preset")
+    def run(self, recipe: Recipe) -> str | None:
+        return clamped(f"{recipe.preset}, {recipe.steps:,} steps, batch {recipe.batch_size}, {recipe.precision}")
 
     def save_model(self, request, obj, form, change):
         recipe_save(recipe=obj, actor=request.user, changed_fields=list(form.changed_data) if change else None)
@@ -218,18 +233,9 @@ class JobEventInline(ReadOnlyAdminMixin, admin.TabularInline):
 class BenchmarkJobAdmin(QueuePermissionMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: a job's row changes only through its services (the actions here, the worker, the sweeper)."""
 
-    list_display = (
-        "id",
-        "recipe",
-        "status",
-        "progress",
-        "attempts",
-        "worker_host",
-        "queued_at",
-        "finished_at",
-        "requested_by",
-        "page",
-    )
+    list_display = ("job", "recipe_title", "state", "progress", "queued", "finished", "public_page")
+    list_display_links = ("job",)
+    fitted_list = True  # static/css/admin.css sizes the columns
     list_filter = ("status", "recipe")
     search_fields = ("=id", "recipe__stable_id", "worker_host", "celery_task_id")
     list_select_related = ("recipe", "requested_by")
@@ -264,6 +270,33 @@ class BenchmarkJobAdmin(QueuePermissionMixin, ReadOnlyAdminMixin, admin.ModelAdm
         "report",
     )
     fields = readonly_fields
+
+    @admin.display(description="job", ordering="id")
+    def job(self, job: BenchmarkJob) -> str | None:
+        """What the job runs, from its own parameters (a tiny 30-step run of a 10,000-step recipe says so)."""
+        return clamped(f"Job {job.pk}: {job.run_label}")
+
+    @admin.display(description="recipe", ordering="recipe__title")
+    def recipe_title(self, job: BenchmarkJob) -> str | None:
+        return clamped(str(job.recipe), full=f"{job.recipe} ({job.recipe.stable_id})")
+
+    @admin.display(description="status", ordering="status")
+    def state(self, job: BenchmarkJob) -> str | None:
+        attempt = f", attempt {job.attempts}" if job.attempts > 1 else ""
+        worker = f" on {job.worker_host}" if job.worker_host else ""
+        return clamped(f"{job.get_status_display()}{attempt}{worker}")
+
+    @admin.display(description="queued (UTC)", ordering="queued_at")
+    def queued(self, job: BenchmarkJob) -> str | None:
+        return clamped(f"{list_time(job.queued_at)} by {job.requested_by}")
+
+    @admin.display(description="page")
+    def public_page(self, job: BenchmarkJob) -> str:
+        return format_html('<a class="clamp" href="{}">public page</a>', reverse("benchmarks:job", args=[job.pk]))
+
+    @admin.display(description="finished (UTC)", ordering="finished_at")
+    def finished(self, job: BenchmarkJob) -> str | None:
+        return clamped(list_time(job.finished_at))
 
     @admin.display(description="progress")
     def progress(self, job: BenchmarkJob) -> str:

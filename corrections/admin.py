@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from simple_history.admin import SimpleHistoryAdmin
 
-from common.admin import ReadOnlyAdminMixin
+from common.admin import ReadOnlyAdminMixin, clamped, list_time
 from corrections import selectors
 from corrections.models import Correction, CorrectionStatus
 from corrections.services import CorrectionError, correction_decide
@@ -65,16 +65,9 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
     """The moderation queue: suggestions oldest first, each beside its field's current value.
     Read-only here: decisions go through the moderation panel and its service only."""
 
-    list_display = (
-        "id",
-        "created",
-        "status",
-        "record",
-        "field_label",
-        "value_now",
-        "proposed_value_short",
-        "folded",
-    )
+    list_display = ("suggestion", "created", "status", "current", "proposed", "folded")
+    list_display_links = ("suggestion",)
+    fitted_list = True  # static/css/admin.css sizes the columns
     list_filter = ("status", RecordTypeFilter, ProtocolFilter)
     search_fields = ("target_stable_id", "explanation", "proposed_value", "protocol_stable_id")
     ordering = ("created_at", "id")
@@ -91,13 +84,16 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
             .annotate(folded_count=Count("duplicates"))
         )
 
+    @admin.display(description="suggestion", ordering="id")
+    def suggestion(self, obj):
+        """#12, the field and the record it is about, by the record's title when it arrived."""
+        kind = selectors.record_type_labels().get(obj.content_type.model, obj.content_type.model)
+        about = f"{obj.field_label or 'the record'} of {kind.lower()} {obj.target_label or obj.target_stable_id}"
+        return clamped(f"#{obj.pk}: {about}", full=f"#{obj.pk}: {about} ({obj.target_stable_id})")
+
     @admin.display(description="sent (UTC)", ordering="created_at")
     def created(self, obj):
-        return obj.created_at.strftime("%Y-%m-%d %H:%M")
-
-    @admin.display(description="record", ordering="target_stable_id")
-    def record(self, obj):
-        return f"{selectors.record_type_labels().get(obj.content_type.model, obj.content_type.model)}: {obj.target_stable_id}"
+        return clamped(list_time(obj.created_at))
 
     @admin.display(description="current value")
     def value_now(self, obj):
@@ -106,9 +102,15 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
         text = selectors.field_text(obj.target, obj.field_name)
         return text if len(text) <= 120 else text[:119] + "…"
 
+    @admin.display(description="current value")
+    def current(self, obj):
+        if not obj.field_name or obj.target is None:
+            return None
+        return clamped(selectors.field_text(obj.target, obj.field_name))
+
     @admin.display(description="proposed value")
-    def proposed_value_short(self, obj):
-        return obj.proposed_value if len(obj.proposed_value) <= 120 else obj.proposed_value[:119] + "…"
+    def proposed(self, obj):
+        return clamped(obj.proposed_value)
 
     @admin.display(description="folded in")
     def folded(self, obj):

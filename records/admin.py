@@ -12,8 +12,6 @@ from functools import partial
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.db.models import FloatField
-from django.db.models.functions import Cast
 from django.urls import path, reverse
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -23,9 +21,9 @@ from records import (
     admin_imports,  # noqa: F401  (registers the import page: ImportJobAdmin)
     admin_review_table,
 )
+from records import admin_lists as lists
 from records import models as m
 from records.services import record_delete, record_save
-from records.values import exact_text
 from reviews.admin import ReviewableAdminMixin
 
 REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
@@ -56,6 +54,7 @@ class ServiceSaveMixin:
 
 
 class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
+    # Lists: their columns, filters and sorting in records.admin_lists (a first base class each).
     list_per_page = 50
     save_on_top = True
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}, **ASCII_NUMBER_FORM_FIELDS}
@@ -129,13 +128,10 @@ class TaskInline(LabelledTabularInline):
 
 
 @admin.register(m.Source)
-class SourceAdmin(CatalogueAdmin):
+class SourceAdmin(lists.SourceList, CatalogueAdmin):
     """A source is one version of a work (`work`): a duplicate of a catalogued source is a form error
     naming it (Source.clean, records.works.source_duplicates); another version goes in its work."""
 
-    list_display = ("title", "venue", "kind", "published_date", "work", "stable_id")
-    list_filter = ("kind", "venue")
-    list_select_related = ("work",)  # nullable: Django's automatic select_related leaves it out
     search_fields = ("title", "stable_id", "doi", "pmcid", "arxiv_id", "url", "citation", "authors_short")
     autocomplete_fields = ["work"]
     change_form_template = "admin/records/source_change_form.html"
@@ -153,43 +149,25 @@ class SourceAdmin(CatalogueAdmin):
 
 
 @admin.register(m.Area, m.Context)
-class VocabularyAdmin(CatalogueAdmin):
-    list_display = ("stable_id", "label")
+class VocabularyAdmin(lists.VocabularyList, CatalogueAdmin):
     search_fields = ("stable_id", "label")
 
 
 @admin.register(m.Dataset)
-class DatasetAdmin(CatalogueAdmin):
-    list_display = (
-        "name",
-        "suite",
-        "train_size",
-        "test_size",
-        "num_classes",
-        "sequence_length_bp",
-        "metric",
-        "stable_id",
-    )
-    list_filter = (("suite", admin.RelatedOnlyFieldListFilter), "metric", "num_classes")
+class DatasetAdmin(lists.DatasetList, CatalogueAdmin):
     search_fields = ("name", "stable_id", "task_key", "description")
-    list_select_related = ("suite",)  # nullable: Django's automatic select_related leaves it out
     autocomplete_fields = ["suite", "source"]
     inlines = [TaskInline]
 
 
 @admin.register(m.Configuration)
-class ConfigurationAdmin(CatalogueAdmin):
-    list_display = ("name", "model", "family", "method", "parameter_count", "stable_id")
-    list_filter = ("family", "method")
-    list_select_related = ("model",)
+class ConfigurationAdmin(lists.ConfigurationList, CatalogueAdmin):
     search_fields = ("name", "short_name", "stable_id", "family", "method", "model__name")
     autocomplete_fields = ["source", "model"]
 
 
 @admin.register(m.Protocol)
-class ProtocolAdmin(ReviewableAdminMixin, CatalogueAdmin):
-    list_display = ("title", "metric_name", "metric_unit", "metric_direction", "review_state", "stable_id")
-    list_filter = ("review_state", "metric_direction", "areas", "contexts")
+class ProtocolAdmin(lists.ProtocolList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("title", "stable_id", "summary", "metric_name")
     autocomplete_fields = ["source", "datasets"]
     filter_horizontal = ("areas", "contexts")
@@ -197,15 +175,7 @@ class ProtocolAdmin(ReviewableAdminMixin, CatalogueAdmin):
 
 
 @admin.register(m.Evaluation)
-class EvaluationAdmin(ReviewableAdminMixin, CatalogueAdmin):
-    list_display = ("title", "protocol", "configuration", "dataset", "measured_by", "review_state", "stable_id")
-    list_filter = (
-        "review_state",
-        "measured_by",
-        "reading_method",
-        ("protocol", admin.RelatedOnlyFieldListFilter),
-        ("configuration", admin.RelatedOnlyFieldListFilter),
-    )
+class EvaluationAdmin(lists.EvaluationList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = (
         "title",
         "stable_id",
@@ -216,53 +186,35 @@ class EvaluationAdmin(ReviewableAdminMixin, CatalogueAdmin):
         "measured_by_name",
     )
     autocomplete_fields = ["protocol", "configuration", "dataset", "source", "concern_source", "repeats"]
-    list_select_related = ("protocol", "configuration", "dataset")
     inlines = [ResultInline]
 
 
 @admin.register(m.Result)
-class ResultAdmin(CatalogueAdmin):
-    list_display = ("stable_id", "evaluation", "exact_value", "unit", "printed_value", "relation")
-    list_filter = ("unit", "relation", "uncertainty_kind")
+class ResultAdmin(lists.ResultList, CatalogueAdmin):
     search_fields = ("stable_id", "evaluation__title", "printed_value", "value")
     autocomplete_fields = ["evaluation", "reference_configuration"]
-    list_select_related = ("evaluation",)
-
-    @admin.display(description="value", ordering=Cast("value", FloatField()))
-    def exact_value(self, obj):
-        """Sorted as a number (the value is stored as its exact text, where "10" sorts before "9")."""
-        return exact_text(obj.value)
 
 
 @admin.register(m.EvidenceRow)
-class EvidenceRowAdmin(ReviewableAdminMixin, CatalogueAdmin):
-    list_display = ("stable_id", "protocol", "property_name", "support", "review_state")
-    list_filter = ("review_state", "support", ("protocol", admin.RelatedOnlyFieldListFilter))
+class EvidenceRowAdmin(lists.EvidenceRowList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("stable_id", "statement", "quote", "locator")
     autocomplete_fields = ["protocol", "evaluation", "source"]
-    list_select_related = ("protocol",)
 
 
 @admin.register(m.BaselineRole)
-class BaselineRoleAdmin(ReviewableAdminMixin, CatalogueAdmin):
-    list_display = ("stable_id", "protocol", "kind", "status", "configuration", "review_state")
-    list_filter = ("kind", "status", "review_state")
+class BaselineRoleAdmin(lists.BaselineRoleList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("stable_id", "selection_rule", "protocol__title")
     autocomplete_fields = ["protocol", "configuration"]
-    list_select_related = ("protocol", "configuration")
 
 
 @admin.register(m.Limitation)
-class LimitationAdmin(CatalogueAdmin):
-    list_display = ("protocol", "position", "text")
+class LimitationAdmin(lists.LimitationList, CatalogueAdmin):
     search_fields = ("text", "protocol__title")
     autocomplete_fields = ["protocol"]
-    list_select_related = ("protocol",)
 
 
 @admin.register(m.Decision)
-class DecisionAdmin(CatalogueAdmin):
-    list_display = ("title", "stable_id")
+class DecisionAdmin(lists.DecisionList, CatalogueAdmin):
     search_fields = ("title", "stable_id", "description")
     autocomplete_fields = ["protocols"]
 

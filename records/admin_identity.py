@@ -17,7 +17,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -25,6 +25,7 @@ from django.utils.html import format_html, format_html_join
 
 from common.admin import LabelledTabularInline, ReadOnlyAdminMixin
 from common.errors import DomainError
+from records import admin_lists as lists
 from records import models as m
 from records.admin import CatalogueAdmin
 from records.identity import may_curate_models, model_change_undo, model_changes_of, model_merge, model_split
@@ -68,17 +69,9 @@ class VersionInline(ReadOnlyAdminMixin, LabelledTabularInline):
 
 
 @admin.register(m.Work)
-class WorkAdmin(CatalogueAdmin):
-    list_display = ("title", "authors_short", "version_count", "stable_id")
+class WorkAdmin(lists.WorkList, CatalogueAdmin):
     search_fields = ("title", "stable_id", "authors_short", "versions__doi", "versions__arxiv_id", "versions__url")
     inlines = [VersionInline]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[m.Work]:
-        return super().get_queryset(request).annotate(version_total=Count("versions"))
-
-    @admin.display(description="versions", ordering="version_total")
-    def version_count(self, work: m.Work) -> int:
-        return work.version_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
 # -- models
@@ -151,10 +144,7 @@ class SplitForm(forms.Form):
 
 
 @admin.register(m.GenomicModel)
-class GenomicModelAdmin(CatalogueAdmin):
-    list_display = ("name", "family", "parameter_count", "merged_into", "stable_id")
-    list_filter = ("family",)
-    list_select_related = ("merged_into",)
+class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
     search_fields = ("name", "stable_id", "family", "public_id", "aliases__alias")
     autocomplete_fields = ["introduced_in"]
     readonly_fields = ("merged_into", "configurations_listed", "changes_listed")
@@ -286,9 +276,7 @@ class GenomicModelAdmin(CatalogueAdmin):
 
 
 @admin.register(m.ModelAlias)
-class ModelAliasAdmin(CatalogueAdmin):
-    list_display = ("alias", "model", "source", "locator", "stable_id")
-    list_select_related = ("model", "source")
+class ModelAliasAdmin(lists.ModelAliasList, CatalogueAdmin):
     search_fields = ("alias", "key", "stable_id", "model__name", "model__stable_id")
     autocomplete_fields = ["model", "source"]
     readonly_fields = ("key",)
@@ -298,9 +286,7 @@ class ModelAliasAdmin(CatalogueAdmin):
 
 
 @admin.register(m.TaskEquivalence)
-class TaskEquivalenceAdmin(CatalogueAdmin):
-    list_display = ("stable_id", "task", "same_as", "source", "locator")
-    list_select_related = ("task", "same_as", "source")
+class TaskEquivalenceAdmin(lists.TaskEquivalenceList, CatalogueAdmin):
     search_fields = ("stable_id", "task__name", "same_as__name", "quote", "locator")
     fields = ("stable_id", "task", "same_as", "source", "locator", "quote")
     autocomplete_fields = ["task", "same_as", "source"]

@@ -13,7 +13,7 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from common.admin import ReadOnlyAdminMixin
+from common.admin import ReadOnlyAdminMixin, clamped, list_time
 from releases import selectors
 from releases.lifecycle import build_state
 from releases.models import Release, ReleaseEvent, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
@@ -53,17 +53,9 @@ class ReleaseFixityCheckInline(ReadOnlyInline):
 
 @admin.register(Release)
 class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = (
-        "__str__",
-        "status",
-        "progress_display",
-        "release_date",
-        "rows_display",
-        "changes_display",
-        "fixity_display",
-        "cut_by",
-        "published_at",
-    )
+    list_display = ("release", "state", "rows", "changes_display", "fixity", "cut")
+    list_display_links = ("release",)
+    fitted_list = True  # static/css/admin.css sizes the columns
     list_filter = ("status", "is_external")
     search_fields = ("release_id", "note")
     date_hierarchy = "release_date"
@@ -131,6 +123,45 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if obj is None or obj.status != ReleaseStatus.FAILED:
             return False
         return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
+    # -- the list: the release and its note, its state (a build's progress), what is in it, its fixity
+
+    @admin.display(description="release", ordering="release_date")
+    def release(self, release: Release) -> str | None:
+        shown = f"{release}: {release.note}" if release.note else str(release)
+        return clamped(shown)
+
+    @admin.display(description="status", ordering="status")
+    def state(self, release: Release) -> str:
+        if release.is_unfinished:
+            return format_html(
+                '<span class="clamp" title="{}"><progress max="100" value="{}">{}%</progress> {}%: {}</span>',
+                build_state(release),
+                release.progress,
+                release.progress,
+                release.progress,
+                build_state(release),
+            )
+        published = f" {list_time(release.published_at)} UTC" if release.published_at else ""
+        return clamped(f"{release.get_status_display()}{published}")
+
+    @admin.display(description="rows")
+    def rows(self, release: Release) -> str | None:
+        """How many rows in how many tables; each table's count in the tooltip."""
+        tables = (release.counts or {}).get("rows")
+        if not tables:
+            return None
+        total = sum(number for number in tables.values() if isinstance(number, int))
+        return clamped(f"{total:,} rows in {len(tables)} tables", full=self.rows_display(release))
+
+    @admin.display(description="fixity")
+    def fixity(self, release: Release) -> str | None:
+        return clamped(self.fixity_display(release))
+
+    @admin.display(description="cut (UTC)", ordering="created_at")
+    def cut(self, release: Release) -> str | None:
+        by = f" by {release.cut_by}" if release.cut_by else ""
+        return clamped(f"{list_time(release.created_at)}{by}")
 
     # -- display
 

@@ -63,7 +63,7 @@ def test_the_operator_queues_the_tiny_preset_from_the_admin_and_cancels_it(
     label = "tiny on splice_sites_all, 30 steps, batch 8"
     assert f"Queued: job {job.pk} ({label})" in page.locator(".messagelist").inner_text()
     row = page.locator("#result_list tbody tr", has=page.locator(f'input.action-select[value="{job.pk}"]'))
-    assert row.count() == 1
+    assert row.count() == 1 and f"Job {job.pk}: {label}" in row.inner_text()
     assert axe_violations(page) == []
 
     run_action(page, "cancel_jobs", job.pk)
