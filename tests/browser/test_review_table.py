@@ -1,6 +1,7 @@
 """A whole imported paper reviewed against its source in a few page loads: the first curator imports
-the GUE table (every value proposed, that curator its last editor); the review queue counts what
-waits by source and links the table; the first curator sees the four-eyes reason beside each row and
+the GUE table (every value proposed, that curator its last editor); the review queue lists records by
+the time they entered their state (one reopened after the import comes first, newest first), counts
+what waits by source and links the table; the first curator sees the four-eyes reason beside each row and
 their submission refused; the second curator ticks every row of a page and checks them all, page
 after page, until nothing of the source waits."""
 
@@ -14,6 +15,7 @@ from records.admin_review_table import ROWS_PER_PAGE
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports.service import records_import
 from reviews.models import ReviewEvent, ReviewState
+from reviews.services import review_transition_apply
 from tests.browser.conftest import admin_login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -58,10 +60,24 @@ def test_the_second_curator_reviews_a_whole_imported_table_in_a_few_page_loads(
     assert not ReviewEvent.objects.filter(actor=curator).exists()
     context.clear_cookies()
 
-    # The second curator: queue, the source's table, every row of each page checked.
+    # A protocol created before the import, reopened after it: it waits since its reopening.
+    reopened = m.Protocol.objects.filter(review_state__in=[ReviewState.PROPOSED, ReviewState.SOURCE_CHECKED]).earliest(
+        "created_at"
+    )
+    assert reopened.created_at < m.Evaluation.objects.filter(source=imported).earliest("created_at").created_at
+    if reopened.review_state == ReviewState.PROPOSED:
+        review_transition_apply(record=reopened, transition="check_source", actor=other_curator)
+    review_transition_apply(record=reopened, transition="reopen", actor=curator, reason="The table was reissued.")
+
+    # The second curator: the queue by time in state, the source's table, every row of each page checked.
     loads.clear()
     admin_login(page, other_curator.username)
+    page.goto("/admin/review-queue/?order=newest")
+    ids = page.locator("#review-queue tbody td:nth-child(3) code")
+    assert ids.first.inner_text() == reopened.stable_id
     page.goto("/admin/review-queue/")
+    waiting_since = page.locator("#review-queue tbody tr td:first-child").all_inner_texts()
+    assert waiting_since == sorted(waiting_since) and reopened.stable_id not in ids.all_inner_texts()
     by_source = page.locator("#waiting-by-source")
     assert str(total) in by_source.inner_text()
     by_source.get_by_role("link", name="Review its table").first.click()
@@ -79,4 +95,6 @@ def test_the_second_curator_reviews_a_whole_imported_table_in_a_few_page_loads(
     assert not m.Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).exists()
     events = ReviewEvent.objects.filter(actor=other_curator)
     assert events.count() == total and set(events.values_list("transition", flat=True)) == {"check_source"}
-    assert len(loads) <= 3 + 2 * submissions  # login, the queue, the table, then a submit and its redirect each
+    assert (
+        len(loads) <= 4 + 2 * submissions
+    )  # login, the queue in two orders, the table, then a submit and its redirect each
