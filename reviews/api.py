@@ -175,9 +175,7 @@ class ReviewedRecordField(forms.CharField):
         if stable_id and not any(
             model._default_manager.filter(stable_id=stable_id).exists() for model in reviewable_models()
         ):
-            raise forms.ValidationError(
-                "no reviewable record has the stable id %(value)s", params={"value": stable_id}
-            )
+            raise forms.ValidationError("no reviewable record has the stable id %(value)s", params={"value": stable_id})
         return stable_id
 
 
