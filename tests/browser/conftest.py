@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 CHROMIUM = os.environ.get("PORTAL_CHROMIUM", "/usr/bin/chromium")
-# Flags for a root, headless chromium on a machine without network access (see the README).
+# Flags for a root, headless chromium on a machine without network access (docs/development/testing.md).
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",

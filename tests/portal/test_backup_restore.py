@@ -1,4 +1,4 @@
-"""Backup and restore as the README documents them, on a database set up as the compose file sets it up:
+"""Backup and restore as the docs document them (docs/operations/backup-restore.md), on a database set up as the compose file sets it up:
 pg_dump of a portal with its seed and a published release, pg_restore into a new empty database (the
 one deploy/postgres-roles.sh creates on a fresh stack), the release files unpacked from their archive.
 The restored portal serves its pages as the app role, the release verifies, the audit is append-only.
@@ -13,8 +13,8 @@ import pytest
 
 from tests.portal.pg_deployment import ROOT, Deployment, check
 
-#: The README's commands, run here by the local superuser on the local server (PGHOST, PGPORT) where
-#: the README runs them in the postgres container; DATABASE and FILE are all that differ.
+#: The backup page's commands, run here by the local superuser on the local server (PGHOST, PGPORT)
+#: where the page runs them in the postgres container; DATABASE and FILE are all that differ.
 BACKUP_COMMAND = "pg_dump -U {superuser} -Fc {database} > {file}"
 RESTORE_COMMAND = (
     "pg_restore -U {superuser} -d {database} --clean --if-exists --exit-on-error --single-transaction < {file}"
@@ -45,6 +45,21 @@ for path in ("/", "/releases/", "/releases/%s/", "/healthz"):
     answer = client.get(path, follow=True)
     print(path, answer.status_code, answer.redirect_chain[-1][0] if answer.redirect_chain else "")
 """
+
+
+BACKUP_PAGE = ROOT / "docs" / "operations" / "backup-restore.md"
+
+
+@pytest.mark.backend_independent
+def test_the_backup_page_shows_the_commands_run_here():
+    page = BACKUP_PAGE.read_text()
+    shown = [
+        BACKUP_COMMAND.format(superuser="postgres", database="portal", file="backup/portal-$(date +%F).dump"),
+        RESTORE_COMMAND.format(superuser="postgres", database="portal", file="backup/portal-DATE.dump"),
+        FILES_BACKUP_COMMAND.format(var="/var/lib/portal", file="/backup/releases-$(date +%F).tar.gz"),
+        FILES_RESTORE_COMMAND.format(var="/var/lib/portal", file="/backup/releases-DATE.tar.gz"),
+    ]
+    assert [command for command in shown if command not in page] == []
 
 
 def shell(command: str, deployment: Deployment) -> subprocess.CompletedProcess:

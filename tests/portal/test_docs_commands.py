@@ -1,5 +1,6 @@
-"""Every `manage.py` command the README and the docs show runs as written on a fresh clone: through
-`.venv/bin/python` (Django is installed nowhere else) or inside a compose container, and it exists."""
+"""Every command the README and the docs show runs as written on a fresh clone: a `manage.py` command
+exists and starts through `.venv/bin/python` (Django is installed nowhere else) or inside a compose
+container; every script of `bin/` and `bench/` they name (and every dated result file) is there."""
 
 from __future__ import annotations
 
@@ -43,3 +44,29 @@ def test_every_shown_manage_py_command_starts_with_the_projects_python():
         {(doc, f"{prefix} {name}") for doc, prefix, name in shown_commands() if not RUNS_DJANGO.search(prefix)}
     )
     assert outside == []
+
+
+#: `bin/serve`, `bench/load.py`, `bench/results/2026-12-02-charts.md`, `.ci/run`: a path of the checkout
+#: (not `.venv/bin/python`, whose `bin/` follows a folder name).
+SHOWN_PATH = re.compile(r"(?<![\w./-])((?:bin|bench|\.ci)/[\w./-]*\w)")
+#: `python -m bench.slow_clients`: a bench script run as a module.
+SHOWN_MODULE = re.compile(r"-m (bench\.\w+)")
+
+
+def shown_paths() -> set[tuple[str, str]]:
+    found = set()
+    for doc in DOCS:
+        text = doc.read_text()
+        found |= {(doc.name, match.group(1)) for match in SHOWN_PATH.finditer(text)}
+        found |= {(doc.name, match.group(1).replace(".", "/") + ".py") for match in SHOWN_MODULE.finditer(text)}
+    return found
+
+
+def test_the_docs_show_scripts_of_bin_and_bench():
+    paths = {path for _doc, path in shown_paths()}
+    assert {"bin/serve", "bin/test", "bin/lint", "bench/load.py"} <= paths
+
+
+def test_every_shown_script_and_result_file_exists():
+    missing = sorted((doc, path) for doc, path in shown_paths() if not (ROOT / path).exists())
+    assert missing == []

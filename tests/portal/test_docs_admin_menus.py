@@ -1,5 +1,6 @@
-"""Where the README names a menu of the admin ("Correction suggestions > Corrections"), the admin shows
-that name: the app's section, then the list of one of its models (or a quoted button or action)."""
+"""Where the README or the docs name a menu of the admin ("Correction suggestions > Corrections"), the
+admin shows that name: the app's section, then the list of one of its models (or a quoted button or
+action)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.contrib import admin
 from django.utils.text import capfirst
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 #: "Section > List" or 'Section > "A button"': capitalised words, as the admin's index prints them.
 MENU = re.compile(r'([A-Z][A-Za-z]+(?: [a-z][A-Za-z]*)*) > ("[^"]+"|[A-Z][A-Za-z]*(?: [a-z][A-Za-z]*)*)')
 
@@ -25,9 +27,11 @@ def admin_menus() -> dict[str, set[str]]:
 
 
 def test_it_names_the_admins_menus_as_the_admin_shows_them():
-    text = " ".join((ROOT / "README.md").read_text().split())
-    named = [(match.group(1), match.group(2)) for match in MENU.finditer(text)]
+    named = [
+        (match.group(1), match.group(2)) for doc in DOCS for match in MENU.finditer(" ".join(doc.read_text().split()))
+    ]
     assert ("Correction suggestions", "Corrections") in named  # the moderation queue
+    assert ("Catalogue", "Import jobs") in named  # the import page
     menus = admin_menus()
     wrong = [
         f"{section} > {entry}"
