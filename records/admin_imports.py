@@ -35,7 +35,7 @@ MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 class ImportUploadForm(forms.Form):
     document_file = forms.FileField(
-        required=False, label="JSON file", help_text="An import document (the README's “Import format”)."
+        required=False, label="JSON file", help_text="An import document (the docs' “Import format”)."
     )
     document_text = forms.CharField(
         required=False,

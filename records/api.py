@@ -293,7 +293,7 @@ class ImportView(KnownParametersMixin, APIView):
     """Import one paper's records (sources, datasets, protocols, configurations, evaluations, results).
 
     The document is validated whole first, then written in one transaction as proposed records, or
-    nothing is written. Idempotent by stable id. The format is the README's "Import format"; the seed
+    nothing is written. Idempotent by stable id. The format is in the docs (docs/reference/import-format.md); the seed
     record is its example (`docs/import-example.json`).
     """
 

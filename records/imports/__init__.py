@@ -1,6 +1,6 @@
 """Bulk import of one paper's records from one JSON document (`records_import`).
 
-The document format is documented in the README ("Import format") and the seed record is its
+The document format is documented in docs/reference/import-format.md and the seed record is its
 example (`records/seed.py` builds it); `data/examples/` holds real papers' tables. The import
 plans the whole document first with reads only (every problem of it listed at once; a dry run
 stops there, taking no lock), then writes the plan in short transactions of about

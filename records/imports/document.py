@@ -1,5 +1,5 @@
 """The import document's format: how each section maps onto a model, the parsed entries, the
-errors and the report (the README's "Import format")."""
+errors and the report (docs/reference/import-format.md)."""
 
 from __future__ import annotations
 

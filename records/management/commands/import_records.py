@@ -11,7 +11,7 @@ from records.imports import ImportConflict, ImportInvalid, ImportStale, records_
 
 
 class Command(BaseCommand):
-    help = "Import one paper's records from a JSON document (the README's import format). All or nothing."
+    help = "Import one paper's records from a JSON document (the docs' import format). All or nothing."
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="the JSON document, or - for standard input")
