@@ -34,7 +34,7 @@ def test_a_curator_merges_two_models_with_a_reason_and_undoes_it(browser, live_s
     admin_login(page, curator.username)
 
     page.goto("/admin/records/genomicmodel/")
-    page.locator("tr", has_text="hyenadna-1k").locator("input.action-select").check()
+    page.locator("tr", has_text="HyenaDNA 1k").locator("input.action-select").check()
     page.select_option("select[name=action]", "merge_selected")
     page.get_by_role("button", name="Go").first.click()
     page.wait_for_selector("#model-merge-form")

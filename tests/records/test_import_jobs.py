@@ -88,7 +88,7 @@ def test_it_queues_any_document_with_background_true_and_refuses_a_misspelt_back
     assert post(curator, as_json(document_with_results(0)), "?background=true").status_code == 202
     refused = post(curator, as_json(document_with_results(0)), "?background=yes")
     assert refused.status_code == 400
-    assert refused.json()["errors"] == [{"path": "?background", "message": "use one of 0, 1, false, true"}]
+    assert refused.json()["errors"] == [{"path": "?background", "message": "use true or false (also True/False, 1/0)"}]
     assert m.ImportJob.objects.count() == 1
 
 
