@@ -1,4 +1,4 @@
-"""Benchmark recipes and jobs (DESIGN.md, "Benchmark jobs").
+"""Benchmark recipes and jobs (docs/architecture/design-map.md, "Benchmark jobs").
 
 Plain models: every write goes through `benchmarks.services`. A job's row is the truth about it;
 the Celery message that carries its id is only a nudge to look at the row. Every change of a job's

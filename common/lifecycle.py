@@ -1,4 +1,4 @@
-"""One lifecycle for long work (release builds, benchmark jobs): DESIGN.md, "Apps".
+"""One lifecycle for long work (release builds, benchmark jobs): docs/architecture/design-map.md, "Apps".
 
 The row is the truth, a Celery message only a nudge to look at it. Each kind of long work keeps
 its own statuses, but they all move the same way:

@@ -195,7 +195,7 @@ if not PRODUCTION:
 
 RELEASES_DIR = Path(env_str("PORTAL_RELEASES_DIR", str(VAR_DIR / "releases"))).resolve()
 
-# Celery: the database row is the truth, a message only a nudge (see DESIGN.md).
+# Celery: the database row is the truth, a message only a nudge (docs/architecture/design-map.md).
 CELERY_DATA_DIR = VAR_DIR / "celery"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL

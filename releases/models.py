@@ -1,4 +1,4 @@
-"""Releases: published, checksummed snapshots of the catalogue (DESIGN.md, "Releases").
+"""Releases: published, checksummed snapshots of the catalogue (docs/architecture/design-map.md, "Releases").
 
 Plain models: every write goes through the app's services (`services`, `build`, `lifecycle`). A
 release row is created when a release manager cuts one (its id is not known yet: the id is

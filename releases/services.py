@@ -1,6 +1,6 @@
 """Services of the releases app, the request side: cut, cancel, sweep now, record an external release.
 
-The row is the truth, the Celery message only a nudge (DESIGN.md, "Benchmark jobs" and "Releases"):
+The row is the truth, the Celery message only a nudge (docs/architecture/design-map.md, "Benchmark jobs" and "Releases"):
 - `release_cut` creates a requested release (locked, so two cuts at once create one) and sends
   its id to the `releases` queue after commit; with nothing changed since the last published
   release it says so and creates nothing.

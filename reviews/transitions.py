@@ -1,4 +1,4 @@
-"""The review workflow as data: one table, one guard (see DESIGN.md, "Review workflow")."""
+"""The review workflow as data: one table, one guard (docs/architecture/design-map.md, "Review workflow")."""
 
 from __future__ import annotations
 

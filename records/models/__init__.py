@@ -1,4 +1,4 @@
-"""The catalogue of benchmark evidence (DESIGN.md, "Catalogue").
+"""The catalogue of benchmark evidence (docs/architecture/design-map.md, "Catalogue").
 
 Plain models: no business logic in save() or signals; writes go through records.services. Every
 curated model has a stable id, timestamps and django-simple-history. What must always hold is a
