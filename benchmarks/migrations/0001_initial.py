@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('records', '0002_unit_triggers'),
+        ('records', '0001_squashed_0011_append_only_audit'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,9 +1,6 @@
-"""Migrations 0001 to 0011 in one step, for a new database: the models' final tables, as makemigrations
-writes them from scratch (each model's constraints and indexes in its CreateModel), then the
-triggers those migrations created (the unit rule of 0002, the append-only history tables of 0011).
-A fresh migrate applies this one instead of remaking tables dozens of times (SQLite remakes a table
-for each altered field or added constraint); a database that applied 0001 to 0011 already is left
-as it is. The data steps of 0006 have nothing to change in a new database."""
+"""The catalogue's first tables in one step: the models' tables as makemigrations writes them from
+scratch (each model's constraints and indexes in its CreateModel), then the unit-rule triggers and
+the append-only history tables' triggers."""
 
 import django.core.validators
 import django.db.models.deletion
@@ -44,20 +41,6 @@ HISTORY_TABLES = (
 class Migration(migrations.Migration):
 
     initial = True
-
-    replaces = [
-        ('records', '0001_initial'),
-        ('records', '0002_unit_triggers'),
-        ('records', '0003_limitation_timestamps'),
-        ('records', '0004_constraint_messages'),
-        ('records', '0005_provenance_exact_values'),
-        ('records', '0006_provenance_data'),
-        ('records', '0007_provenance_constraints'),
-        ('records', '0008_import_snapshots'),
-        ('records', '0009_api_list_indexes'),
-        ('records', '0010_evaluation_different_measurement'),
-        ('records', '0011_append_only_audit'),
-    ]
 
     dependencies = [
         ('auth', '__first__'),

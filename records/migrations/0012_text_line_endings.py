@@ -109,7 +109,7 @@ def _canonical_json(value):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("records", "0011_append_only_audit"),
+        ("records", "0001_squashed_0011_append_only_audit"),
         ("common", "0001_versions"),
     ]
 

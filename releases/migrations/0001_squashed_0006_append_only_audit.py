@@ -1,7 +1,6 @@
-"""Migrations 0001 to 0006 in one step, for a new database: the models' final tables, as makemigrations
-writes them from scratch (constraints in each CreateModel), then the triggers those migrations
-created (published releases immutable, 0003; events and fixity checks append-only, 0006). A
-database that applied 0001 to 0006 already is left as it is."""
+"""The releases' first tables in one step: the models' tables as makemigrations writes them from
+scratch (constraints in each CreateModel), then the triggers: published releases immutable, events
+and fixity checks append-only."""
 
 import django.db.models.deletion
 from django.conf import settings
@@ -10,22 +9,13 @@ from django.db import migrations, models
 from common import append_only
 from releases import db_triggers
 
-# The tables of releases/migrations/0006_append_only_audit.py.
+# The append-only audit tables.
 AUDIT_TABLES = ("releases_releaseevent", "releases_releasefixitycheck")
 
 
 class Migration(migrations.Migration):
 
     initial = True
-
-    replaces = [
-        ('releases', '0001_initial'),
-        ('releases', '0002_release_builds'),
-        ('releases', '0003_immutability_triggers'),
-        ('releases', '0004_release_events'),
-        ('releases', '0005_releaserecord_release_no_own_index'),
-        ('releases', '0006_append_only_audit'),
-    ]
 
     dependencies = [
         ('auth', '__first__'),

@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("releases", "0006_append_only_audit"),
+        ("releases", "0001_squashed_0006_append_only_audit"),
     ]
 
     operations = [
