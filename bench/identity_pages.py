@@ -6,8 +6,8 @@ paper), with one copy of a rounded printing per paper and publication dates of e
 (year, year-month, day: the task page's best-over-time charts); the rows of that task and that
 model are source checked. Prints the SQL query count, the render time (min and median of REQUESTS
 requests, the page cache emptied before each, and the median CPU time of this process), the page
-size, each page's time and size as a share of the goals (GOAL_MS, GOAL_BYTES: issue 28's bounded
-pages), and the slowest and largest page.
+size, each page's time and size as a share of the goals (GOAL_MS, GOAL_BYTES: a public page is
+bounded in time and size whatever the catalogue's), and the slowest and largest page.
 
 Run: .venv/bin/python bench/identity_pages.py [--works 100]   (a throw-away SQLite database under
 a temp folder, or the database named by DATABASE_URL if set: then it must be a scratch database).

@@ -44,18 +44,25 @@ def test_every_page_type_sends_the_security_headers(admin_client, seeded, url):
     assert response["Referrer-Policy"] == "strict-origin-when-cross-origin"
 
 
-def test_production_settings_pass_the_deployment_checks():
-    env = {k: v for k, v in os.environ.items()}
-    env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
-    env.update({"PORTAL_METRICS_TOKEN": "a-metrics-token", "PORTAL_SITE_URL": "https://portal.example"})
-    completed = subprocess.run(
+def deployment_checks(**env: str) -> subprocess.CompletedProcess:
+    """`manage.py check --deploy` with production settings, a metrics token and `env` (PORTAL_SITE_URL unset unless given)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PORTAL_SITE_URL"}
+    environment.update(
+        {"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"}
+    )
+    environment.update({"PORTAL_METRICS_TOKEN": "a-metrics-token", **env})
+    return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
-        env=env,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_production_settings_pass_the_deployment_checks():
+    completed = deployment_checks(PORTAL_SITE_URL="https://portal.example")
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 
@@ -144,17 +151,5 @@ def test_it_refuses_null_characters_anywhere_with_400(client, method, url, body,
     ],
 )
 def test_the_deployment_checks_refuse_a_site_url_mail_links_cannot_use(site_url, said):
-    env = {k: v for k, v in os.environ.items() if k != "PORTAL_SITE_URL"}
-    env.update({"PORTAL_PRODUCTION": "1", "SECRET_KEY": "k" * 40 + "-Zq9#xW2!pL", "ALLOWED_HOSTS": "portal.example"})
-    env["PORTAL_METRICS_TOKEN"] = "a-metrics-token"
-    if site_url:
-        env["PORTAL_SITE_URL"] = site_url
-    completed = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    completed = deployment_checks(**({"PORTAL_SITE_URL": site_url} if site_url else {}))
     assert completed.returncode != 0 and "portal.W002" in completed.stderr and said in completed.stderr
