@@ -1,4 +1,4 @@
-"""Issue 17's GPU check: the paper's IA3 recipe on NT-shaped models, timed on one GPU in one command.
+"""The GPU check: the paper's IA3 recipe on NT-shaped models, timed on one GPU in one command.
 
 The plan, in order, on ``splice_sites_all`` (synthetic sequences of its shape) at batch 8, Adam 3e-3,
 bf16, 20 warm-up steps:
