@@ -23,6 +23,7 @@ from common.text import text_canonical, text_canonical_or_same
 from common.types import Actor
 from common.versions import version_bump
 from records.fields import ExactDecimalField
+from records.models import Result
 from records.search_index import (
     search_index_dependents,
     search_index_moved_from,
@@ -62,22 +63,7 @@ SOURCED_FIELDS: dict[str, frozenset[str]] = {
             "original_locator",
         }
     ),
-    "result": frozenset(
-        {
-            "evaluation",
-            "value",
-            "unit",
-            "printed_value",
-            "uncertainty_kind",
-            "uncertainty_value",
-            "lower_bound",
-            "upper_bound",
-            "uncertainty_level",
-            "num_runs",
-            "relation",
-            "reference_configuration",
-        }
-    ),
+    "result": frozenset({"evaluation", *Result.MEASUREMENT_FIELDS, "reference_configuration"}),
     "evidencerow": frozenset({"source", "locator", "quote", "statement"}),
     "baselinerole": frozenset({"configuration"}),
 }

@@ -167,18 +167,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "results",
         m.Result,
-        (
-            "value",
-            "unit",
-            "printed_value",
-            "uncertainty_kind",
-            "uncertainty_value",
-            "lower_bound",
-            "upper_bound",
-            "uncertainty_level",
-            "num_runs",
-            "relation",
-        ),
+        m.Result.MEASUREMENT_FIELDS,
         references={
             "evaluation": ("evaluation", "evaluations"),
             "reference_configuration": ("reference_configuration", "configurations"),

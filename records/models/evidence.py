@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import ClassVar
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -318,6 +319,21 @@ class Result(CuratedModel):
         help_text="For a ratio or difference: the configuration it is relative to.",
     )
     history = AuditHistory()
+
+    # The measurement as its source prints it, in declaration order: the one list the import
+    # format, the review's sourced fields and the page rows take the result's own fields from.
+    MEASUREMENT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "value",
+        "unit",
+        "printed_value",
+        "uncertainty_kind",
+        "uncertainty_value",
+        "lower_bound",
+        "upper_bound",
+        "uncertainty_level",
+        "num_runs",
+        "relation",
+    )
 
     class Meta:
         ordering = ["evaluation_id", "stable_id"]
