@@ -15,6 +15,8 @@ from django.core.exceptions import ImproperlyConfigured
 from portal.env import (
     database_from_env,
     env_bool,
+    env_data_licence,
+    env_email,
     env_int,
     env_list,
     env_networks,
@@ -79,6 +81,7 @@ INSTALLED_APPS = [
     "corrections",
     "releases",
     "benchmarks",
+    "pages",
     "portal",
 ]
 
@@ -274,9 +277,6 @@ RELEASE_BUILD_CHUNK_ROWS = env_int("PORTAL_RELEASE_BUILD_CHUNK_ROWS", 10_000, mi
 RELEASE_GIVE_UP_AFTER_SECONDS = env_int("PORTAL_RELEASE_GIVE_UP_AFTER_SECONDS", 3600, minimum=60)
 RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS = env_int("PORTAL_RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS", 7200, minimum=60)
 RELEASE_BUILD_TIME_LIMIT_SECONDS = env_int("PORTAL_RELEASE_BUILD_TIME_LIMIT_SECONDS", 7500, minimum=61)
-RELEASE_BUILD_FORK = env_str("PORTAL_RELEASE_BUILD_FORK", "auto").strip().lower()
-if RELEASE_BUILD_FORK not in ("auto", "always", "never"):
-    raise ImproperlyConfigured(f"PORTAL_RELEASE_BUILD_FORK={RELEASE_BUILD_FORK!r} is not one of auto, always, never")
 
 # Imports (records.import_jobs, records.jobs): a document of more entries than this is imported by a
 # worker as a job (the API answers 202 with its status URL), never inside a web request.
@@ -381,6 +381,12 @@ WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PORTAL_WORKER_HEARTBEAT_MAX_AGE_SECO
 # plain-http address is a deploy check warning (portal.checks).
 PORTAL_SITE_URL, PORTAL_SITE_URL_SET = env_site_url("PORTAL_SITE_URL", "http://127.0.0.1:8000")
 
+# The licence of the curated records and release bundles (common.licences.data_licence): an SPDX id,
+# CC-BY-4.0 unless set; an id the portal does not know needs its name and URL. And the address the
+# API's schema gives for questions about the data (none unless set).
+PORTAL_DATA_LICENSE, PORTAL_DATA_LICENSE_NAME, PORTAL_DATA_LICENSE_URL = env_data_licence()
+PORTAL_CONTACT_EMAIL = env_email("PORTAL_CONTACT_EMAIL")
+
 # Mail: the console on the embedded default; SMTP when EMAIL_HOST is set.
 EMAIL_HOST = env_str("EMAIL_HOST", "")
 EMAIL_BACKEND = (
@@ -418,7 +424,7 @@ CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVA
 CHART_RENDERS_PER_IP = env_int("PORTAL_CHART_RENDERS_PER_IP", 30, minimum=1)
 CHART_RENDERS_WINDOW_SECONDS = env_int("PORTAL_CHART_RENDERS_WINDOW_SECONDS", 600, minimum=1)
 CHART_RENDERS_AT_ONCE = env_int("PORTAL_CHART_RENDERS_AT_ONCE", 1, minimum=1)
-# Searches (records.views.search_page) per client address per window for readers who are not staff.
+# Searches (pages.views.search_page) per client address per window for readers who are not staff.
 SEARCHES_PER_IP = env_int("PORTAL_SEARCHES_PER_IP", 120, minimum=1)
 SEARCHES_WINDOW_SECONDS = env_int("PORTAL_SEARCHES_WINDOW_SECONDS", 60, minimum=1)
 
@@ -479,7 +485,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Without deep links an operation's summary button holds no link (axe: nested-interactive).
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.add_error_responses"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "common.api_schema.add_error_responses",
+        "common.api_schema.add_client_aids",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "ReviewStateEnum": "reviews.models.ReviewState",
         "MeasuredByEnum": "records.models.MeasuredBy",

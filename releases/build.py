@@ -4,8 +4,9 @@
 1. claims the row (`release_build_claim`: `common.lifecycle`'s conditional update, a new build token);
 2. stages: a folder of this claim under RELEASES_DIR (`releases.store.staging_directory`);
 3. writes the bundle there from a consistent view of the catalogue (`releases.exporter` gives the
-   rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more), on two cores
-   (`releases.export_pass`), storing its memberships as it goes (`releases.memberships`);
+   rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more), in this
+   process, one table after another, storing its memberships a batch at a time as the tables stream
+   past (`releases.memberships`);
 4. validates the bag once (`releases.bundle.verify_bundle`: bagit's full check, the release id
    recomputed, datapackage.json's sizes and hashes);
 5. installs it once: one rename to RELEASES_DIR/<id>, then read-only once (`releases.store.install`);
@@ -41,7 +42,6 @@ from django.utils import timezone
 from common.versions import version_bump
 from releases import conf, exporter, selectors, store
 from releases.bundle import BundleResult, verify_bundle
-from releases.export_pass import export_pass
 from releases.lifecycle import (
     BUILDING,
     PUBLISHED,
@@ -333,25 +333,26 @@ def _export(
     release: Release, token: str, staging: Path, progress: Progress
 ) -> tuple[BundleResult, str, MembershipWriter]:
     """Write the bundle from a consistent view of the catalogue (the watermark must not move
-    meanwhile), its memberships stored as the tables stream past (`releases.export_pass`: on two
-    cores where it may)."""
+    meanwhile), its memberships stored as the tables stream past, then the derived ones."""
     chunk = conf.chunk_rows()
     previous = selectors.latest_published()
+    output = staging / "release"
     for attempt in range(1, EXPORT_PASSES + 1):
-        for leftover in (staging / "release", staging / "other-tables"):
-            if leftover.exists():
-                store.remove_tree(leftover)
+        if output.exists():
+            store.remove_tree(output)
         memberships_discard(release_pk=release.pk, token=token)  # a lost worker's, or the pass before's
         before = exporter.catalogue_watermark()
-        result, memberships = export_pass(
-            release=release,
-            token=token,
-            previous=previous,
-            output=staging / "release",
-            folder=staging / "other-tables",
+        memberships = MembershipWriter(release_pk=release.pk, token=token, previous=previous)
+        result = exporter.bundle_write(
+            output_dir=output,
+            release_date=release.release_date,
             chunk_size=chunk,
+            memberships=memberships,
             progress=progress,
         )
+        for record_type, stable_id, digest in exporter.derived_memberships(chunk_size=chunk):
+            memberships.add(record_type, stable_id, digest)
+        memberships.close()
         if exporter.catalogue_watermark() == before:
             append_log(
                 release.pk,

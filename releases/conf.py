@@ -9,7 +9,6 @@
 | RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS | 7200 | one build attempt past this fails with the reason (Celery soft time limit) |
 | RELEASE_BUILD_TIME_LIMIT_SECONDS | 7500 | one build attempt past this is killed (Celery hard time limit); the sweeper then re-sends or fails it |
 | RELEASE_BUILD_CHUNK_ROWS | 10000 | rows per database fetch and per in-memory sort run of the writer |
-| RELEASE_BUILD_FORK | auto | the export's second process (`releases.forked`): `auto` forks it where the building thread is the process's only one (a prefork Celery worker), `always` beside other threads too (only tests: their live server's thread is idle), `never` builds in one process |
 | RELEASE_BUILD_CHUNK_DELAY | 0 | seconds to pause after each chunk; only tests set it (to kill a worker mid-build) |
 
 Durations are read the way every kind of long work reads them (`common.lifecycle.duration_setting`,
@@ -53,11 +52,6 @@ def build_time_limits() -> tuple[int, int]:
 
 def chunk_rows() -> int:
     return int(getattr(settings, "RELEASE_BUILD_CHUNK_ROWS", 10_000))
-
-
-def build_fork() -> str:
-    """When a build forks its second process: "auto", "always" or "never"."""
-    return str(getattr(settings, "RELEASE_BUILD_FORK", "auto"))
 
 
 def chunk_delay() -> float:

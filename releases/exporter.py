@@ -25,7 +25,7 @@ import datetime
 import hashlib
 import json
 import json.encoder
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from pathlib import Path
 
@@ -37,7 +37,7 @@ from records import coverage, exports
 from records import models as m
 from records.agreement import AGREEMENT_RULE
 from releases import conf, identity_rows, matrix
-from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableRows, TableSpec, write_bundle
+from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
 from releases.tables import (
@@ -134,7 +134,7 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
         summaries = coverage.protocol_summaries(
             {p["pk"]: p["stable_id"] for p in chunk},
             coverage.evaluation_groups(pks),
-            reviewed_recipes=reviewed_recipe_protocols,
+            with_recipe=reviewed_recipe_protocols([p["stable_id"] for p in chunk]),
         )
         results = coverage.result_counts(pks)
         for protocol in chunk:
@@ -301,21 +301,16 @@ def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
         yield row
 
 
-def bundle_tables(
-    *, chunk_size: int, memberships: MembershipSink | None = None, results: tuple[object, object] = (None, None)
-) -> list[tuple[TableSpec, Iterable]]:
+def bundle_tables(*, chunk_size: int, memberships: MembershipSink | None = None) -> list[tuple[TableSpec, Iterable]]:
     """The tables as lazy row iterators, each reporting its records to `memberships` as it is read
     (protocol_coverage summarises protocols that protocol_table already tracks); `KeyOrdered` where
-    the database reads them in the bundle's order (`reads_in_key_order`), so the writer need not sort.
-    `results`: the [start, stop) range of result keys the matrix holds (None: no bound)."""
+    the database reads them in the bundle's order (`reads_in_key_order`), so the writer need not sort."""
     tables: list[tuple[TableSpec, Iterable]] = [
         (PROTOCOL_COVERAGE, coverage_rows(chunk_size=chunk_size)),
         (
             MODEL_EVALUATION_MATRIX,
             ColumnChunks(
-                matrix.matrix_columns(
-                    chunk_size=chunk_size, key=_key(), sink=memberships, start=results[0], stop=results[1]
-                ),
+                matrix.matrix_columns(chunk_size=chunk_size, key=_key(), sink=memberships),
                 key_ordered=reads_in_key_order(),
             ),
         ),
@@ -441,12 +436,11 @@ def bundle_write(
     chunk_size: int,
     memberships: MembershipSink | None = None,
     progress: Callable[[str, int], None] | None = None,
-    tables: Sequence[tuple[TableSpec, TableRows]] | None = None,
 ) -> BundleResult:
-    """Write the catalogue's bundle for `release_date` under `output_dir` (see `releases.bundle.write_bundle`):
-    `bundle_tables`, or `tables` made from them (`releases.export_pass`: some written elsewhere)."""
+    """Write the catalogue's bundle for `release_date` under `output_dir` (see `releases.bundle.write_bundle`),
+    each record reported to `memberships` as its table is written."""
     return write_bundle(
-        tables=tables if tables is not None else bundle_tables(chunk_size=chunk_size, memberships=memberships),
+        tables=bundle_tables(chunk_size=chunk_size, memberships=memberships),
         release_date=release_date,
         release_metadata=release_metadata(),
         package_name=PACKAGE_NAME,

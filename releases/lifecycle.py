@@ -13,7 +13,7 @@ release's own lives here:
   sends it after commit);
 - `builds_sweep` and its per-build decision: which builds are sent again and which are failed.
 - `connection_lost`: whether a build's error was its database connection's (`releases.build` then
-  claims it again at once, `releases.forked` reports it so from the child).
+  claims it again at once).
 
 Both sides use it: the request side (`releases.services`: cut, cancel) and the worker side
 (`releases.build`: claim, progress, fail, publish). It imports neither of them, nor the tasks: the

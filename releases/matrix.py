@@ -98,36 +98,28 @@ def _chunks(queryset: QuerySet, *, key: str, chunk_size: int) -> Iterator[list[l
         last = columns[0][-1]
 
 
-def _evaluations(key: str, after: object, last: object, *, start: object = None) -> dict[int, tuple]:
-    """The evaluations of the results whose `key` lies in (after, last] (after None: [start, last]):
+def _evaluations(key: str, after: object, last: object) -> dict[int, tuple]:
+    """The evaluations of the results whose `key` lies in (after, last] (after None: up to last):
     one query with their joins."""
     in_chunk = m.Result.objects.filter(**{f"{key}__lte": last})
     if after is not None:
         in_chunk = in_chunk.filter(**{f"{key}__gt": after})
-    elif start is not None:
-        in_chunk = in_chunk.filter(**{f"{key}__gte": start})
     evaluations = m.Evaluation.objects.filter(pk__in=in_chunk.values("evaluation_id")).order_by()
     pks, *columns = _columns(evaluations.values_list("pk", *EVALUATION_COLUMNS.values(), *_DERIVING))
     return dict(zip(pks, map(_evaluation_values, zip(*columns, strict=True)), strict=True))
 
 
-def matrix_columns(
-    *, chunk_size: int, key: str, sink: MembershipSink | None = None, start: object = None, stop: object = None
-) -> Iterator[Columns]:
-    """Every result's matrix row (or those whose `key` lies in [start, stop)), a chunk of columns at a
+def matrix_columns(*, chunk_size: int, key: str, sink: MembershipSink | None = None) -> Iterator[Columns]:
+    """Every result's matrix row, a chunk of columns at a
     time (each column's values in the database's order of `key`, a unique column of Result); each
     result reported to `sink` as a "result" membership with the digest of its values in the table's
     column order."""
     own_names = list(OWN_COLUMNS)
     evaluation_names = [*EVALUATION_COLUMNS, "comparable"]
     results = m.Result.objects.values_list(key, "evaluation_id", *OWN_COLUMNS.values())
-    if start is not None:
-        results = results.filter(**{f"{key}__gte": start})
-    if stop is not None:
-        results = results.filter(**{f"{key}__lt": stop})
     after = None
     for keys, evaluation_ids, *own in _chunks(results, key=key, chunk_size=chunk_size):
-        evaluations = _evaluations(key, after, keys[-1], start=start)
+        evaluations = _evaluations(key, after, keys[-1])
         after = keys[-1]
         if not all(map(evaluations.__contains__, evaluation_ids)):
             # A result whose evaluation is gone was deleted with it since the chunk was read: the

@@ -1,43 +1,35 @@
-"""A release's memberships, stored while its export runs (on a second thread), not in the publishing
+"""A release's memberships, stored while its export runs, batch by batch, not in the publishing
 transaction.
 
 Every record a release exports is one `ReleaseRecord` (type, stable id, sha256 of its exported values).
 The export hands them over as the tables stream past (`MembershipWriter.add` / `add_many`, a chunk of
-results at a time); the writer batches them by record type and stores each batch in a transaction of
-its own (`memberships_insert`: one set-based INSERT of the whole batch, the release row locked and
-checked to be still building under this claim's token), then compares the batch with the previous
-release (one statement: how many it holds too, how many of those with another digest; the sums are
-`releases.selectors.membership_matches`' figures). Both are long SQL statements that run without
-Python's GIL, so on their own thread, with a connection of
-their own, they overlap the export's Python work instead of following it (the publishing transaction
-held the write lock for all of them before). The queue between the two threads holds at most
-`QUEUE_BATCHES` batches: memory stays flat in N.
+results at a time); the writer gathers them by record type and stores each batch of `BATCH` in a
+transaction of its own (`memberships_insert`: one set-based INSERT of the whole batch, the release
+row locked and checked to be still building under this claim's token), then compares the batch with
+the previous release (one statement: how many it holds too, how many of those with another digest;
+the sums are `releases.selectors.membership_matches`' figures). Both run inline, on the building
+thread's connection: memory holds one batch, whatever N.
 
 Memberships of a release that is not published are nobody's to read (every reader asks for
 published releases), so storing them before publication changes nothing anyone sees. What is left
 of them is removed: by the next export pass or the next claim (`memberships_discard`, under the lock
 and the new token) and when the release fails (`releases.lifecycle.release_fail_locked`). The
 publishing transaction checks that exactly the exported number is stored.
-
-Inside a transaction (the tests' transactional wrapper) a second connection would see none of it:
-there the same work runs inline, on the caller's connection.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from django.db import connection, transaction
 
-from common.pipeline import OneThread
 from releases import db_triggers, selectors
 from releases.lifecycle import BUILDING, RELEASES, BuildFailed, BuildSuperseded
 from releases.models import Release, ReleaseRecord
 from releases.selectors import Matches
 
 BATCH = 10_000  # memberships per INSERT (one transaction each)
-QUEUE_BATCHES = 4  # batches waiting for the storing thread, at most
 
 
 # ------------------------------------------------------------------ storing
@@ -135,10 +127,10 @@ class MembershipWriter:
     type, stores them a batch at a time, and compares each batch with `previous`.
 
     A record type must come in one run (the tables are written one after another); `close` stores
-    what is left and waits for the storing thread; `abandon` stops it without waiting for its jobs.
+    what is left.
     """
 
-    def __init__(self, *, release_pk: int, token: str, previous: Release | None, threaded: bool) -> None:
+    def __init__(self, *, release_pk: int, token: str, previous: Release | None) -> None:
         self.release_pk = release_pk
         self.token = token
         self.previous = previous
@@ -148,12 +140,6 @@ class MembershipWriter:
         self._type: str | None = None
         self._ids: list[str] = []
         self._digests: list[str] = []
-        # `last` closes the storing thread's own connection, on that thread.
-        self._thread = (
-            OneThread(waiting=QUEUE_BATCHES, name="release-memberships", last=lambda: connection.close())
-            if threaded
-            else None
-        )
 
     def add(self, record_type: str, stable_id: str, content_sha256: str) -> None:
         """One record: the tables other than the results' come row by row (74,000 rows at 100,000
@@ -185,26 +171,9 @@ class MembershipWriter:
         return dict(sorted(self.counts.items()))
 
     def close(self) -> None:
-        """Store what is left and wait until all of it is stored and compared."""
+        """Store what is left (what was stored stays, if the export fails, for the next claim, pass or
+        failure to remove)."""
         self._end_type()
-        if self._thread is not None:
-            self._thread.finish()
-
-    def abandon(self) -> None:
-        """Stop without storing more (the export failed); what was stored stays for the next claim,
-        pass or failure to remove."""
-        if self._thread is not None:
-            self._thread.abandon()
-
-    def absorb(self, *, counts: dict[str, int], matches: Matches) -> None:
-        """Take over the counts and comparisons of memberships another writer stored (the other side
-        of the export, `releases.export_pass`: other types, or other records of one type; the unique
-        index refuses any record stored by both)."""
-        for record_type, n in counts.items():
-            self.counts[record_type] = self.counts.get(record_type, 0) + n
-            self.count += n
-        for record_type, figures in matches.items():
-            self._count_in(record_type, figures)
 
     def changes(
         self, *, release: Release, previous: Release | None, format_version: int
@@ -244,23 +213,13 @@ class MembershipWriter:
         record_type, stable_ids, digests = str(self._type), self._ids, self._digests
         self._ids, self._digests = [], []
         previous_pk = None if self.previous is None else self.previous.pk
-
-        def store() -> None:
-            kept, changed = memberships_insert(
-                release_pk=self.release_pk,
-                token=self.token,
-                record_type=record_type,
-                stable_ids=stable_ids,
-                digests=digests,
-                previous_pk=previous_pk,
-            )
-            if previous_pk is not None:
-                self._count_in(record_type, (len(stable_ids), kept, changed))
-
-        self._run(store)
-
-    def _run(self, job: Callable[[], None]) -> None:
-        if self._thread is None:
-            job()
-        else:
-            self._thread.submit(job)
+        kept, changed = memberships_insert(
+            release_pk=self.release_pk,
+            token=self.token,
+            record_type=record_type,
+            stable_ids=stable_ids,
+            digests=digests,
+            previous_pk=previous_pk,
+        )
+        if previous_pk is not None:
+            self._count_in(record_type, (len(stable_ids), kept, changed))

@@ -36,9 +36,7 @@ The package, by responsibility (each imports only those above it):
 * ``bag``: hashed writing, the release id, the tag files, the archive;
 * ``package``: datapackage.json and release.json;
 * ``verify``: :func:`verify_bundle`;
-* ``writer``: :func:`write_bundle` (and :func:`write_table_file` and :func:`write_csv_text_file`,
-  for a table or the later rows of one that another process writes meanwhile:
-  :class:`TableWrittenElsewhere`, :class:`RowsThenText`).
+* ``writer``: :func:`write_bundle`, a table at a time (:func:`write_table_file`).
 
 Callers import from ``releases.bundle``, the names below.
 """
@@ -67,14 +65,7 @@ from releases.bundle.tables import (
     write_csv_rows,
 )
 from releases.bundle.verify import verify_bundle
-from releases.bundle.writer import (
-    RowsThenText,
-    TableRows,
-    TableWrittenElsewhere,
-    write_bundle,
-    write_csv_text_file,
-    write_table_file,
-)
+from releases.bundle.writer import write_bundle, write_table_file
 
 __all__ = [
     "BAG_SOFTWARE_AGENT",
@@ -89,10 +80,7 @@ __all__ = [
     "KeyOrdered",
     "RELEASE_ID_TAG",
     "Rows",
-    "RowsThenText",
-    "TableRows",
     "TableSpec",
-    "TableWrittenElsewhere",
     "compute_release_id",
     "file_info",
     "payload_manifest_sha256",
@@ -101,6 +89,5 @@ __all__ = [
     "verify_bundle",
     "write_bundle",
     "write_csv_rows",
-    "write_csv_text_file",
     "write_table_file",
 ]

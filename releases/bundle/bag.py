@@ -11,7 +11,7 @@ import io
 import itertools
 import re
 import tarfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,8 +121,6 @@ def write_gzip_csv_batches(
     name: str,
     header: Sequence[str],
     batches: Iterable[Sequence[Sequence[str]]],
-    *,
-    more: Callable[[], Iterable[bytes]] | None = None,
 ) -> tuple[FileInfo, int]:
     """`write_gzip_csv` of rows given in batches (each written by one ``writerows``).
 
@@ -131,10 +129,6 @@ def write_gzip_csv_batches(
     not depend on how its input is cut into blocks; the stream ends, as it always has, with a sync
     flush (what a text wrapper's close gave, before the final block): so the bytes are those of one
     plain ``gzip.GzipFile`` written in one go and flushed before closing.
-
-    ``more()``, called once the batches are written, gives CSV text (UTF-8 bytes, in blocks) of rows
-    someone else serialised meanwhile, compressed after them into the same stream; they are not
-    counted here.
     """
     count = 0
     with hashed_file(path) as sink, gzip_stream(sink) as compressed:
@@ -151,8 +145,6 @@ def write_gzip_csv_batches(
                     text = io.StringIO()
                     writer = csv.writer(text, dialect=BundleDialect)
             compressing.submit(compressed.write, text.getvalue().encode("utf-8"))
-            for block in more() if more is not None else ():
-                compressing.submit(compressed.write, block)
             compressing.finish()
         finally:
             compressing.abandon()

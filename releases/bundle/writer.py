@@ -7,9 +7,8 @@ import datetime
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
@@ -25,7 +24,6 @@ from releases.bundle.bag import (
     write_tarball,
 )
 from releases.bundle.order import (
-    Batch,
     Rows,
     cell_batches,
     merged_unique,
@@ -45,111 +43,42 @@ from releases.bundle.package import (
 from releases.bundle.tables import (
     CODEC_BATCH_ROWS,
     BundleError,
-    Key,
     Progress,
     RowCodec,
     TableSpec,
     check_specs,
-    write_csv_rows,
 )
 
 _EMPTY_BAG_INFO: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class TableWrittenElsewhere:
-    """A table whose file someone else writes meanwhile (another process, with `write_table_file`):
-    `wait()` returns the finished file's path (on the bundle's file system), its info and its row
-    count. The writer writes its own tables first, then moves these into the bag; the payload is the
-    same as if it had written them itself (the descriptor keeps the tables' order)."""
-
-    wait: Callable[[], tuple[Path, FileInfo, int]]
-
-
-@dataclass(frozen=True)
-class RowsThenText:
-    """A table's rows in key order (`KeyOrdered` or key-ordered `ColumnChunks`), then the rows after
-    them, which someone else serialises meanwhile (another process, with `write_csv_text_file`):
-    `wait()` returns that CSV text file's path, its row count and its first key. Their key order is
-    checked where the two meet."""
-
-    rows: Rows
-    wait: Callable[[], tuple[Path, int, Key | None]]
-
-
-TableRows = Rows | TableWrittenElsewhere | RowsThenText
-TEXT_BLOCK_BYTES = 1 << 20  # CSV text read from a file written elsewhere at a time
-
-
-def write_csv_text_file(path: Path, spec: TableSpec, rows: Rows, *, chunk_rows: int) -> tuple[int, Key | None]:
-    """Write rows promised in key order as the table's CSV text (UTF-8, no header) at `path`, for
-    a writer to compress after its own (`RowsThenText`); their count and first key."""
-    codec = RowCodec(spec)
-    if not promised_in_key_order(rows):
-        raise BundleError("rows written as text for another writer must come in key order", table=spec.name)
-    count, first = 0, None
-    with path.open("x", encoding="utf-8", newline="") as handle:
-        for batch in ordered_unique(codec, cell_batches(codec, rows, chunk_rows)):
-            first = first if first is not None else codec.key(batch[0])
-            write_csv_rows(handle, batch)
-            count += len(batch)
-    return count, first
-
-
 def write_table_file(
     path: Path,
     spec: TableSpec,
-    rows: Rows | RowsThenText,
+    rows: Rows,
     *,
     chunk_rows: int,
     progress: Progress | None,
     spill_dir: Path,
 ) -> tuple[FileInfo, int]:
     """Write one table's gzip-compressed CSV at `path` (named ``data/<file name>`` in its info): rows
-    streamed when promised in key order, else through the external sort (spills under `spill_dir`);
-    for `RowsThenText`, the text written elsewhere after them."""
+    streamed when promised in key order, else through the external sort (spills under `spill_dir`)."""
     codec = RowCodec(spec)
-    then = rows if isinstance(rows, RowsThenText) else None
-    own = rows.rows if isinstance(rows, RowsThenText) else rows
-    if then is not None and not promised_in_key_order(own):
-        raise BundleError("rows followed by text written elsewhere must come in key order", table=spec.name)
     header = [f.name for f in spec.fields]
     with ExitStack() as spills:
-        cells = cell_batches(codec, own, chunk_rows)
-        if promised_in_key_order(own):
+        cells = cell_batches(codec, rows, chunk_rows)
+        if promised_in_key_order(rows):
             ordered = ordered_unique(codec, cells)
         else:
             runs = sorted_runs(codec, cells, chunk_rows, spill_dir, spills, progress)
             ordered = merged_unique(codec, runs, min(chunk_rows, CODEC_BATCH_ROWS))
         written = reporting(ordered, f"write {spec.name}", chunk_rows, progress)
-        if then is None:
-            return write_gzip_csv_batches(path, f"data/{path.name}", header, written)
-        last: list[Key] = []
-        elsewhere: list[int] = []
-
-        def remembering_the_last_key(batches: Iterable[Batch]) -> Iterator[Batch]:
-            for batch in batches:
-                last[:] = [codec.key(batch[-1])]
-                yield batch
-
-        def text_after() -> Iterator[bytes]:
-            text, count, first = then.wait()
-            if first is not None and last and tuple(first) <= last[0]:
-                raise codec.error(f"the rows written elsewhere do not follow {last[0]!r}", tuple(first), None)
-            elsewhere.append(count)
-            with text.open("rb") as handle:
-                while block := handle.read(TEXT_BLOCK_BYTES):
-                    yield block
-
-        info, count = write_gzip_csv_batches(
-            path, f"data/{path.name}", header, remembering_the_last_key(written), more=text_after
-        )
-        return info, count + sum(elsewhere)
+        return write_gzip_csv_batches(path, f"data/{path.name}", header, written)
 
 
 def write_bundle(
     *,
-    tables: Sequence[tuple[TableSpec, TableRows]],
+    tables: Sequence[tuple[TableSpec, Rows]],
     release_date: datetime.date,
     release_metadata: Mapping[str, object],
     package_name: str,
@@ -215,7 +144,7 @@ def write_bundle(
 
 def _write_payload(
     data: Path,
-    tables: Sequence[tuple[TableSpec, TableRows]],
+    tables: Sequence[tuple[TableSpec, Rows]],
     release_json: bytes,
     package_name: str,
     package_title: str,
@@ -225,21 +154,13 @@ def _write_payload(
 ) -> tuple[tuple[FileInfo, ...], dict[str, int]]:
     """Write the tables, release.json and datapackage.json; return their infos sorted by path."""
     data.mkdir(parents=True)
-    infos: dict[str, FileInfo] = {}
+    tables_written: list[tuple[TableSpec, FileInfo]] = []
     row_counts: dict[str, int] = {}
-    for spec, rows in tables:  # this writer's own tables first: the others are being written meanwhile
-        if not isinstance(rows, TableWrittenElsewhere):
-            infos[spec.name], row_counts[spec.name] = write_table_file(
-                data / spec.filename, spec, rows, chunk_rows=chunk_rows, progress=progress, spill_dir=spill_dir
-            )
     for spec, rows in tables:
-        if isinstance(rows, TableWrittenElsewhere):
-            written, infos[spec.name], row_counts[spec.name] = rows.wait()
-            if infos[spec.name].name != f"data/{spec.filename}":
-                raise BundleError(f"the file written elsewhere is {infos[spec.name].name}", table=spec.name)
-            os.replace(written, data / spec.filename)
-    tables_written = [(spec, infos[spec.name]) for spec, _ in tables]
-    row_counts = {spec.name: row_counts[spec.name] for spec, _ in tables}
+        info, row_counts[spec.name] = write_table_file(
+            data / spec.filename, spec, rows, chunk_rows=chunk_rows, progress=progress, spill_dir=spill_dir
+        )
+        tables_written.append((spec, info))
     release = write_bytes(data / RELEASE_JSON, f"data/{RELEASE_JSON}", release_json)
     package = datapackage_descriptor(package_name, package_title, tables_written, release)
     descriptor = write_bytes(data / DATAPACKAGE_JSON, f"data/{DATAPACKAGE_JSON}", json_bytes(package))

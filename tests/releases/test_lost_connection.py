@@ -10,7 +10,6 @@ connection (`connection.execute_wrapper`). The build runs as the worker runs it,
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import contextmanager
 from unittest import mock
@@ -50,14 +49,13 @@ def _kill(raw) -> None:
 @contextmanager
 def connection_lost_mid_export(times: int = 1):
     """Kill the build's connection as it reads the second chunk of results (the export is under way:
-    the first chunk written, memberships being stored), `times` times, each in a later attempt; in
-    this process only (a forked child has connections of its own). Yields the kill times."""
+    the first chunk written, memberships being stored), `times` times, each in a later attempt.
+    Yields the kill times."""
     killed: list[float] = []
     reads = [0]
-    here = os.getpid()
 
     def hook(execute, sql, params, many, context):
-        if os.getpid() == here and len(killed) < times and 'FROM "records_result"' in sql and "COUNT(" not in sql:
+        if len(killed) < times and 'FROM "records_result"' in sql and "COUNT(" not in sql:
             reads[0] += 1
             if reads[0] == 2:
                 reads[0] = 0
@@ -67,28 +65,6 @@ def connection_lost_mid_export(times: int = 1):
 
     with connection.execute_wrapper(hook):
         yield killed
-
-
-@contextmanager
-def connection_lost_in_the_forked_child(marker):
-    """Kill the forked child's connection at its first read of the catalogue (the other tables' side
-    of the export, `releases.export_pass`), in the first child only (`marker`: a file the first
-    creates). Any first read: which table the child reads first depends on what earlier tests left
-    in the process's caches."""
-    here = os.getpid()
-
-    def hook(execute, sql, params, many, context):
-        if os.getpid() != here and sql.lstrip().upper().startswith("SELECT"):
-            try:
-                os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                pass
-            else:
-                _kill(context["connection"].connection)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(hook):
-        yield
 
 
 @pytest.fixture
@@ -151,23 +127,3 @@ def test_it_fails_a_build_out_of_attempts_at_once_with_the_reason_and_a_new_cut_
     assert response.status_code == 202, response.content
     assert response.json()["status"] == ReleaseStatus.REQUESTED
     assert Release.objects.filter(status=ReleaseStatus.REQUESTED).exclude(pk=release.pk).count() == 1
-
-
-# The fork is the same on both backends; CI runs this in its PostgreSQL pass only. In the full embedded
-# pass (SQLite, after the browser tests) the child's first read never reached the hook, twice, for a
-# reason not yet found; run alone or with tests/releases it passes on SQLite too.
-@pytest.mark.backend_independent
-def test_it_retries_a_build_whose_forked_child_lost_its_connection(
-    seeded, results, releases_dir, release_manager, settings, messages_kept, tmp_path
-):
-    settings.RELEASE_BUILD_FORK = "always"  # the export's other tables in a forked child
-    settings.RELEASE_MAX_ATTEMPTS = 3
-    release = release_cut(actor=release_manager)
-    with connection_lost_in_the_forked_child(tmp_path / "killed-in-a-child"):
-        answer = tasks.release_build(release.pk)
-    release.refresh_from_db()
-    assert answer["status"] == release.status == ReleaseStatus.PUBLISHED, f"{release.error}\n{release.build_log}"
-    assert (tmp_path / "killed-in-a-child").exists(), (
-        f"the hook never fired: no child lost its connection\n{release.build_log}"
-    )
-    assert release.attempts == 2 and "lost its database connection" in release.build_log, release.build_log
