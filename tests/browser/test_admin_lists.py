@@ -1,4 +1,4 @@
-"""Issue 29: the admin's lists fit. On the demo content (the seed and every example paper, a release
+"""The admin's lists fit. On the demo content (the seed and every example paper, a release
 built from them, and what tests/records/test_admin_lists.py's `list_extras` adds: evidence rows, task
 equivalences, benchmark jobs, suggestions), logged in as a curator, a benchmark operator and a release
 manager, each list they use is measured at 1,280 and 1,920 px:

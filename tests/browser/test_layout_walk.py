@@ -1,4 +1,4 @@
-"""Issue 16: a researcher, a curator, a release manager and an operator walk their paths on real
+"""A researcher, a curator, a release manager and an operator walk their paths on real
 content (the seed, the example papers, a built release, a real tiny benchmark run) at 390 px and
 1,280 px. On every page: no sideways page scroll (`scrollWidth <= innerWidth`) and no axe-core
 violation of any impact; on the way, the way-finding the issue asked for is there."""

@@ -1,4 +1,4 @@
-"""Issue 28: on the demo content, a researcher searches "HyenaDNA" and pages through every evaluation
+"""On the demo content, a researcher searches "HyenaDNA" and pages through every evaluation
 it finds, the counts on the page the database's own, on a desktop and on a phone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 28, "best over time": on the demo content's promoter task page at a 390 px wide viewport the
+"""Best over time: on the demo content's promoter task page at a 390 px wide viewport the
 F1 timeline is drawn inside the screen, every text of it at least 11 px as displayed (its font size
 times the SVG's scale, and its drawn box), its steps left to right in date order, the later one
 higher (a better F1) with its stored ± drawn; and the page does not scroll sideways."""

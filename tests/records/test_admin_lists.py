@@ -1,4 +1,4 @@
-"""Issue 29: the admin's lists on the demo content (the seed and every example paper: 1,067 evaluations
+"""The admin's lists on the demo content (the seed and every example paper: 1,067 evaluations
 and results, 149 datasets and tasks, 75 configurations) read a page of 100 rows in the statements of
 a page of 1, for every list a curator, a benchmark operator or a release manager uses; each list's
 first column is its identifying one, the link. (Their layout in a browser: tests/browser/test_admin_lists.py.)"""

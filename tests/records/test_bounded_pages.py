@@ -1,4 +1,4 @@
-"""Issue 28, "bounded pages": the task, model, work, source and configuration pages write one page of
+"""Bounded pages: the task, model, work, source and configuration pages write one page of
 each long list, say how many there are in all, reach every row through their pager links (which the
 page cache keeps apart), count verdicts truly with the conflicting first, and run the same number
 of queries at two sizes."""
