@@ -104,7 +104,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
     def get_url(self, release: Release) -> str:
         from django.urls import reverse
 
-        return self._absolute(reverse("releases_api:detail", kwargs={"key": release.public_key}))
+        return self._absolute(reverse("releases_api:detail", kwargs={"release_id": release.public_key}))
 
     def get_page(self, release: Release) -> str:
         from releases.views import release_detail_url
@@ -175,6 +175,7 @@ class ReleaseListView(ReleaseAPIView):
 
     @extend_schema(
         operation_id="releases_list",
+        summary="List releases",
         responses={200: ReleaseListSerializer},
         description="Published releases, newest first, and builds in progress.",
     )
@@ -191,6 +192,7 @@ class ReleaseListView(ReleaseAPIView):
 
     @extend_schema(
         operation_id="releases_cut",
+        summary="Cut a release",
         request=CutRequest,
         responses={
             202: OpenApiResponse(
@@ -220,14 +222,20 @@ class ReleaseDetailView(ReleaseAPIView):
 
     @extend_schema(
         operation_id="releases_retrieve",
+        summary="Read one release",
+        description="A published release (its files, checksums and download links), or a build in progress.",
         parameters=[
             OpenApiParameter(
-                "key", str, OpenApiParameter.PATH, description="A release id, or a build's number before it has one."
+                "release_id",
+                str,
+                OpenApiParameter.PATH,
+                description="A release id, or a build's number before it has one.",
             )
         ],
         responses={200: ReleaseSerializer},
     )
-    def get(self, request, key: str):
+    def get(self, request, release_id: str):
+        key = release_id  # a release id, or a build's number before it has one
         if key.isascii() and key.isdigit():  # str.isdigit() also accepts "²", which int() refuses
             release = (
                 selectors.with_last_check(Release.objects.select_related("previous"))

@@ -8,5 +8,5 @@ app_name = "releases_api"
 
 urlpatterns = [
     path("releases/", api.ReleaseListView.as_view(), name="list"),
-    path("releases/<str:key>/", api.ReleaseDetailView.as_view(), name="detail"),
+    path("releases/<str:release_id>/", api.ReleaseDetailView.as_view(), name="detail"),
 ]
