@@ -11,19 +11,16 @@ from __future__ import annotations
 import re
 
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from benchmarks import selectors
 from benchmarks.models import BenchmarkJob, JobEvent, JobStatus
 from benchmarks.parameters import run_command
 from benchmarks.presets import PRESETS, time_limits
-from records.models import Evaluation, Protocol
 
 VIEW_PERMISSION = "benchmarks.view_benchmarkjob"
 #: Seconds between automatic reloads of the page of a queued or running job.
@@ -169,27 +166,3 @@ def job_report_json(request, job_id: int):
     if not job.report:
         raise Http404(f"Benchmark job {job_id} has no report")
     return JsonResponse(job.report, json_dumps_params={"indent": 2})
-
-
-# ------------------------------------------------------- parts of record pages
-# What this app adds to the catalogue's pages (records.views.PageParts; wired in portal/urls.py).
-
-GPU_WORKER_COMMAND = "celery -A portal worker -Q gpu -c 1 --prefetch-multiplier 1"
-
-
-def recipes_part(request: HttpRequest | None, protocol: Protocol) -> dict[str, object]:
-    """A protocol page's `recipe_line` (its execution recipes, reviewed first) and `run_instructions`
-    (how to run them, with and without the portal): one query for both."""
-    recipes = selectors.recipes_for(protocol)
-    context = {"recipes": recipes, "gpu_worker_command": GPU_WORKER_COMMAND}
-    return {
-        "recipe_line": render_to_string("benchmarks/_protocol_recipes.html", {**context, "part": "line"}),
-        "run_instructions": render_to_string("benchmarks/_protocol_recipes.html", {**context, "part": "instructions"}),
-    }
-
-
-def job_part(request: HttpRequest | None, evaluation: Evaluation) -> dict[str, object]:
-    """An evaluation page's `benchmark_job`: the line naming the job that measured it, if one did."""
-    return {
-        "benchmark_job": render_to_string("benchmarks/_evaluation_job.html", {"job": selectors.job_for(evaluation)})
-    }

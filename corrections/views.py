@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from django.core.cache import cache
-from django.http import Http404, HttpRequest
-from django.middleware.csrf import get_token
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
-from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from common.ratelimit import RateLimited, client_ip
-from common.versions import request_version
 from corrections import selectors
-from corrections.forms import CorrectionForm, parse_target, timing_stamp
+from corrections.forms import CorrectionForm, parse_target
 from corrections.models import Correction
 from corrections.services import correction_submit
-from records import page_cache
-
-# Where a cached correction form takes the reader's CSRF token and the form's signed time stamp:
-# NUL characters survive escaping and occur in no record text (forms and PostgreSQL refuse them).
-CSRF_MARKER = "\x00csrf-token\x00"
-STARTED_MARKER = "\x00started\x00"
-# A record page's form offers the record's values when it has at most this many; one with more links
-# to the form's own page, which offers them all (and each value's ✎ link chooses its own).
-VALUES_ON_RECORD_PAGES = 20
 
 
 def _page_record(reference: str):
@@ -115,30 +101,3 @@ def correction_status(request, token: str):
     response["X-Robots-Tag"] = "noindex"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the URL: never leak it to another site
     return response
-
-
-def correction_part(request: HttpRequest, record: selectors.Target) -> dict[str, object]:
-    """A record page's `correction_form`: its "Suggest a correction" form (one query for a protocol's
-    results); a part of records' pages (records.views.PageParts; wired in portal/urls.py).
-
-    The form is rendered once a catalogue version (its choices name the record's results) and
-    cached with markers where the reader's CSRF token and the form's time stamp go: both are
-    filled in on every request, so neither is ever cached or shared."""
-    reference = f"{selectors.target_type_of(record)}:{record.stable_id}"
-    key = f"correction-form:{request_version(request)}:{reference}"
-    html = cache.get(key)
-    if html is None:
-        values = selectors.value_count(record)
-        choices = selectors.page_choices(record, values_up_to=VALUES_ON_RECORD_PAGES + 1)
-        form = CorrectionForm(choices=choices, initial={"record": reference, "started": STARTED_MARKER})
-        context = {
-            "form": form,
-            "record": record,
-            "csrf_token": CSRF_MARKER,
-            "values_elsewhere": values if values > VALUES_ON_RECORD_PAGES else 0,
-            "reference": reference,
-        }
-        html = render_to_string("corrections/_correction_form.html", context)
-        cache.set(key, html, page_cache.TIMEOUT)
-    html = html.replace(CSRF_MARKER, get_token(request)).replace(STARTED_MARKER, timing_stamp())
-    return {"correction_form": mark_safe(html)}

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "corrections",
     "releases",
     "benchmarks",
+    "pages",
     "portal",
 ]
 
@@ -415,7 +416,7 @@ CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVA
 CHART_RENDERS_PER_IP = env_int("PORTAL_CHART_RENDERS_PER_IP", 30, minimum=1)
 CHART_RENDERS_WINDOW_SECONDS = env_int("PORTAL_CHART_RENDERS_WINDOW_SECONDS", 600, minimum=1)
 CHART_RENDERS_AT_ONCE = env_int("PORTAL_CHART_RENDERS_AT_ONCE", 1, minimum=1)
-# Searches (records.views.search_page) per client address per window for readers who are not staff.
+# Searches (pages.views.search_page) per client address per window for readers who are not staff.
 SEARCHES_PER_IP = env_int("PORTAL_SEARCHES_PER_IP", 120, minimum=1)
 SEARCHES_WINDOW_SECONDS = env_int("PORTAL_SEARCHES_WINDOW_SECONDS", 60, minimum=1)
 

@@ -5,25 +5,8 @@ from django.http import HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from benchmarks.selectors import reviewed_recipe_protocols
-from benchmarks.views import job_part, recipes_part
-from corrections.views import correction_part
 from portal.sitemaps import SITEMAPS
-from records.urls import urlpatterns_for as records_urlpatterns_for
-from records.views import PageParts
-from releases.views import membership_part, release_part
 from reviews.admin import review_queue_view
-
-# A record page is records' view plus what each app above records adds to it, each through a plain
-# function of the app that owns the data: every dependency an import, pointing down.
-RECORD_PAGE_PARTS = PageParts(
-    release=release_part,
-    membership=membership_part,
-    recipes=recipes_part,
-    job=job_part,
-    correction=correction_part,
-    reviewed_recipes=reviewed_recipe_protocols,
-)
 
 # The admin is the portal's curation desk: it carries the portal's name, not "Django administration".
 admin.site.site_header = f"{settings.PORTAL_SITE_NAME} curation"
@@ -44,7 +27,7 @@ urlpatterns = [
     path("benchmarks/", include("benchmarks.urls")),
     path("", include("releases.urls")),
     path("", include("corrections.urls")),
-    path("", include((records_urlpatterns_for(parts=RECORD_PAGE_PARTS), "records"))),
+    path("", include("pages.urls")),
 ]
 
 

@@ -1,7 +1,7 @@
 """Coverage across all benchmarks: which protocol has which result, in which state, and what is missing.
 
-The one implementation of coverage: the public coverage page (records.coverage_matrix), its CSV
-(`coverage_csv`) and the release's protocol_coverage table (releases.exporter, through
+The one implementation of coverage: the public coverage page (pages.coverage_matrix), its CSV
+(pages.coverage_csv) and the release's protocol_coverage table (releases.catalogue_rows, through
 `protocol_summaries`) count evaluations and decide whether a baseline role is measured here, by the
 same rules:
 
@@ -9,8 +9,9 @@ same rules:
 - a baseline role is measured when it is active (not retired) and a source-checked evaluation of
   its protocol measures its configuration (`baseline_roles`): a retired role no longer stands for
   the protocol's baseline, as the protocol page's "N of M active baseline roles" says;
-- whether a protocol has a reviewed recipe is asked of the benchmarks app, above records: the
-  caller passes its lookup (`reviewed_recipes`).
+- whether a protocol has a reviewed recipe is the benchmarks app's to say, above records: the
+  caller reads it there (benchmarks.selectors.reviewed_recipe_protocols) and passes the protocols
+  that have one (`with_recipe`).
 
 The page and the CSV choose protocols by the same filters (`Filters`: an area, a context, a dataset
 suite), refused with `common.errors.Invalid` when a value names nothing in the catalogue.
@@ -18,7 +19,7 @@ suite), refused with `common.errors.Invalid` when a value names nothing in the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
@@ -39,15 +40,6 @@ STATE_WORDS = {
     ReviewState.EXCLUDED_RECHECK: "excluded, re-check pending",
     ReviewState.PROPOSED: "proposed",
 }
-
-# Of some protocols' stable ids, those with a reviewed benchmark recipe. Recipes belong to the
-# benchmarks app, above records: its callers pass benchmarks.selectors.reviewed_recipe_protocols.
-RecipeLookup = Callable[[Collection[str]], set[str]]
-
-
-def no_reviewed_recipes(protocol_stable_ids: Collection[str]) -> set[str]:
-    return set()
-
 
 # ------------------------------------------------------------------- rules
 
@@ -161,11 +153,11 @@ class ProtocolSummary:
 
 
 def protocol_summaries(
-    protocols: Mapping[int, str], groups: Iterable[Counted], *, reviewed_recipes: RecipeLookup
+    protocols: Mapping[int, str], groups: Iterable[Counted], *, with_recipe: Collection[str]
 ) -> dict[int, ProtocolSummary]:
     """The summaries of `protocols` (pk -> stable id), from their `evaluation_groups` (or groups of
-    the same counts with more fields): two queries (their baseline roles, and the caller's recipe
-    lookup)."""
+    the same counts with more fields) and `with_recipe`, the stable ids of those with a reviewed
+    recipe (benchmarks.selectors.reviewed_recipe_protocols): one query (their baseline roles)."""
     summaries = {pk: ProtocolSummary() for pk in protocols}
     for group in groups:
         summaries[group.protocol_id].count(group)
@@ -176,7 +168,6 @@ def protocol_summaries(
     )
     for protocol_id, kind, stable_id, status, configuration_id, measured in roles:
         summaries[protocol_id].roles[kind] = RoleCoverage(stable_id, status, configuration_id, measured)
-    with_recipe = reviewed_recipes(list(protocols.values())) if protocols else set()
     for pk, stable_id in protocols.items():
         summaries[pk].has_reviewed_recipe = stable_id in with_recipe
     return summaries
@@ -273,128 +264,3 @@ def protocols_chosen(filters: Filters) -> QuerySet[m.Protocol]:
         datasets = m.Protocol.datasets.through.objects.filter(in_suite, protocol_id=OuterRef("pk"))
         protocols = protocols.filter(Exists(datasets))
     return protocols
-
-
-# --------------------------------------------------------------------- CSV
-
-CSV_COLUMNS = (
-    "protocol_id",
-    "protocol_title",
-    "configuration_id",
-    "configuration_name",
-    "model_id",
-    "model_name",
-    "result_state",
-    "result_states",
-    "measured_here",
-    "source_checked",
-    "excluded",
-    "proposed",
-    "null_control_measured",
-    "conventional_reference_measured",
-    "has_reviewed_recipe",
-    "missing",
-)
-# Protocols read at once by the CSV: each chunk is three finished queries (no cursor stays open while
-# the response streams) and holds at most its protocols' (configuration, state, party) groups.
-CSV_CHUNK = 100
-
-
-# The configuration part of the one row of a protocol with no evaluation.
-_NOTHING_RECORDED = {
-    "configuration_id": "",
-    "configuration_name": "",
-    "model_id": "",
-    "model_name": "",
-    "result_state": "none",
-    "result_states": "",
-    "measured_here": False,
-}
-
-
-@dataclass(frozen=True)
-class _Group:
-    protocol_id: int
-    configuration_id: str
-    configuration_name: str
-    model_id: str | None
-    model_name: str | None
-    review_state: str
-    measured_by: str
-    count: int
-
-
-def coverage_csv(*, filters: Filters, reviewed_recipes: RecipeLookup) -> Iterator[dict[str, object]]:
-    """The CSV's rows for the protocols the filters choose, by title: one per protocol and tested
-    configuration that has evaluations of it (the page's cells, by configuration rather than model),
-    then one for each protocol with none (its configuration blank, its state "none"); every row
-    carries its protocol's counts and gaps. Refuses unknown filters (Invalid) before the first row.
-
-    Never the matrix's empty cells: its size follows the evaluations, not protocols x configurations.
-    Read in chunks of CSV_CHUNK protocols (four queries each, the caller's recipe lookup included)."""
-    refused = filter_choices().refusal(filters)
-    if refused is not None:
-        raise refused
-    protocols = list(protocols_chosen(filters).order_by("title", "stable_id").values_list("pk", "stable_id", "title"))
-    return _csv_rows(protocols, reviewed_recipes=reviewed_recipes)
-
-
-def _csv_rows(protocols: list[tuple[int, str, str]], *, reviewed_recipes: RecipeLookup) -> Iterator[dict[str, object]]:
-    for start in range(0, len(protocols), CSV_CHUNK):
-        chunk = protocols[start : start + CSV_CHUNK]
-        groups = [
-            _Group(*row)
-            for row in m.Evaluation.objects.filter(protocol_id__in=[pk for pk, _, _ in chunk])
-            .order_by()
-            .values_list(
-                "protocol_id",
-                "configuration__stable_id",
-                "configuration__name",
-                "configuration__model__stable_id",
-                "configuration__model__name",
-                "review_state",
-                "measured_by",
-            )
-            .annotate(n=Count("id"))
-        ]
-        summaries = protocol_summaries(
-            {pk: stable_id for pk, stable_id, _ in chunk}, groups, reviewed_recipes=reviewed_recipes
-        )
-        cells: dict[int, dict[str, list[_Group]]] = {}
-        for group in groups:
-            cells.setdefault(group.protocol_id, {}).setdefault(group.configuration_id, []).append(group)
-        for pk, stable_id, title in chunk:
-            summary = summaries[pk]
-            shared = {
-                "protocol_id": stable_id,
-                "protocol_title": title,
-                "source_checked": summary.by_state.get(ReviewState.SOURCE_CHECKED, 0),
-                "excluded": summary.by_state.get(ReviewState.EXCLUDED, 0)
-                + summary.by_state.get(ReviewState.EXCLUDED_RECHECK, 0),
-                "proposed": summary.by_state.get(ReviewState.PROPOSED, 0),
-                "null_control_measured": summary.measured(m.BaselineKind.NULL_CONTROL),
-                "conventional_reference_measured": summary.measured(m.BaselineKind.CONVENTIONAL_REFERENCE),
-                "has_reviewed_recipe": summary.has_reviewed_recipe,
-                "missing": "; ".join(summary.missing),
-            }
-            by_configuration = cells.get(pk, {})
-            if not by_configuration:
-                yield {**shared, **_NOTHING_RECORDED}
-                continue
-            for parts in sorted(
-                by_configuration.values(), key=lambda g: (g[0].configuration_name, g[0].configuration_id)
-            ):
-                counts: dict[str, int] = {}
-                for part in parts:
-                    counts[part.review_state] = counts.get(part.review_state, 0) + part.count
-                first = parts[0]
-                yield {
-                    **shared,
-                    "configuration_id": first.configuration_id,
-                    "configuration_name": first.configuration_name,
-                    "model_id": first.model_id or "",
-                    "model_name": first.model_name or "",
-                    "result_state": best_state(counts),
-                    "result_states": states_text(counts),
-                    "measured_here": any(part.measured_by == m.MeasuredBy.PORTAL for part in parts),
-                }

@@ -14,20 +14,17 @@ from collections.abc import Iterator
 
 from django.http import (
     FileResponse,
-    HttpRequest,
     HttpResponse,
     HttpResponseNotModified,
     JsonResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from records.models import CuratedModel
 from releases import selectors
-from releases.models import FileKind, Release, ReleaseStatus
+from releases.models import Release, ReleaseStatus
 from releases.services import release_file_serve_check
 
 REFRESH_SECONDS = 3
@@ -210,51 +207,3 @@ def release_detail_url(release) -> str:
     if release.status == ReleaseStatus.PUBLISHED and release.release_id:
         return reverse("releases:detail", kwargs={"release_id": release.release_id})
     return reverse("releases:build", kwargs={"pk": release.pk})
-
-
-# ------------------------------------------------------- parts of record pages
-# What this app adds to the catalogue's pages (records.views.PageParts; wired in portal/urls.py).
-
-# The seed page's four downloads, in its order: (label, file name, or None for the bag's archive).
-DOWNLOADS = (
-    ("Protocol coverage CSV (gzip)", "protocol_coverage.csv.gz"),
-    ("Model evaluation matrix (gzip)", "model_evaluation_matrix.csv.gz"),
-    ("Source table (gzip)", "source_table.csv.gz"),
-    ("Release and checksums (gzip)", None),
-)
-
-
-def release_downloads(release: Release | None) -> list[dict[str, object]]:
-    """The record pages' download links to a release held here, each with its size and sha256 (one query)."""
-    if release is None or release.is_external:
-        return []
-    files = list(release.files.all())
-    by_base = {f.name.rsplit("/", 1)[-1]: f for f in files}
-    archive = next((f for f in files if f.kind == FileKind.ARCHIVE), None)
-    links = []
-    for label, name in DOWNLOADS:
-        found = archive if name is None else by_base.get(name)
-        if found is not None:
-            links.append(
-                {"label": label, "file": found, "url": reverse("releases:file", args=[release.release_id, found.name])}
-            )
-    return links
-
-
-def release_part(request: HttpRequest, *, downloads: bool = False) -> dict[str, object]:
-    """The release a record page is derived from (the newest published one): `release`, `release_url`
-    (its page, "" when none or not held here) and, with `downloads`, `release_downloads`."""
-    release = selectors.latest_published()
-    url = (
-        reverse("releases:detail", args=[release.release_id]) if release is not None and not release.is_external else ""
-    )
-    context: dict[str, object] = {"release": release, "release_url": url}
-    if downloads:
-        context["release_downloads"] = release_downloads(release)
-    return context
-
-
-def membership_part(request: HttpRequest | None, record: CuratedModel) -> dict[str, object]:
-    """`release_membership`: the line naming the published releases that contain the record (one query)."""
-    containing = selectors.releases_containing(record_type=record._meta.model_name or "", stable_id=record.stable_id)
-    return {"release_membership": render_to_string("releases/_containing.html", {"containing": containing})}

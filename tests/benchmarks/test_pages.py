@@ -14,7 +14,7 @@ from django.utils import timezone
 from benchmarks.execution import benchmark_job_claim, benchmark_job_fail, benchmark_job_progress, benchmark_job_succeed
 from benchmarks.models import Recipe
 from benchmarks.services import benchmark_job_enqueue, benchmark_jobs_sweep
-from benchmarks.views import job_part, recipes_part
+from pages.parts import job_part, recipes_part
 from tests.benchmarks.conftest import fake_report, make_tiny_recipe
 from tests.factories import EvaluationFactory
 from tests.helpers import apply_transitions
@@ -171,7 +171,7 @@ def test_it_renders_the_job_page_in_a_constant_number_of_queries(tiny_recipe, op
 
 def render_part(protocol, part=None) -> str:
     """The protocol page's part from benchmarks: its recipe line, its run instructions, or both."""
-    parts = recipes_part(None, protocol)
+    parts = recipes_part(protocol)
     html = {"line": parts["recipe_line"], "instructions": parts["run_instructions"]}.get(
         part, parts["recipe_line"] + parts["run_instructions"]
     )
@@ -228,10 +228,10 @@ def test_it_links_a_measured_evaluation_to_its_job(tiny_recipe, operator, broker
     job = running_job(tiny_recipe, operator)
     benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report())
     job.refresh_from_db()
-    text = job_part(None, job.evaluation)["benchmark_job"]
+    text = job_part(job.evaluation)["benchmark_job"]
     assert f'<a href="/benchmarks/jobs/{job.pk}/">benchmark job {job.pk}</a>' in text
     assert f"/benchmarks/jobs/{job.pk}/report.json" in text
-    assert job_part(None, EvaluationFactory())["benchmark_job"].strip() == ""  # author-reported
+    assert job_part(EvaluationFactory())["benchmark_job"].strip() == ""  # author-reported
 
 
 def test_it_hides_the_worker_host_only_where_the_whole_name_stands():

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from corrections.forms import timing_stamp
 from corrections.models import Correction
-from corrections.views import VALUES_ON_RECORD_PAGES
+from pages.parts import VALUES_ON_RECORD_PAGES
 from records.templatetags.record_tags import CORRECTION_FORM, correction_url
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 

@@ -39,7 +39,7 @@ def test_a_refused_body_and_a_server_error_carry_it_too(client, monkeypatch):
     assert too_large.status_code == 413
     assert_restrictive(too_large)
 
-    from records import views
+    from pages import views
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")

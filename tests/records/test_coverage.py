@@ -1,6 +1,6 @@
 """The coverage page at any size: protocols by tested models, paged both ways and folded where
 nothing is recorded, filtered by area, context and suite, in a constant number of queries; and its
-CSV, one row per protocol and configuration with evaluations (records.coverage_matrix, records.coverage)."""
+CSV, one row per protocol and configuration with evaluations (pages.coverage_matrix, pages.coverage_csv)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records import coverage, coverage_matrix
+from pages import coverage_csv, coverage_matrix
 from records import models as m
 from tests.factories import (
     ConfigurationFactory,
@@ -266,7 +266,7 @@ def test_the_csv_has_a_row_per_protocol_and_configuration_with_evaluations_and_o
         "2 checked",
     )
     assert (alone_row["model_id"], alone_row["result_state"], alone_row["source_checked"]) == ("", "proposed", "2")
-    assert list(table[0]) == list(coverage.CSV_COLUMNS)
+    assert list(table[0]) == list(coverage_csv.CSV_COLUMNS)
 
 
 def test_the_csv_keeps_the_filters(client):

@@ -1,6 +1,7 @@
-"""Record pages compose other apps' parts through plain functions (records.views.PageParts, wired in
-portal/urls.py), never through their templates: no template of records loads another app's tag
-library, includes another app's partial or names another app's pages."""
+"""Record pages are views of the pages app, which reads what other apps show on them (pages.parts)
+and hands it to the templates as context: no template of records loads another app's tag library,
+includes another app's partial or names another app's pages. The record pages keep their URL names
+(`records:...`) and paths."""
 
 from __future__ import annotations
 
@@ -88,15 +89,28 @@ def test_the_check_fails_on_a_template_that_reaches_up():
     ]
 
 
-def test_portal_mounts_the_record_pages_with_every_url_name_and_path_of_records_urls():
+# Every public page under the `records` URL namespace: its path, and the app whose view serves it.
+RECORD_PAGES = {
+    "home": ("", "pages"),
+    "search": ("search/", "pages"),
+    "coverage": ("coverage/", "pages"),
+    "coverage-csv": ("coverage.csv", "pages"),
+    "protocol": ("protocols/<slug:stable_id>/", "pages"),
+    "protocol-chart": (r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/comparison\.(?P<extension>svg|png)$", "records"),
+    "protocol-rows": (r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/results\.(?P<extension>csv|json)$", "records"),
+    "evaluation": ("evaluations/<slug:stable_id>/", "pages"),
+    "configuration": ("configurations/<slug:stable_id>/", "pages"),
+    "dataset": ("datasets/<slug:stable_id>/", "pages"),
+    "model": ("models/<slug:stable_id>/", "pages"),
+    "work": ("works/<slug:stable_id>/", "pages"),
+    "source": ("sources/<slug:stable_id>/", "pages"),
+    "decision": ("decisions/<slug:stable_id>/", "pages"),
+}
+
+
+def test_the_record_pages_keep_their_url_names_and_paths_and_pages_serves_them():
     from django.urls import get_resolver
 
-    from records import urls
-
     mounted = get_resolver("portal.urls").namespace_dict["records"][1]
-    assert {name: str(p.pattern) for p in urls.urlpatterns for name in [p.name]} == {
-        name: str(p.pattern) for p in mounted.url_patterns for name in [p.name]
-    }
-    assert all(
-        "parts" in p.default_args for p in mounted.url_patterns if p.name in {"protocol", "evaluation", "coverage"}
-    )
+    served = {p.name: (str(p.pattern), p.callback.__module__.split(".")[0]) for p in mounted.url_patterns}
+    assert served == RECORD_PAGES

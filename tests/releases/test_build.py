@@ -429,7 +429,8 @@ def test_the_exporter_reads_the_catalogue_in_chunks_never_a_table_at_once(db):
 
 def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(db):
     """One rule (records.coverage): a retired baseline role is not measured, even when its configuration is."""
-    from records import coverage, coverage_matrix
+    from pages import coverage_matrix
+    from records import coverage
     from tests.helpers import apply_transitions
 
     protocol = ProtocolFactory()

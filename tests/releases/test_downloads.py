@@ -235,16 +235,16 @@ def test_record_pages_say_which_release_they_were_derived_from(published_release
 
 
 def test_record_pages_can_list_the_releases_that_contain_a_record(published_release):
+    from pages.parts import membership_part
     from records.models import Source
-    from releases.views import membership_part
 
     source = Source.objects.first()
-    html = membership_part(None, source)["release_membership"]
+    html = membership_part(source)["release_membership"]
     assert f'<a href="/releases/{published_release.release_id}/">{published_release.release_id}</a>' in html
     assert SEED_RELEASE_ID in html
     assert (
         "No published release contains this record yet."
-        in membership_part(None, Source(stable_id="not-released"))["release_membership"]
+        in membership_part(Source(stable_id="not-released"))["release_membership"]
     )
 
 

@@ -13,16 +13,16 @@ and what each protocol still lacks, at a cost that does not grow with protocols 
   evaluations filtered by configuration: one link per configuration when a model was tested in
   several ways).
 
-Ten queries whatever the catalogue's size (the caller's recipe lookup included): the filters'
-choices (3), the protocols counted (1) and the page's rows (1); the page's protocols' evaluations
-counted by configuration, review state and who measured them (1: records.coverage.evaluation_groups,
-from which the columns, the cells and the rows' counts are all made), those configurations with
-their models (1, up to CONFIGURATIONS_A_QUERY of them), the rows' baseline roles (1), the recipe
-lookup (1), and the catalogue's models and configurations counted (1). No query reads evaluations
-beyond the page's protocols', so the page costs what its 50 protocols hold, never protocols x
-configurations. An invalid page number shows
-the first page, one past the end the last (as the protocol page's evaluations do); an unknown filter
-is refused (common.errors.Invalid).
+Ten queries whatever the catalogue's size: the filters' choices (3), the protocols counted (1) and
+the page's rows (1); the page's protocols' evaluations counted by configuration, review state and
+who measured them (1: records.coverage.evaluation_groups, from which the columns, the cells and the
+rows' counts are all made), those configurations with their models (1, up to CONFIGURATIONS_A_QUERY
+of them), the rows' baseline roles (1), which of them have a reviewed recipe (1:
+benchmarks.selectors.reviewed_recipe_protocols), and the catalogue's models and configurations
+counted (1). No query reads evaluations beyond the page's protocols', so the page costs what its 50
+protocols hold, never protocols x configurations. An invalid page number shows the first page, one
+past the end the last (as the protocol page's evaluations do); an unknown filter is refused
+(common.errors.Invalid).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from urllib.parse import urlencode
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Q
 
+from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage as rules
 from records import models as m
 
@@ -184,7 +185,6 @@ def coverage_matrix(
     page: str | None = None,
     column_page: str | None = None,
     show_empty: bool = False,
-    reviewed_recipes: rules.RecipeLookup = rules.no_reviewed_recipes,
 ) -> CoverageMatrix:
     """The page of the coverage matrix the reader chose (see the module's docstring); refuses a filter
     that names no area, context or suite (common.errors.Invalid, with the filter as its field)."""
@@ -203,9 +203,9 @@ def coverage_matrix(
     pks = [protocol.pk for protocol in protocols]
     groups = rules.evaluation_groups(pks)
     tested = _tested({group.configuration_id for group in groups})
-    summaries = rules.protocol_summaries(
-        {protocol.pk: protocol.stable_id for protocol in protocols}, groups, reviewed_recipes=reviewed_recipes
-    )
+    stable_ids = {protocol.pk: protocol.stable_id for protocol in protocols}
+    with_recipe = reviewed_recipe_protocols(list(stable_ids.values())) if protocols else set()
+    summaries = rules.protocol_summaries(stable_ids, groups, with_recipe=with_recipe)
     all_columns = _columns(groups, tested)
     column_page_shown = _page(len(all_columns), COLUMNS_PER_PAGE, column_page)
     column_start = column_page_shown.start_index() - 1 if all_columns else 0

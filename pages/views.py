@@ -1,0 +1,262 @@
+"""The public site's pages: home, search, coverage and the record pages. Each view validates its
+input and calls one read query of the catalogue (records), and adds what the apps above it show
+on the page (pages.parts: releases, recipes and jobs, the correction form), imported directly.
+A record's downloads (its charts, its result rows) are records' own views (records.views)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from common.errors import Invalid
+from pages import coverage_csv as coverage_rows
+from pages import coverage_matrix, parts
+from records import chart_output, exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
+from records import coverage as coverage_report
+from records import models as m
+
+Record = TypeVar("Record", bound=m.CuratedModel)
+
+
+def _record_page(
+    request: HttpRequest,
+    *,
+    template: str,
+    context: Callable[[], tuple[Record, Mapping[str, object]]],
+    find: Callable[[], Record],
+    correctable: bool = True,
+    live: Callable[[Record], Mapping[str, object]] | None = None,
+) -> HttpResponse:
+    """A record page from the page cache (records.page_cache), or rendered by `context()`, which
+    returns the record and the page's context; every record page names the releases that contain
+    it. The correction form (on a record corrections take suggestions for) and `live`'s parts are
+    made per request, for the record `context()` loaded or, on a cached page, the one `find()` loads."""
+    loaded: list[Record] = []
+
+    def full_context() -> dict[str, object]:
+        record, values = context()
+        loaded.append(record)
+        return {**parts.membership_part(record), **values}
+
+    def live_parts() -> dict[str, object]:
+        record = loaded[0] if loaded else find()
+        correction = parts.correction_part(request, record) if correctable else {}
+        return {**(live(record) if live is not None else {}), **correction}
+
+    return page_cache.cached_page(request, template=template, context=full_context, live=live_parts)
+
+
+@require_safe
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "records/home.html", {"catalogue": selectors.catalogue(params=request.GET)})
+
+
+@require_safe
+def protocol_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    def context() -> tuple[m.Protocol, dict[str, object]]:
+        page = protocol_page.protocol_page(stable_id=stable_id, params=request.GET)
+        return page.protocol, {
+            **parts.release_part(downloads=True),
+            **parts.recipes_part(page.protocol),
+            "page": page,
+            "protocol": page.protocol,
+            "evidence": selectors.faceted(
+                list(page.protocol.evidence_rows.all()), selectors.EVIDENCE_FACETS, request.GET
+            ),
+            "charts_sentence": chart_output.charts_sentence(page.groups, include_excluded=page.include_excluded),
+            "chart_query": _chart_query(request),
+        }
+
+    return _record_page(
+        request,
+        template="records/protocol_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Protocol.objects.all(), stable_id),
+    )
+
+
+def _chart_query(request: HttpRequest) -> str:
+    """The query string that selects the same charts for download ("" or "?include=...&dataset=...")."""
+    query = request.GET.copy()
+    for key in list(query):
+        if key not in (protocol_page.INCLUDE_PARAM, protocol_page.DATASET_PARAM):
+            del query[key]
+    return f"?{query.urlencode()}" if query else ""
+
+
+@require_safe
+def search_page(request: HttpRequest) -> HttpResponse:
+    """The search page (records.search): `q`, `type` (one record type) and `page`, from the page
+    cache (records.page_cache: the same address and catalogue version, the same page) or searched.
+    A search with a query counts against settings.SEARCHES_PER_IP per SEARCHES_WINDOW_SECONDS for a
+    reader who is not staff: past it 429 with Retry-After (a search reads every match of its words)."""
+    query = request.GET.get("q", "")[: search.MAX_QUERY_LENGTH * 4]
+    if query.strip():
+        refused = page_cache.over_search_limit(request)
+        if refused is not None:
+            return refused
+
+    def context() -> dict[str, object]:
+        results = search.search(
+            query=query, record_type=request.GET.get("type", ""), page=request.GET.get("page", "")[:20]
+        )
+        return {"results": results, "query": results.query}
+
+    return page_cache.cached_page(request, template="records/search.html", context=context)
+
+
+@require_safe
+def evaluation_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    def context() -> tuple[m.Evaluation, dict[str, object]]:
+        evaluation = selectors.record_or_404(
+            selectors.evaluations_queryset().prefetch_related("repeated_by"), stable_id
+        )
+        return evaluation, {**parts.release_part(), "evaluation": evaluation, "protocol": evaluation.protocol}
+
+    return _record_page(
+        request,
+        template="records/evaluation_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Evaluation.objects.all(), stable_id),
+        live=parts.job_part,  # a job's status is not a catalogue change
+    )
+
+
+@require_safe
+def configuration_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    def context() -> tuple[m.Configuration, dict[str, object]]:
+        page = identity_pages.configuration_page(stable_id=stable_id, params=request.GET)
+        return page.configuration, {"configuration": page.configuration, "page": page}
+
+    return _record_page(
+        request,
+        template="records/configuration_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Configuration.objects.all(), stable_id),
+    )
+
+
+@require_safe
+def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    """A dataset's page; for a task that protocols score, the task page: its ranked tables across
+    protocols, their charts and timelines and whether independent measurements agree
+    (records.identity_pages), each long list a page at a time (`?table=<key>&page=<n>`)."""
+
+    def context() -> tuple[m.Dataset, dict[str, object]]:
+        page = identity_pages.task_page(stable_id=stable_id, params=request.GET)
+        return page.dataset, {"dataset": page.dataset, "task": page}
+
+    return _record_page(
+        request,
+        template="records/dataset_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Dataset.objects.all(), stable_id),
+    )
+
+
+@require_safe
+def model_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    """A model's page: every task it was measured on, across papers and protocols, with who measured,
+    its rank within each protocol's comparison and whether the measurements agree; `?task=&metric=`
+    shows one task's every measurement (records.model_page). No correction form: corrections take
+    no suggestions for models (corrections.selectors.MODELS)."""
+
+    def context() -> tuple[m.GenomicModel, dict[str, object]]:
+        page = model_page.model_page(stable_id=stable_id, params=request.GET)
+        return page.model, {"model": page.model, "page": page}
+
+    return _record_page(
+        request,
+        template="records/model_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.GenomicModel.objects.all(), stable_id),
+        correctable=False,
+    )
+
+
+@require_safe
+def work_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    """A work's page: its versions (sources), the evaluations each reports and the models it
+    introduced. No correction form: corrections take no suggestions for works."""
+
+    def context() -> tuple[m.Work, dict[str, object]]:
+        page = identity_pages.work_page(stable_id=stable_id, params=request.GET)
+        return page.work, {"work": page.work, "page": page}
+
+    return _record_page(
+        request,
+        template="records/work_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Work.objects.all(), stable_id),
+        correctable=False,
+    )
+
+
+@require_safe
+def source_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    def context() -> tuple[m.Source, dict[str, object]]:
+        page = identity_pages.source_page(stable_id=stable_id, params=request.GET)
+        return page.source, {"source": page.source, "page": page}
+
+    return _record_page(
+        request,
+        template="records/source_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Source.objects.all(), stable_id),
+    )
+
+
+@require_safe
+def decision_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
+    def context() -> tuple[m.Decision, dict[str, object]]:
+        decision = selectors.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
+        return decision, {"decision": decision}
+
+    return _record_page(
+        request,
+        template="records/decision_detail.html",
+        context=context,
+        find=lambda: selectors.record_or_404(m.Decision.objects.all(), stable_id),
+    )
+
+
+@require_safe
+def coverage(request: HttpRequest) -> HttpResponse:
+    """The coverage matrix, one page of rows and columns (pages.coverage_matrix); an unknown filter
+    is answered 400 with the form and the reason."""
+    filters = coverage_report.Filters.from_params(request.GET)
+
+    def page_context() -> dict[str, object]:
+        matrix = coverage_matrix.coverage_matrix(
+            filters=filters,
+            page=request.GET.get(coverage_matrix.ROWS_PARAM),
+            column_page=request.GET.get(coverage_matrix.COLUMNS_PARAM),
+            show_empty=request.GET.get(coverage_matrix.EMPTY_PARAM) == coverage_matrix.SHOW,
+        )
+        return {**parts.release_part(), "matrix": matrix, "filters": filters, "choices": matrix.choices}
+
+    try:
+        return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
+    except Invalid as refused:
+        context = {"refused": refused, "filters": filters, "choices": coverage_report.filter_choices()}
+        return render(request, "records/coverage.html", context, status=refused.status)
+
+
+@require_safe
+def coverage_csv(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """The coverage as CSV (pages.coverage_csv: one row per protocol and configuration with
+    evaluations, one per protocol with none), streamed; an unknown filter is answered 400."""
+    filters = coverage_report.Filters.from_params(request.GET)
+    try:
+        rows = coverage_rows.coverage_csv(filters=filters)
+    except Invalid as refused:
+        return HttpResponse(refused.message, status=refused.status, content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(
+        exports.csv_lines(rows, fieldnames=coverage_rows.CSV_COLUMNS), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = 'attachment; filename="coverage.csv"'
+    return response
