@@ -1,26 +1,30 @@
-"""Release build cost with 1,000, 10,000 and 100,000 results: time, the builder's peak memory, and
-the time `gzip -n` plus `sha256sum` take on the same CSV bytes (the floor any builder pays).
+"""Release build cost at 100,000 and 1,000,000 results: the build's wall time, the time `gzip -n -9`
+plus `sha256sum` take on the same CSV bytes (the floor any builder pays), their ratio, and the
+builder's peak memory.
 
 Run: .venv/bin/python bench/release_build.py [--repeats N] [--compare-with TREE] [SIZES...]
-     (default: 3 repeats of 1000 10000 100000)
+     (default: 3 repeats of 100000 1000000)
 
 It uses a throw-away SQLite database and release folder under a temp folder, or the database
 named by DATABASE_URL if set: then it must be a scratch database. The catalogue grows to each
-size in turn (bulk inserts: a bench, not a curation), and each size is built `--repeats` times by
-the real service (`releases.build.release_build`: export, write, validate, install, publish with
-memberships), each in a fresh process so that its peak RSS is the builder's own (the build's forked
-child, which writes the other tables, is reported beside it); one source more
-before each build gives each release new content (a build of unchanged content publishes nothing).
-Each build's bag is then compressed again by `gzip -n -9` and hashed by `sha256sum`, right after it:
-its ratio is build seconds / those seconds, printed as min / median over the repeats. On a shared,
-busy machine wall seconds swing with the load: each size also prints the CPU seconds of the whole
-builder process (start-up included) and their ratio to the tools' CPU seconds. A second
-fresh process writes the same bundle under tracemalloc to report the Python heap's peak. Builds use
-the default chunk size (RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
+size in turn (bulk inserts: a bench, not a curation; the seconds it takes are printed), and each
+size is built `--repeats` times by the real service (`releases.build.release_build`: export, write,
+memberships, validate, install, publish), each in a fresh process; one source more before each
+build gives each release new content (a build of unchanged content publishes nothing). Each
+build's bag is then compressed again by `gzip -n -9` and hashed by `sha256sum`, right after it:
+its ratio is build seconds / those seconds, printed as min / median over the repeats.
+
+Memory, two figures: the builder process's peak resident set (`resource.getrusage(RUSAGE_SELF)
+.ru_maxrss`, Django and the interpreter included, so read its growth between sizes), and the Python
+heap's peak under `tracemalloc` while a second fresh process writes the same bundle (with its
+memberships reported to a counting sink). On a shared, busy machine wall seconds swing with the
+load: each size also prints the CPU seconds of the whole builder process (start-up included) and
+their ratio to the tools' CPU seconds. Builds use the default chunk size
+(RELEASE_BUILD_CHUNK_ROWS, 10,000 rows).
 
 `--compare-with TREE` (another checkout of this repository, e.g. `git worktree add /tmp/before
 <commit>`) builds each repeat twice, side by side on the same database: first with TREE's code
-("before"), then with this one's ("after"). The last line is the ratio at the largest size.
+("before"), then with this one's ("after").
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from django.utils import timezone  # noqa: E402
 
 from records import models as m  # noqa: E402
 
-SIZES = (1_000, 10_000, 100_000)
+SIZES = (100_000, 1_000_000)
 RESULTS_PER_EVALUATION = 2
 RESULTS_PER_PROTOCOL = 100
 BATCH = 5_000
@@ -211,8 +215,6 @@ def build_in_this_process() -> None:
             "seconds": seconds,
             "rss_before_kib": before,
             "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-            # the build's forked child (releases.forked), once reaped; 0 where the build forked none
-            "child_peak_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
             "rows": built.counts["rows"],
             "records": sum(built.counts["records"].values()),
         },
@@ -221,13 +223,27 @@ def build_in_this_process() -> None:
 
 
 def heap_in_this_process(output: str) -> None:
-    """--heap: write the same bundle under tracemalloc; print the Python heap's peak."""
+    """--heap: write the same bundle under tracemalloc, its memberships counted; print the heap's peak."""
     import tracemalloc
 
-    from releases import conf, exporter
+    from releases import catalogue_rows, conf
+
+    class Counting:
+        count = 0
+
+        def add(self, record_type: str, stable_id: str, digest: str) -> None:
+            self.count += 1
+
+        def add_many(self, record_type: str, stable_ids: list[str], digests: list[str]) -> None:
+            self.count += len(stable_ids)
 
     tracemalloc.start()
-    exporter.bundle_write(output_dir=Path(output), release_date=timezone.localdate(), chunk_size=conf.chunk_rows())
+    catalogue_rows.bundle_write(
+        output_dir=Path(output),
+        release_date=timezone.localdate(),
+        chunk_size=conf.chunk_rows(),
+        memberships=Counting(),
+    )
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     json.dump({"heap_peak_bytes": peak}, sys.stdout)
@@ -302,7 +318,9 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
     trees = [("before", before), ("after", ROOT)] if before else [("after", ROOT)]
     last: dict[str, tuple[float, float]] = {}
     for size in sizes:
+        started = time.perf_counter()
         grow_catalogue(size)
+        print(f"{size:>8,} catalogue grown to this size in {time.perf_counter() - started:.0f} s", flush=True)
         runs: dict[str, list[tuple[dict, float, int]]] = {label: [] for label, _ in trees}
         cpu_ratios: dict[str, list[float]] = {label: [] for label, _ in trees}
         for _ in range(repeats):
@@ -322,7 +340,6 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
             ratio = min_median([b["seconds"] / t for b, t, _ in builds])
             rows = sum(builds[0][0]["rows"].values())
             peak = max(b["peak_rss_kib"] for b, _, _ in builds)
-            child_peak = max(b.get("child_peak_rss_kib", 0) for b, _, _ in builds)
             growth = max(b["peak_rss_kib"] - b["rss_before_kib"] for b, _, _ in builds)
             print(
                 f"{size:>8,} {label:>6} {seconds[0]:>6.2f}/{seconds[1]:<6.2f} {rows / seconds[1]:>8,.0f} "
@@ -333,9 +350,8 @@ def main(sizes: list[int], repeats: int, before: Path | None) -> None:
             cpu = min_median([b["process_cpu_s"] for b, _, _ in builds])
             cpu_ratio = min_median(cpu_ratios[label])
             print(
-                f"{'':>8} {label:>6} CPU s of the whole builder process (start-up and its child included): "
-                f"{cpu[0]:.2f}/{cpu[1]:.2f}; its ratio to the tools' CPU s: {cpu_ratio[0]:.1f}/{cpu_ratio[1]:.1f}; "
-                f"peak RSS of its child: {child_peak / 1024:.1f} MiB",
+                f"{'':>8} {label:>6} CPU s of the whole builder process (start-up included): "
+                f"{cpu[0]:.2f}/{cpu[1]:.2f}; its ratio to the tools' CPU s: {cpu_ratio[0]:.1f}/{cpu_ratio[1]:.1f}",
                 flush=True,
             )
             last[label] = ratio

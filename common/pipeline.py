@@ -1,6 +1,5 @@
 """Work handed to one other thread, in order, while the caller goes on: the release build's gzip
-stream (`releases.bundle.bag`) and its membership inserts (`releases.memberships`) use it, each for
-work that runs without the GIL (zlib, hashlib, long SQL statements).
+stream (`releases.bundle.bag`) uses it, for work that runs without the GIL (zlib, hashlib).
 
 `OneThread.submit` queues a job and returns at once, unless `waiting` jobs are already queued: then
 it waits for the oldest, so memory holds a bounded number of them. A job's error is raised by the

@@ -3,7 +3,7 @@
 `release_build` (the `releases.tasks.release_build` task's body), in order:
 1. claims the row (`release_build_claim`: `common.lifecycle`'s conditional update, a new build token);
 2. stages: a folder of this claim under RELEASES_DIR (`releases.store.staging_directory`);
-3. writes the bundle there from a consistent view of the catalogue (`releases.exporter` gives the
+3. writes the bundle there from a consistent view of the catalogue (`releases.catalogue_rows` gives the
    rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more), in this
    process, one table after another, storing its memberships a batch at a time as the tables stream
    past (`releases.memberships`);
@@ -40,7 +40,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
-from releases import conf, exporter, selectors, store
+from releases import catalogue_rows, conf, selectors, store
 from releases.bundle import BundleResult, verify_bundle
 from releases.lifecycle import (
     BUILDING,
@@ -295,7 +295,9 @@ def _build(claimed: Claim) -> None:
     conf.releases_dir().mkdir(parents=True, exist_ok=True)
     staging = store.staging_directory(release.pk, token)
     staging.mkdir()
-    progress = Progress(release.pk, token, exporter.table_row_counts(), sorted_here=not exporter.reads_in_key_order())
+    progress = Progress(
+        release.pk, token, catalogue_rows.table_row_counts(), sorted_here=not catalogue_rows.reads_in_key_order()
+    )
     result, watermark, memberships = _export(release, token, staging, progress)
 
     progress.report("validating the bag", 92, force=True)
@@ -341,19 +343,19 @@ def _export(
         if output.exists():
             store.remove_tree(output)
         memberships_discard(release_pk=release.pk, token=token)  # a lost worker's, or the pass before's
-        before = exporter.catalogue_watermark()
+        before = catalogue_rows.catalogue_watermark()
         memberships = MembershipWriter(release_pk=release.pk, token=token, previous=previous)
-        result = exporter.bundle_write(
+        result = catalogue_rows.bundle_write(
             output_dir=output,
             release_date=release.release_date,
             chunk_size=chunk,
             memberships=memberships,
             progress=progress,
         )
-        for record_type, stable_id, digest in exporter.derived_memberships(chunk_size=chunk):
+        for record_type, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=chunk):
             memberships.add(record_type, stable_id, digest)
         memberships.close()
-        if exporter.catalogue_watermark() == before:
+        if catalogue_rows.catalogue_watermark() == before:
             append_log(
                 release.pk,
                 f"exported {sum(result.row_counts.values())} rows and {memberships.count} records as {result.release_id}",
@@ -407,7 +409,7 @@ def _publish(
         if stored != memberships.count:
             raise BuildFailed(f"{stored} memberships are stored for the {memberships.count} records exported")
         previous = selectors.latest_published()
-        format_version = exporter.FORMAT_VERSION
+        format_version = catalogue_rows.FORMAT_VERSION
         changes = memberships.changes(
             release=release, previous=previous, format_version=format_version
         ) or selectors.membership_changes(release=release, previous=previous, format_version=format_version)

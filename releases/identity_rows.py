@@ -1,5 +1,5 @@
 """The rows of the release's identity tables (`releases.identity_tables`): works, models, model
-aliases and task equivalences read in keyset chunks as the other tables are (`releases.exporter`);
+aliases and task equivalences read in keyset chunks as the other tables are (`releases.catalogue_rows`);
 and the agreements, `records.agreement`'s verdicts over every evaluation of the catalogue, a
 task family at a time and, inside a family, a batch of subjects at a time, so that memory holds
 about a chunk of evaluations and results however large the catalogue: more only where one subject's
@@ -209,7 +209,7 @@ def agreement_key(found: rules.Agreement, family: Family) -> str:
 
 
 def agreement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    """The agreements table's rows (releases.tables.AGREEMENTS), in no particular order."""
+    """The agreements table's rows (releases.table_schemas.AGREEMENTS), in no particular order."""
     for family, found in family_agreements(chunk_size=chunk_size):
         is_model = found.subject_is_model
         yield {
@@ -229,7 +229,7 @@ def agreement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
 
 
 def agreement_measurement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    """The agreement_measurements table's rows (releases.tables.AGREEMENT_MEASUREMENTS): for each
+    """The agreement_measurements table's rows (releases.table_schemas.AGREEMENT_MEASUREMENTS): for each
     measurement the printing compared, then its copies; in no particular order."""
     for family, found in family_agreements(chunk_size=chunk_size):
         key = agreement_key(found, family)

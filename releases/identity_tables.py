@@ -1,9 +1,9 @@
 """The identity tables of a release: works, models and their aliases, task equivalences, and the
 agreements `records.agreement` computes with the measurements each counts, as Table Schemas
-(`releases.bundle.TableSpec`s; `releases.tables` names every table of a release, these among them).
+(`releases.bundle.TableSpec`s; `releases.table_schemas` names every table of a release, these among them).
 
 Keys are the records' stable ids (an agreement's is built from its subject, task family and metric);
-foreign keys point into these tables and into `releases.tables`' own (by name: a spec names the
+foreign keys point into these tables and into `releases.table_schemas`' own (by name: a spec names the
 resource it references).
 """
 

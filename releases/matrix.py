@@ -24,7 +24,7 @@ from records import exports
 from records import models as m
 from records.fields import ExactDecimalField
 from releases.digests import digest_text, sha256_hex
-from releases.tables import MODEL_EVALUATION_MATRIX
+from releases.table_schemas import MODEL_EVALUATION_MATRIX
 
 _EVALUATION = "evaluation__"
 _FIELDS = [field.name for field in MODEL_EVALUATION_MATRIX.fields]

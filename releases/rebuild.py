@@ -3,7 +3,7 @@
 A release is content-addressed and its bundle is a function of the rows alone (`releases.bundle`), so
 the same catalogue written again for the release's date gives the same bytes. `release_rebuild`
 writes the bundle from the catalogue as it is now, in a folder of its own under RELEASES_DIR, in
-this process (`exporter.bundle_write`: no memberships stored, nothing published), and compares
+this process (`catalogue_rows.bundle_write`: no memberships stored, nothing published), and compares
 every file with the release's file table (bytes, sha256, sha512), the payload's digest with the
 recorded one and the id with the release's. Only when every byte matches, and the staged bag
 verifies, does it install them: one rename into RELEASES_DIR/<id> (a damaged folder there is first
@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from common.types import Actor, acting_user
-from releases import conf, exporter, fixity, store
+from releases import catalogue_rows, conf, fixity, store
 from releases.bundle import BundleResult, FileInfo, verify_bundle
 from releases.lifecycle import RELEASES, ReleaseError
 from releases.models import Release, ReleaseRecord, ReleaseStatus
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 REBUILD_PREFIX = ".rebuild-"  # RELEASES_DIR/.rebuild-<release pk>-<token>/: one rebuild's staging folder
 DAMAGED_PREFIX = ".damaged-"  # RELEASES_DIR/.damaged-<release id>-<time>/: a damaged folder set aside
 
-# The record types whose exported values each table holds (`exporter.bundle_tables`, `derived_memberships`).
+# The record types whose exported values each table holds (`catalogue_rows.bundle_tables`, `derived_memberships`).
 TABLE_RECORD_TYPES: dict[str, tuple[str, ...]] = {
     "protocol_coverage": ("protocol", "evaluation", "baselinerole"),
     "model_evaluation_matrix": ("result", "evaluation"),
@@ -125,10 +125,10 @@ def _refuse_unless_rebuildable(release: Release) -> None:
             f"release {release.release_id} is external: this portal never held its files", release=release
         )
     written_in = (release.counts or {}).get("format_version")
-    if written_in != exporter.FORMAT_VERSION:
+    if written_in != catalogue_rows.FORMAT_VERSION:
         raise RebuildRefused(
             f"release {release.release_id} was written in bundle format {written_in}; this portal writes format "
-            f"{exporter.FORMAT_VERSION}: its files cannot be rebuilt here",
+            f"{catalogue_rows.FORMAT_VERSION}: its files cannot be rebuilt here",
             release=release,
         )
 
@@ -142,13 +142,13 @@ def _write(release: Release, staging: Path) -> tuple[BundleResult, _Digests]:
         if output.exists():
             store.remove_tree(output)
         digests = _Digests()
-        before = exporter.catalogue_watermark()
-        result = exporter.bundle_write(
+        before = catalogue_rows.catalogue_watermark()
+        result = catalogue_rows.bundle_write(
             output_dir=output, release_date=release.release_date, chunk_size=chunk, memberships=digests
         )
-        for record_type, stable_id, digest in exporter.derived_memberships(chunk_size=chunk):
+        for record_type, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=chunk):
             digests.add(record_type, stable_id, digest)
-        if exporter.catalogue_watermark() == before:
+        if catalogue_rows.catalogue_watermark() == before:
             return result, digests
     raise RebuildRefused("the catalogue kept changing during 3 rebuilds; run it again when curation pauses")
 

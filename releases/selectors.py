@@ -22,10 +22,10 @@ from django.db.models import (
 )
 from django.http import Http404
 
-from releases import exporter
+from releases import catalogue_rows
 from releases.models import UNFINISHED, FileKind, Release, ReleaseFile, ReleaseFixityCheck, ReleaseRecord, ReleaseStatus
 from releases.store import release_directory, release_file_path
-from releases.tables import TABLES
+from releases.table_schemas import TABLES
 
 CHANGE_LIST_LIMIT = 100
 
@@ -110,7 +110,7 @@ def release_list_page() -> dict:
     return {
         "releases": list(published_releases()),
         "building": list(unfinished_releases()),
-        "bundle_tables": TABLES,  # what a release built now holds: the exporter's own list of tables
+        "bundle_tables": TABLES,  # what a release built now holds: the table schemas' own list
     }
 
 
@@ -236,7 +236,7 @@ def _change_querysets(
     mine = ReleaseRecord.objects.filter(release=release)
     if previous is None:
         return mine, ReleaseRecord.objects.none(), ReleaseRecord.objects.none()
-    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=exporter.RECORD_TYPES)
+    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=catalogue_rows.RECORD_TYPES)
     in_previous = theirs.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id"))
     in_mine = mine.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id"))
     added = mine.exclude(Exists(in_previous))
@@ -252,7 +252,7 @@ def membership_matches(*, release_pk: int, previous_pk: int, record_type: str | 
     """For each record type (or only `record_type`): how many memberships the release has, how many of
     them the previous release has too, and how many of those with another digest. One pass over the
     release's memberships, each looked up in the previous release's (one statement)."""
-    theirs = ReleaseRecord.objects.filter(release_id=previous_pk, record_type__in=exporter.RECORD_TYPES)
+    theirs = ReleaseRecord.objects.filter(release_id=previous_pk, record_type__in=catalogue_rows.RECORD_TYPES)
     their_digest = theirs.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id")).values(
         "content_sha256"
     )[:1]
@@ -284,7 +284,7 @@ def membership_changes(
     comparable = content_comparable(release=release, previous=previous, format_version=format_version)
     if matches is None:
         matches = membership_matches(release_pk=release.pk, previous_pk=previous.pk)
-    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=exporter.RECORD_TYPES)
+    theirs = ReleaseRecord.objects.filter(release=previous, record_type__in=catalogue_rows.RECORD_TYPES)
     added = {record_type: n - kept for record_type, (n, kept, _) in matches.items()}
     changed = {record_type: n_changed for record_type, (_, _, n_changed) in matches.items()}
     removed = {

@@ -14,7 +14,7 @@ Elsewhere in the app: the worker's build path in `releases.build` (claim, stage,
 install, publish), the release's status table, refusals and sweeper in `releases.lifecycle` (bound to
 `common.lifecycle`, as benchmark jobs are), fixity checks in `releases.fixity`, read queries (latest
 release, change lists) in `releases.selectors`. Imports point down:
-services -> tasks -> build -> lifecycle, store, selectors, exporter, bundle. The refusals
+services -> tasks -> build -> lifecycle, store, selectors, catalogue_rows, bundle. The refusals
 (`ReleaseError` and its kinds) are defined with the status table in `releases.lifecycle`; callers
 import them from here, with the services that raise them.
 """
@@ -30,7 +30,7 @@ from django.utils import timezone
 from common.lifecycle import NEW
 from common.types import Actor, acting_user
 from common.versions import version_bump
-from releases import exporter, fixity, lifecycle, selectors, tasks
+from releases import catalogue_rows, fixity, lifecycle, selectors, tasks
 from releases.lifecycle import RELEASES, REQUESTED, BuildInProgress, NothingChanged, ReleaseError, ReleaseForbidden
 from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseFixityCheck, ReleaseRecord, ReleaseStatus
 
@@ -69,7 +69,11 @@ def release_cut(*, actor: Actor, note: str = "") -> Release:
                 release=unfinished,
             )
         last = selectors.latest_built()
-        if last is not None and last.catalogue_watermark and last.catalogue_watermark == exporter.catalogue_watermark():
+        if (
+            last is not None
+            and last.catalogue_watermark
+            and last.catalogue_watermark == catalogue_rows.catalogue_watermark()
+        ):
             raise NothingChanged(
                 f"nothing changed since release {last.release_id}: no release was created", release=last
             )

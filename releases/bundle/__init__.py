@@ -54,7 +54,7 @@ from releases.bundle.bag import (
     payload_manifest_sha256,
 )
 from releases.bundle.order import ColumnChunks, KeyOrdered, Rows
-from releases.bundle.tables import (
+from releases.bundle.table_format import (
     BundleDialect,
     BundleError,
     Field,

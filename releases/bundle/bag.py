@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from common.pipeline import OneThread
-from releases.bundle.tables import BundleDialect, BundleError
+from releases.bundle.table_format import BundleDialect, BundleError
 
 BAG_SOFTWARE_AGENT = "releases.bundle 1"
 """Pinned so that upgrading a library never changes a bundle's bytes."""

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from operator import itemgetter
 from pathlib import Path
 
-from releases.bundle.tables import (
+from releases.bundle.table_format import (
     CODEC_BATCH_ROWS,
     Cells,
     Key,

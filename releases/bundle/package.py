@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from releases.bundle.bag import FileInfo
-from releases.bundle.tables import BundleDialect, BundleError, Field, TableSpec, serialise_decimal
+from releases.bundle.table_format import BundleDialect, BundleError, Field, TableSpec, serialise_decimal
 
 DATAPACKAGE_JSON = "datapackage.json"
 #: What the tables promise about text (the package's description): exact, never rewritten for a spreadsheet.

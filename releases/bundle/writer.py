@@ -40,7 +40,7 @@ from releases.bundle.package import (
     json_bytes,
     release_json_bytes,
 )
-from releases.bundle.tables import (
+from releases.bundle.table_format import (
     CODEC_BATCH_ROWS,
     BundleError,
     Progress,

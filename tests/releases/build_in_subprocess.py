@@ -18,7 +18,7 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from releases.exporter import bundle_write
+    from releases.catalogue_rows import bundle_write
 
     output_dir, release_date = Path(sys.argv[1]), datetime.date.fromisoformat(sys.argv[2])
     result = bundle_write(output_dir=output_dir, release_date=release_date, chunk_size=2)

@@ -1,7 +1,7 @@
 """A release built from the real database: a valid bag of a valid data package, byte-reproducible.
 
 The writer's own tests (test_bundle.py) check it on synthetic rows; these build the seeded
-catalogue through the exporter and the service, on whichever backend the suite runs on (CI runs
+catalogue through releases.catalogue_rows and the service, on whichever backend the suite runs on (CI runs
 it on PostgreSQL and on SQLite).
 """
 
@@ -28,7 +28,7 @@ from django.test.utils import CaptureQueriesContext
 from records import models as m
 from records.seed import CONCERN, PROTOCOL_ID, QUOTE, SUITE_ID
 from records.services import record_save
-from releases import exporter, store
+from releases import catalogue_rows, store
 from releases.build import release_build
 from releases.bundle import read_csv_rows
 from releases.fixity import release_verify
@@ -50,7 +50,7 @@ FRICTIONLESS = Path(sys.executable).parent / "frictionless"
 DATE = datetime.date(2026, 11, 1)
 
 # The sha256 of manifest-sha256.txt of the seeded catalogue's bundle, on every backend. It changes
-# only when the seed, the exporter's tables or the writer change: then update it, after checking
+# only when the seed, the catalogue's rows or the writer change: then update it, after checking
 # that the SQLite and the PostgreSQL runs print the same new value.
 SEED_PAYLOAD_DIGEST_PREFIX = "214af0020013"
 
@@ -169,15 +169,15 @@ def test_verify_release_finds_a_flipped_byte_in_any_file(published_release):
 
 
 def test_two_builds_of_the_same_catalogue_give_identical_bytes_and_id(seeded, tmp_path):
-    first = exporter.bundle_write(output_dir=tmp_path / "one", release_date=DATE, chunk_size=1)
-    second = exporter.bundle_write(output_dir=tmp_path / "two", release_date=DATE, chunk_size=10_000)
+    first = catalogue_rows.bundle_write(output_dir=tmp_path / "one", release_date=DATE, chunk_size=1)
+    second = catalogue_rows.bundle_write(output_dir=tmp_path / "two", release_date=DATE, chunk_size=10_000)
     assert first.release_id == second.release_id
     assert all_files(tmp_path / "one") == all_files(tmp_path / "two")
 
 
 def test_the_seed_catalogue_has_the_same_payload_on_every_backend(seeded, settings, tmp_path):
     settings.PORTAL_SITE_NAME = "Rewire"
-    result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=3)
+    result = catalogue_rows.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=3)
     assert result.release_id == f"{DATE.isoformat()}-{SEED_PAYLOAD_DIGEST_PREFIX}", (
         f"the seed catalogue's payload changed on {connection.vendor}: {result.release_id}"
     )
@@ -185,7 +185,7 @@ def test_the_seed_catalogue_has_the_same_payload_on_every_backend(seeded, settin
 
 @pytest.mark.django_db(transaction=True)
 def test_a_build_in_tokyo_gives_the_same_bytes_and_id_as_one_in_utc(seeded, tmp_path):
-    here = exporter.bundle_write(output_dir=tmp_path / "utc", release_date=DATE, chunk_size=2)
+    here = catalogue_rows.bundle_write(output_dir=tmp_path / "utc", release_date=DATE, chunk_size=2)
     env = {
         **os.environ,
         "TZ": "Asia/Tokyo",
@@ -273,7 +273,7 @@ def test_decimals_are_written_as_stored_and_rows_sorted_in_python(seeded, tmp_pa
         ResultFactory(
             evaluation=evaluation, stable_id=stable_id, value=Decimal(value), printed_value=f'{value}, "as printed"\n'
         )
-    result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=2)
+    result = catalogue_rows.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=2)
     rows = table(result.bag_dir, "model_evaluation_matrix")
     ids = [row["result_id"] for row in rows]
     assert ids == sorted(ids) and ids.index("B-result") < ids.index("a-result")  # code point order, not a collation
@@ -288,7 +288,7 @@ def test_has_reviewed_recipe_comes_from_the_benchmarks_reviewed_recipes(seeded, 
 
     [(recipe, _created)] = seed_recipes()
     apply_transitions(recipe, "check_source")
-    result = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=5)
+    result = catalogue_rows.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=5)
     assert [row["has_reviewed_recipe"] for row in table(result.bag_dir, "protocol_coverage")] == ["true"]
 
 
@@ -407,21 +407,21 @@ def test_the_files_are_read_only_and_nothing_is_left_in_staging(published_releas
         assert path.stat().st_mode & 0o222 == 0, path
 
 
-def test_the_exporter_reads_the_catalogue_in_chunks_never_a_table_at_once(db):
+def test_the_catalogue_rows_are_read_in_chunks_never_a_table_at_once(db):
     protocol = ProtocolFactory()
     configuration, dataset = ConfigurationFactory(), DatasetFactory()
     for _ in range(7):
         ResultFactory(evaluation=EvaluationFactory(protocol=protocol, configuration=configuration, dataset=dataset))
     for _ in range(4):
         ProtocolFactory()
-    rows = exporter.matrix_rows(chunk_size=3)
+    rows = catalogue_rows.matrix_rows(chunk_size=3)
     with CaptureQueriesContext(connection) as queries:
         first = next(rows)
     # a generator, read lazily: one query for the first chunk of results, one for their evaluations
     assert first["result_id"].startswith("result-") and len(queries) == 2
     assert len(list(rows)) == 6
     with CaptureQueriesContext(connection) as queries:
-        coverage = list(exporter.coverage_rows(chunk_size=2))
+        coverage = list(catalogue_rows.coverage_rows(chunk_size=2))
     assert len(coverage) == 5
     # Three chunks of protocols, five queries each (protocols, counts, results, roles, recipes), and the empty last page.
     assert len(queries) == 3 * 5 + 1
@@ -449,7 +449,7 @@ def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(
         configuration=reference,
         status=m.BaselineStatus.RETIRED,
     )
-    [row] = exporter.coverage_rows(chunk_size=10)
+    [row] = catalogue_rows.coverage_rows(chunk_size=10)
     assert (row["null_control_measured"], row["conventional_reference_measured"]) == (True, False)
     assert (row["conventional_reference_status"], row["conventional_reference_configuration_id"]) == (
         "retired",
@@ -461,10 +461,10 @@ def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(
     assert line.summary.by_state == {"source_checked": 2, "proposed": 1}
     digests = {
         stable_id: digest
-        for kind, stable_id, digest in exporter.derived_memberships(chunk_size=10)
+        for kind, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=10)
         if kind == "baselinerole"
     }
-    assert digests["ref"] == exporter.content_digest(
+    assert digests["ref"] == catalogue_rows.content_digest(
         ["ref", protocol.stable_id, "conventional_reference", "retired", reference.stable_id, False]
     )
 
@@ -474,7 +474,7 @@ def test_a_release_in_a_new_format_compares_which_records_it_holds_not_their_con
 ):
     """Every digest covers a record's exported columns: a new format changes them all, so content is
     compared only between releases of one format, and nothing reads as changed merely by the format."""
-    monkeypatch.setattr(exporter, "FORMAT_VERSION", 1)
+    monkeypatch.setattr(catalogue_rows, "FORMAT_VERSION", 1)
     first = release_build(release_pk=release_cut(actor=release_manager).pk)
     assert first.status == ReleaseStatus.PUBLISHED and first.counts["format_version"] == 1
     monkeypatch.undo()

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from releases import db_triggers, exporter
+from releases import catalogue_rows, db_triggers
 from releases.bundle import BundleError, ColumnChunks, KeyOrdered, read_csv_rows
 from releases.bundle import bag as bag_module
 from releases.bundle.bag import gzip_stream, hashed_file, write_gzip_csv
 from releases.bundle.order import promised_in_key_order
-from releases.bundle.tables import BundleDialect, RowCodec
+from releases.bundle.table_format import BundleDialect, RowCodec
 from tests.releases.bundle_data import MODELS, RESULTS, SOURCES, build, model_rows, result_rows, source_rows
 
 
@@ -144,9 +144,9 @@ def test_a_row_error_while_writing_stops_the_compressing_thread(tmp_path: Path) 
 )
 def test_the_digest_encoder_writes_the_text_json_dumps_writes(values) -> None:
     expected = json.dumps(
-        list(values), default=exporter._json_value, ensure_ascii=False, separators=(",", ":")
+        list(values), default=catalogue_rows._json_value, ensure_ascii=False, separators=(",", ":")
     )  # what every earlier release hashed
-    assert exporter.digest_text(values) == expected
+    assert catalogue_rows.digest_text(values) == expected
 
 
 # ---------------------------------------------------------------- memberships
@@ -170,8 +170,8 @@ def test_the_insert_guard_is_lifted_only_inside_a_transaction_and_comes_back() -
 
 
 @pytest.mark.django_db
-def test_the_exporter_promises_key_order_only_where_the_database_gives_code_point_order() -> None:
-    ordered = {spec.name: promised_in_key_order(rows) for spec, rows in exporter.bundle_tables(chunk_size=10)}
+def test_the_catalogue_rows_promise_key_order_only_where_the_database_gives_code_point_order() -> None:
+    ordered = {spec.name: promised_in_key_order(rows) for spec, rows in catalogue_rows.bundle_tables(chunk_size=10)}
     derived = {"agreements", "agreement_measurements"}  # computed a task family at a time: always sorted
     assert {ordered[name] for name in ordered.keys() - derived} == {connection.vendor == "sqlite"}
     assert {ordered[name] for name in derived} == {False}
@@ -252,7 +252,7 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
     from records import exports
     from records import models as m
     from releases import matrix
-    from releases.tables import MODEL_EVALUATION_MATRIX
+    from releases.table_schemas import MODEL_EVALUATION_MATRIX
     from tests.factories import EvaluationFactory, ResultFactory
     from tests.helpers import apply_transitions
 
@@ -265,7 +265,7 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
     for i, evaluation in enumerate([original, repeat, copy, original]):
         ResultFactory(evaluation=evaluation, value=Decimal(("0.410", "3.00E+11", "-0.00", "7")[i]), num_runs=i or None)
     ResultFactory(evaluation=repeat, value=Decimal("0.5"), lower_bound=Decimal("0.40"), uncertainty_kind="ci")
-    key = exporter._key()
+    key = catalogue_rows._key()
     sink = Memberships()
     rows = list(matrix.matrix_rows(chunk_size=chunk_size, key=key, sink=sink))
     plain = list(exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size, key=key))
@@ -282,7 +282,9 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
         "row 3",
         "",
     }
-    assert sink.added == [("result", r["result_id"], exporter.content_digest([r[n] for n in names])) for r in rows]
+    assert sink.added == [
+        ("result", r["result_id"], catalogue_rows.content_digest([r[n] for n in names])) for r in rows
+    ]
 
 
 @pytest.mark.django_db
@@ -358,7 +360,7 @@ def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path:
     def peak(chunk: int) -> int:
         tracemalloc.start()
         try:
-            exporter.bundle_write(
+            catalogue_rows.bundle_write(
                 output_dir=tmp_path / f"c{chunk}", release_date=datetime.date(2026, 11, 1), chunk_size=chunk
             )
             return tracemalloc.get_traced_memory()[1]

@@ -16,7 +16,7 @@ import pytest
 from records import agreement
 from records import models as m
 from records.models.identity import alias_key
-from releases import exporter
+from releases import catalogue_rows
 from releases.bundle import BundleResult
 from releases.models import ReleaseRecord, ReleaseStatus
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, SourceFactory
@@ -160,7 +160,7 @@ def catalogue(db) -> Catalogue:
 
 
 def build(path: Path, chunk_size: int = 10_000) -> BundleResult:
-    return exporter.bundle_write(output_dir=path, release_date=DATE, chunk_size=chunk_size)
+    return catalogue_rows.bundle_write(output_dir=path, release_date=DATE, chunk_size=chunk_size)
 
 
 def by_key(rows: list[dict[str, str]], *key: str) -> dict:
@@ -343,14 +343,24 @@ def test_frictionless_validates_the_package_with_its_new_tables(catalogue, tmp_p
 def test_frictionless_finds_an_agreement_measurement_whose_result_is_not_in_the_matrix(catalogue, tmp_path):
     """The foreign keys are declared, not decoration: a measurement naming no result of the matrix fails."""
     from releases import identity_rows
+    from releases.bundle import write_bundle
 
     rows = list(identity_rows.agreement_measurement_rows(chunk_size=100))
     rows[0] = {**rows[0], "result_id": "a-result-nobody-exported"}
     tables = [
         (spec, rows if spec.name == "agreement_measurements" else given)
-        for spec, given in exporter.bundle_tables(chunk_size=100)
+        for spec, given in catalogue_rows.bundle_tables(chunk_size=100)
     ]
-    bag = exporter.bundle_write(output_dir=tmp_path, release_date=DATE, chunk_size=100, tables=tables).bag_dir
+    bag = write_bundle(
+        tables=tables,
+        release_date=DATE,
+        release_metadata=catalogue_rows.release_metadata(),
+        package_name=catalogue_rows.PACKAGE_NAME,
+        package_title=catalogue_rows.PACKAGE_TITLE,
+        output_dir=tmp_path,
+        bag_info_extra=catalogue_rows.bag_info_extra(),
+        chunk_rows=100,
+    ).bag_dir
     completed = subprocess.run(
         [str(FRICTIONLESS), "validate", "--json", "datapackage.json"],
         cwd=bag / "data",
@@ -388,7 +398,9 @@ def test_a_published_release_holds_the_identity_records_and_a_new_alias_is_a_cha
         ("modelalias", "alias-hyenadna-1-6m"),
         ("taskequivalence", "suite-a-enhancers-is-suite-b-enhancers"),
     } <= held
-    assert release.counts["rows"]["agreements"] == 2 and release.counts["format_version"] == exporter.FORMAT_VERSION
+    assert (
+        release.counts["rows"]["agreements"] == 2 and release.counts["format_version"] == catalogue_rows.FORMAT_VERSION
+    )
     assert json.loads((bag_of(release) / "data" / "release.json").read_text())["agreement_rule"] == (
         agreement.AGREEMENT_RULE
     )

@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from releases import exporter, memberships, selectors
+from releases import catalogue_rows, memberships, selectors
 from releases.build import release_build
 from releases.lifecycle import BuildFailed, BuildSuperseded
 from releases.memberships import MembershipWriter, memberships_discard, memberships_insert
@@ -180,10 +180,10 @@ def test_a_build_stores_and_publishes_exactly_the_memberships_its_export_reports
     assert release.status == ReleaseStatus.PUBLISHED, release.error
 
     sink = Sink()
-    plain = exporter.bundle_write(
+    plain = catalogue_rows.bundle_write(
         output_dir=tmp_path / "plain", release_date=release.release_date, chunk_size=3, memberships=sink
     )
-    for record in exporter.derived_memberships(chunk_size=3):
+    for record in catalogue_rows.derived_memberships(chunk_size=3):
         sink.add(*record)
     assert stored(release) == sorted(sink.added)
     assert release.counts["records"] == selectors.records_by_type(ReleaseRecord.objects.filter(release=release))
@@ -199,14 +199,14 @@ def test_a_build_stores_and_publishes_exactly_the_memberships_its_export_reports
 def test_a_bad_row_fails_the_build_with_its_message_and_leaves_no_membership(
     seeded, releases_dir, release_manager
 ) -> None:
-    real = exporter.source_rows
+    real = catalogue_rows.source_rows
 
     def sources_without_titles(*, chunk_size):
         for row in real(chunk_size=chunk_size):
             yield {**row, "title": ""}
 
     release = release_cut(actor=release_manager)
-    with mock.patch("releases.exporter.source_rows", sources_without_titles):
+    with mock.patch("releases.catalogue_rows.source_rows", sources_without_titles):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
     assert "table 'source_table'" in failed.error and "required value is empty" in failed.error

@@ -185,7 +185,7 @@ def test_a_build_past_its_soft_time_limit_fails_with_the_reason(seeded, releases
 
     settings.RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS = 5400
     release = release_cut(actor=release_manager)
-    with mock.patch("releases.exporter.bundle_write", side_effect=SoftTimeLimitExceeded()):
+    with mock.patch("releases.catalogue_rows.bundle_write", side_effect=SoftTimeLimitExceeded()):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
     assert failed.error == "the build ran past its time limit of 1:30:00 (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)"
@@ -244,7 +244,7 @@ def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_
     seeded, releases_dir, release_manager
 ):
     release = release_cut(actor=release_manager)
-    with mock.patch("releases.exporter.bundle_write", side_effect=OSError("disk full")):
+    with mock.patch("releases.catalogue_rows.bundle_write", side_effect=OSError("disk full")):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED and failed.error == "OSError: disk full"
     assert "Traceback" in failed.build_log
@@ -272,7 +272,7 @@ def test_a_failure_while_publishing_removes_the_installed_files(seeded, releases
 def test_a_catalogue_changing_during_the_export_is_exported_again(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
     marks = iter(["before", "moved", "moved", "moved"])
-    with mock.patch("releases.exporter.catalogue_watermark", side_effect=lambda: next(marks)):
+    with mock.patch("releases.catalogue_rows.catalogue_watermark", side_effect=lambda: next(marks)):
         published = release_build(release_pk=release.pk)
     assert published.status == ReleaseStatus.PUBLISHED
     assert "the catalogue changed during export pass 1; exporting again" in published.build_log

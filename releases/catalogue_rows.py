@@ -1,5 +1,5 @@
 """The rows of a release: the catalogue read in chunks and shaped into the bundle's tables
-(their schemas are `releases.tables`).
+(their schemas are `releases.table_schemas`).
 
 `releases.bundle` (no ORM) turns the rows into files; this module is the ORM side. Every query
 runs in keyset-paginated chunks (`records.exports.chunks_by_key`: no cursor stays open while the
@@ -40,7 +40,7 @@ from releases import conf, identity_rows, matrix
 from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
-from releases.tables import (
+from releases.table_schemas import (
     BASELINE_KINDS,
     CONFIGURATION_TABLE,
     DATASET_TABLE,

@@ -1,7 +1,7 @@
 """The tables of a release: their Table Schemas (fields, keys, descriptions) as `releases.bundle.TableSpec`s
 (those of works, models, aliases, task equivalences and agreements in `releases.identity_tables`).
 
-What each column means lives here; `releases.exporter` reads the catalogue's rows for them and
+What each column means lives here; `releases.catalogue_rows` reads the catalogue's rows for them and
 `releases.bundle` writes them. A change here changes every release's datapackage.json.
 """
 
