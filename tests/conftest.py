@@ -65,6 +65,31 @@ def seeded(db):
     seed_import()
 
 
+@pytest.fixture(scope="session")
+def demo_snapshot(django_db_setup, django_db_blocker):
+    """The seed and every example paper, loaded once for the session and kept as a snapshot of the
+    tables (tests.helpers.DemoSnapshot): `demo_content` and `tests.helpers.load_for_module` copy it
+    back in a small part of the load's time. Request it before `module_transaction` (a session
+    fixture is set up first): it is built outside any transaction, and leaves the database as it
+    found it. Its tables are dropped at the end of the session."""
+    from tests.helpers import DemoSnapshot
+
+    with django_db_blocker.unblock():
+        demo = DemoSnapshot.build()
+    yield demo
+    with django_db_blocker.unblock():
+        demo.drop()
+
+
+@pytest.fixture
+def demo_content(transactional_db, demo_snapshot):
+    """The seed and every example paper, as `manage.py import_seed` and `manage.py load_examples`
+    write them, committed for a transactional test (one a browser or a server reads): copied back
+    from the session's snapshot. The flush after each test empties the tables as before, so no test
+    sees another's writes."""
+    return demo_snapshot.restore()
+
+
 @pytest.fixture(scope="module")
 def module_transaction(django_db_setup, django_db_blocker):
     """One transaction open around a whole test module, rolled back after its last test.
@@ -87,6 +112,9 @@ def module_transaction(django_db_setup, django_db_blocker):
         with django_db_blocker.unblock():
             transaction.set_rollback(True)
             atomic.__exit__(None, None, None)
+        from django.contrib.contenttypes.models import ContentType
+
+        ContentType.objects.clear_cache()  # a restored snapshot's content types are gone with the rollback
 
 
 class WorkerProcess:

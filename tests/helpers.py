@@ -34,7 +34,147 @@ def load_examples(*names: str):
 
 def load_for_module(module_transaction, *names: str):
     """The seed, then `load_examples(*names)`, in a module's transaction (tests/conftest.py's
-    `module_transaction`): loaded once for the module's tests, rolled back after them."""
+    `module_transaction`): loaded once for the module's tests, rolled back after them. Every
+    document (no names) is copied from the session's snapshot when one was built
+    (tests/conftest.py's `demo_snapshot`, requested by the module's fixture), with the report of
+    its load."""
     with module_transaction.unblock():
+        if not names and DemoSnapshot.current is not None:
+            return DemoSnapshot.current.restore()
         seed_import()
         return load_examples(*names)
+
+
+class TableSnapshot:
+    """Every model table's rows, copied by the database itself into tables of their own beside them
+    (`CREATE TABLE ... AS SELECT *`, on PostgreSQL and SQLite alike), and copied back for a later
+    transactional test in a fraction of the time it took to write them.
+
+    `restore` empties the model tables as the flush after a transactional test does (audit guards
+    lifted: tests/conftest.py) and puts every row back with its primary key; then what lives outside
+    those tables follows: PostgreSQL's sequences are moved past the rows where they are behind them
+    (never back: the flush does not reset them, a rollback does not undo them), SQLite's full text indexes
+    (records.search_index, external content) are rebuilt from the entries, and the process's cache
+    of content types is dropped (the rows' ids are the snapshot's). Files on disk (a published
+    release's) are not part of it."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.copies: list[tuple[str, str]] = []  # (model table, its copy)
+
+    @property
+    def taken(self) -> bool:
+        return bool(self.copies)
+
+    def take(self) -> None:
+        from django.db import connection
+
+        self.drop()
+        quote = connection.ops.quote_name
+        tables = sorted(connection.introspection.django_table_names(only_existing=True, include_views=False))
+        with connection.cursor() as cursor:
+            for index, table in enumerate(tables):
+                copy = f"{self.prefix}_{index}"
+                cursor.execute(f"DROP TABLE IF EXISTS {quote(copy)}")
+                cursor.execute(f"CREATE TABLE {quote(copy)} AS SELECT * FROM {quote(table)}")
+                self.copies.append((table, copy))
+
+    def restore(self) -> None:
+        from django.apps import apps
+        from django.contrib.contenttypes.models import ContentType
+        from django.core.management.color import no_style
+        from django.db import connection, transaction
+
+        from releases import db_triggers
+
+        quote = connection.ops.quote_name
+        with transaction.atomic():
+            tables = [table for table, _copy in self.copies]
+            connection.ops.execute_sql_flush(connection.ops.sql_flush(no_style(), tables))
+            with connection.cursor() as cursor:
+                # A published release's rows refuse INSERT (releases.db_triggers): the guards are
+                # lifted for the copy, in this transaction only, as tests/releases/conftest.py does.
+                for statement in db_triggers.statements(connection.vendor, create=False):
+                    cursor.execute(statement, None)
+                for table, copy in self.copies:
+                    cursor.execute(f"INSERT INTO {quote(table)} SELECT * FROM {quote(copy)}")
+                for statement in db_triggers.statements(connection.vendor, create=True):
+                    cursor.execute(statement, None)
+                if connection.vendor == "postgresql":
+                    _sequences_past_rows(cursor, apps.get_models(include_auto_created=True))
+                if connection.vendor == "sqlite":
+                    from records.search_index import FTS_TABLE, TRIGRAM_TABLE
+
+                    for index in (FTS_TABLE, TRIGRAM_TABLE):
+                        cursor.execute(f"INSERT INTO {index}({index}) VALUES ('rebuild')")
+        ContentType.objects.clear_cache()
+
+    def drop(self) -> None:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            for _table, copy in self.copies:
+                cursor.execute(f"DROP TABLE IF EXISTS {connection.ops.quote_name(copy)}")
+        self.copies = []
+
+
+def _sequences_past_rows(cursor, models) -> None:
+    """PostgreSQL: each serial primary key's sequence moved past its table's largest key, if behind it."""
+    from django.db.models import AutoField
+
+    for model in models:
+        pk = model._meta.pk
+        if not isinstance(pk, AutoField):
+            continue
+        table, column = model._meta.db_table, pk.column
+        cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [f'"{table}"', column])
+        (sequence,) = cursor.fetchone()
+        if sequence is None:
+            continue
+        cursor.execute(
+            f'SELECT setval(%s, m) FROM (SELECT MAX("{column}") AS m FROM "{table}") AS t'
+            f" WHERE m > (SELECT last_value FROM {sequence})",
+            [sequence],
+        )
+
+
+class DemoSnapshot:
+    """The seed and every example paper (`manage.py import_seed`, `manage.py load_examples`), loaded
+    once and kept as a TableSnapshot with the report of its load; `current` is the session's
+    (tests/conftest.py's `demo_snapshot`)."""
+
+    current: DemoSnapshot | None = None
+
+    def __init__(self, snapshot: TableSnapshot, report):
+        self.snapshot = snapshot
+        self.report = report
+
+    @classmethod
+    def build(cls) -> DemoSnapshot:
+        """Load and snapshot the demo content, then put back the rows that were there before. Outside
+        any transaction: the snapshot's tables must outlive it."""
+        from django.db import connection
+
+        assert not connection.in_atomic_block, "the demo snapshot is built outside any transaction"
+        before = TableSnapshot("test_before_demo")
+        before.take()
+        try:
+            seed_import()
+            report = load_examples()
+            snapshot = TableSnapshot("test_demo")
+            snapshot.take()
+        finally:
+            before.restore()
+            before.drop()
+        cls.current = cls(snapshot, report)
+        return cls.current
+
+    def restore(self):
+        """The demo content in the database, as loaded; returns the load's report (records.examples.ExamplesReport)."""
+        self.snapshot.restore()
+        return self.report
+
+    def drop(self) -> None:
+        self.snapshot.drop()
+        if DemoSnapshot.current is self:
+            DemoSnapshot.current = None

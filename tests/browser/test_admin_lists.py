@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.management import call_command
 
 from tests.browser.conftest import admin_login, axe_violations
 from tests.records.test_admin_lists import list_extras
@@ -137,11 +136,10 @@ def measure_lists(page, lists, who: str, measured: dict[str, dict]) -> list[str]
 
 
 @pytest.fixture
-def demo(seeded, make_user, settings, tmp_path):
+def demo(demo_content, make_user, settings, tmp_path):
     from releases.build import release_build
     from releases.services import release_cut
 
-    call_command("load_examples", stdout=open("/dev/null", "w"))
     list_extras()
     settings.RELEASES_DIR = tmp_path / "releases"
     manager = make_user("release_manager", "release-one")

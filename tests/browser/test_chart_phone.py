@@ -6,7 +6,6 @@ stores an uncertainty (the Nucleotide Transformer benchmark's ± figures) each b
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,11 +32,6 @@ MEASURE = """() => [...document.querySelectorAll('svg.chart')].map(svg => {
 })"""
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-
-
 def charts_as_shown(page, url: str) -> list[dict]:
     """Each chart of a page as the page shows it: its image's place, and its texts, intervals and
     bars measured in the chart's own document, their sizes scaled to the image's displayed width."""
@@ -56,7 +50,7 @@ def charts_as_shown(page, url: str) -> list[dict]:
     return charts
 
 
-def test_every_chart_label_on_the_gue_page_is_at_least_11_px_at_390_px(browser, live_server, demo):
+def test_every_chart_label_on_the_gue_page_is_at_least_11_px_at_390_px(browser, live_server, demo_content):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.set_default_timeout(30_000)
@@ -76,7 +70,7 @@ def test_every_chart_label_on_the_gue_page_is_at_least_11_px_at_390_px(browser, 
     assert all(0 <= chart["left"] and chart["right"] <= 390 for chart in charts)
 
 
-def test_the_charts_draw_an_interval_for_every_stored_uncertainty(browser, live_server, demo):
+def test_the_charts_draw_an_interval_for_every_stored_uncertainty(browser, live_server, demo_content):
     from records.models import Result
 
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})

@@ -5,7 +5,6 @@ as they type, and the suggestion is sent for that value."""
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 from corrections.forms import MIN_SECONDS
 from corrections.models import Correction
@@ -17,12 +16,7 @@ GUE = "/protocols/gue-mcc-x100-zhou-2024/"
 MATRIX_LINKS = "table.matrix a.correct-link"
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-
-
-def test_a_gue_matrix_cells_link_opens_the_form_with_its_value_chosen_and_the_filter_finds_it(page, demo):
+def test_a_gue_matrix_cells_link_opens_the_form_with_its_value_chosen_and_the_filter_finds_it(page, demo_content):
     page.goto(GUE)
     links = page.locator(MATRIX_LINKS)
     hrefs = links.evaluate_all("links => links.map(link => link.getAttribute('href'))")
@@ -67,7 +61,7 @@ def test_a_gue_matrix_cells_link_opens_the_form_with_its_value_chosen_and_the_fi
     assert (correction.target, correction.field_name, correction.proposed_value) == (result, "value", "61.5")
 
 
-def test_without_scripts_the_linked_form_offers_the_full_list_with_the_value_chosen(browser, live_server, demo):
+def test_without_scripts_the_linked_form_offers_the_full_list_with_the_value_chosen(browser, live_server, demo_content):
     context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
     page = context.new_page()
     page.goto(GUE)

@@ -5,7 +5,6 @@ tied to both; nothing scrolls the page sideways; axe-core finds nothing."""
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 from tests.browser.conftest import axe_violations
 
@@ -14,13 +13,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = (390, 1280)
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-
-
 def test_the_coverage_matrix_keeps_its_header_row_and_first_column_in_view_at_390_and_1280_px(
-    browser, live_server, demo
+    browser, live_server, demo_content
 ):
     for width in WIDTHS:
         context = browser.new_context(

@@ -4,7 +4,6 @@ first screen. (The coverage matrix's header row and first column: tests/browser/
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -12,12 +11,9 @@ GUE = "/protocols/gue-mcc-x100-zhou-2024/"
 SCREEN_HEIGHT = 900  # the page fixture's viewport
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-
-
-def test_the_gue_page_shows_its_title_what_it_compares_and_the_matrixs_first_rows_in_the_first_screen(page, demo):
+def test_the_gue_page_shows_its_title_what_it_compares_and_the_matrixs_first_rows_in_the_first_screen(
+    page, demo_content
+):
     response = page.goto(GUE)
     assert len(response.body()) < 200_000
     for selector in ("h1", "p.scope", "table.matrix thead"):

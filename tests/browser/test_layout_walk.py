@@ -6,7 +6,6 @@ violation of any impact; on the way, the way-finding the issue asked for is ther
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 from corrections.forms import MIN_SECONDS
 from records.models import Dataset, Evaluation, Protocol, Source
@@ -55,7 +54,7 @@ class Walk:
 
 
 @pytest.fixture
-def real_content(seeded, make_user, settings, tmp_path, monkeypatch):
+def real_content(demo_content, make_user, settings, tmp_path, monkeypatch):
     """The seed and the example papers, a release built from them, and a finished tiny IA3 run."""
     from benchmarks import execution
     from benchmarks.models import Recipe
@@ -64,7 +63,6 @@ def real_content(seeded, make_user, settings, tmp_path, monkeypatch):
     from releases.build import release_build
     from releases.services import release_cut
 
-    call_command("load_examples", stdout=open("/dev/null", "w"))
     settings.RELEASES_DIR = tmp_path / "releases"
     release = release_build(
         release_pk=release_cut(actor=make_user("release_manager", "release-one"), note="The demo papers added.").pk

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.management import call_command
 
 from tests.browser.conftest import axe_violations
 from tests.records.test_search import evaluations_mentioning
@@ -14,16 +13,11 @@ from tests.records.test_search import evaluations_mentioning
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-
-
 def count_in(label: str) -> int:
     return int(re.search(r"\((\d+)\)$", label.strip()).group(1))
 
 
-def test_searching_hyenadna_pages_through_all_its_evaluations_with_true_counts(browser, live_server, demo):
+def test_searching_hyenadna_pages_through_all_its_evaluations_with_true_counts(browser, live_server, demo_content):
     expected = evaluations_mentioning("hyenadna")  # the database's own reading of the same fields
     assert len(expected) > 100
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900}, bypass_csp=True)

@@ -6,7 +6,6 @@ higher (a better F1) with its stored ± drawn; and the page does not scroll side
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -36,12 +35,7 @@ MEASURE = """() => [...document.querySelectorAll('svg.chart.timeline')].map(svg 
 })"""
 
 
-@pytest.fixture
-def demo(seeded):
-    call_command("load_examples", stdout=open("/dev/null", "w"))
-
-
-def test_the_promoter_tasks_timeline_is_readable_at_390_px(browser, live_server, demo):
+def test_the_promoter_tasks_timeline_is_readable_at_390_px(browser, live_server, demo_content):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.set_default_timeout(30_000)
