@@ -7,8 +7,8 @@ Run: .venv/bin/python bench/release_rebuild.py [SIZES...]   (default: 1000 10000
 A throw-away SQLite database and release folder under a temp folder, or the database named by
 DATABASE_URL if set (then it must be a scratch database); the catalogue is grown as
 bench/release_build.py grows it. Per size: one build by the real service, its folder deleted,
-then the real command in this process. The rebuild exports in one process (no forked child, no
-memberships stored) and hashes every file twice more (the comparison and the re-verification).
+then the real command in this process. The rebuild exports as the build does but stores no
+memberships, and hashes every file twice more (the comparison and the re-verification).
 """
 
 from __future__ import annotations
