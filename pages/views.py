@@ -10,9 +10,11 @@ from typing import TypeVar
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from common.errors import Invalid
+from common.links import absolute_url
 from pages import coverage_csv as coverage_rows
 from pages import coverage_matrix, parts
 from records import chart_output, exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
@@ -259,4 +261,33 @@ def coverage_csv(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         exports.csv_lines(rows, fieldnames=coverage_rows.CSV_COLUMNS), content_type="text/csv; charset=utf-8"
     )
     response["Content-Disposition"] = 'attachment; filename="coverage.csv"'
+    return response
+
+
+# What crawlers are asked to leave alone: the curation desk, the correction forms and their private
+# status pages, the API's write endpoints (corrections, imports, benchmark jobs) and the metrics.
+# Everything else is public: the record pages, search, coverage, releases and the API's reads.
+ROBOTS_DISALLOWED = (
+    "/admin/",
+    "/corrections/",
+    "/api/v1/corrections/",
+    "/api/v1/imports/",
+    "/api/v1/benchmark-jobs/",
+    "/metrics",
+)
+
+
+@require_safe
+def robots_txt(request: HttpRequest) -> HttpResponse:
+    """/robots.txt: every public page may be crawled but ROBOTS_DISALLOWED; the sitemap is named by
+    its absolute address (the request's host)."""
+    lines = [
+        "User-agent: *",
+        *(f"Disallow: {path}" for path in ROBOTS_DISALLOWED),
+        "Allow: /",
+        "",
+        f"Sitemap: {absolute_url(reverse('sitemap'), request=request)}",
+    ]
+    response = HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=3600"
     return response

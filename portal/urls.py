@@ -5,6 +5,7 @@ from django.http import HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from pages.views import robots_txt
 from portal.sitemaps import SITEMAPS
 from reviews.admin import review_queue_view
 
@@ -22,6 +23,7 @@ urlpatterns = [
     # (resolved per request: with the manifest storage the hashed name is known only after collectstatic)
     path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
+    path("robots.txt", robots_txt, name="robots"),
     path("", include("django_prometheus.urls")),
     path("api/v1/", include("portal.api_urls")),
     path("benchmarks/", include("benchmarks.urls")),
