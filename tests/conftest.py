@@ -68,10 +68,11 @@ def seeded(db):
 @pytest.fixture(scope="session")
 def demo_snapshot(django_db_setup, django_db_blocker):
     """The seed and every example paper, loaded once for the session and kept as a snapshot of the
-    tables (tests.helpers.DemoSnapshot): `demo_content` and `tests.helpers.load_for_module` copy it
-    back in a small part of the load's time. Request it before `module_transaction` (a session
-    fixture is set up first): it is built outside any transaction, and leaves the database as it
-    found it. Its tables are dropped at the end of the session."""
+    tables (tests.helpers.DemoSnapshot): `demo_content` and `tests.helpers.load_for_module(...,
+    demo=demo_snapshot)` copy it back in a small part of the load's time. Built outside any
+    transaction (a module fixture that asks for it with `module_transaction` gets it first: a
+    session fixture is set up before), it leaves the database as it found it; its tables are
+    dropped at the end of the session."""
     from tests.helpers import DemoSnapshot
 
     with django_db_blocker.unblock():

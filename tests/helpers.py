@@ -32,15 +32,16 @@ def load_examples(*names: str):
     return examples_load(paths=paths[: last + 1])
 
 
-def load_for_module(module_transaction, *names: str):
+def load_for_module(module_transaction, *names: str, demo: DemoSnapshot | None = None):
     """The seed, then `load_examples(*names)`, in a module's transaction (tests/conftest.py's
-    `module_transaction`): loaded once for the module's tests, rolled back after them. Every
-    document (no names) is copied from the session's snapshot when one was built
-    (tests/conftest.py's `demo_snapshot`, requested by the module's fixture), with the report of
-    its load."""
+    `module_transaction`): loaded once for the module's tests, rolled back after them. With `demo`
+    (tests/conftest.py's `demo_snapshot`, for every document: no names) the rows are copied from the
+    session's snapshot instead, and its load's report returned: for modules that read the demo
+    content, not for those that test how an import writes it."""
     with module_transaction.unblock():
-        if not names and DemoSnapshot.current is not None:
-            return DemoSnapshot.current.restore()
+        if demo is not None:
+            assert not names, "the demo snapshot holds every document"
+            return demo.restore()
         seed_import()
         return load_examples(*names)
 
@@ -140,10 +141,7 @@ def _sequences_past_rows(cursor, models) -> None:
 
 class DemoSnapshot:
     """The seed and every example paper (`manage.py import_seed`, `manage.py load_examples`), loaded
-    once and kept as a TableSnapshot with the report of its load; `current` is the session's
-    (tests/conftest.py's `demo_snapshot`)."""
-
-    current: DemoSnapshot | None = None
+    once and kept as a TableSnapshot with the report of its load (tests/conftest.py's `demo_snapshot`)."""
 
     def __init__(self, snapshot: TableSnapshot, report):
         self.snapshot = snapshot
@@ -166,8 +164,7 @@ class DemoSnapshot:
         finally:
             before.restore()
             before.drop()
-        cls.current = cls(snapshot, report)
-        return cls.current
+        return cls(snapshot, report)
 
     def restore(self):
         """The demo content in the database, as loaded; returns the load's report (records.examples.ExamplesReport)."""
@@ -176,5 +173,3 @@ class DemoSnapshot:
 
     def drop(self) -> None:
         self.snapshot.drop()
-        if DemoSnapshot.current is self:
-            DemoSnapshot.current = None

@@ -139,8 +139,8 @@ def list_extras() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo(module_transaction):
-    load_for_module(module_transaction)
+def demo(demo_snapshot, module_transaction):
+    load_for_module(module_transaction, demo=demo_snapshot)
     with module_transaction.unblock():
         list_extras()
 

@@ -24,9 +24,9 @@ GUE = "/protocols/gue-mcc-x100-zhou-2024/"
 
 
 @pytest.fixture(scope="module")
-def demo(module_transaction):
-    """The seed and every example document, loaded once for the module (tests.helpers.load_for_module)."""
-    load_for_module(module_transaction)
+def demo(demo_snapshot, module_transaction):
+    """The seed and every example document, copied from the session's snapshot once for the module (tests.helpers.load_for_module)."""
+    load_for_module(module_transaction, demo=demo_snapshot)
 
 
 def suite(*, configurations: int, tasks: int) -> m.Protocol:

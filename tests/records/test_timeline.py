@@ -22,8 +22,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def loaded(module_transaction):
-    return load_for_module(module_transaction)
+def loaded(demo_snapshot, module_transaction):
+    return load_for_module(module_transaction, demo=demo_snapshot)
 
 
 def timelines(stable_id: str) -> dict[str, timeline.Timeline | None]:
