@@ -176,11 +176,17 @@ class JobListCreate(KnownParametersMixin, ConditionalGetMixin, ListAPIView):
     def get_queryset(self):
         return jobs_queryset()
 
+    @extend_schema(summary="List benchmark jobs", description="The jobs, newest first (benchmark operators).")
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(JobSerializer(page, many=True).data)
 
-    @extend_schema(request=JobCreateSerializer, responses={201: JobSerializer})
+    @extend_schema(
+        summary="Queue a benchmark job",
+        description="Queue a job of a recipe, with optional overrides of its parameters (benchmark operators).",
+        request=JobCreateSerializer,
+        responses={201: JobSerializer},
+    )
     def post(self, request, *args, **kwargs):
         serializer = JobCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -203,6 +209,7 @@ class JobDetail(KnownParametersMixin, ConditionalGetMixin, RetrieveAPIView):
     def get_queryset(self):
         return jobs_queryset()
 
+    @extend_schema(summary="Read one benchmark job", description="A job's status, progress, figures and log tail.")
     def retrieve(self, request, *args, **kwargs):
         return Response(JobSerializer(self.get_object()).data)
 
@@ -212,7 +219,12 @@ class JobCancel(KnownParametersMixin, GenericAPIView):
     write_permission = "benchmarks.cancel_job"
     serializer_class = CancelSerializer
 
-    @extend_schema(request=CancelSerializer, responses={200: JobSerializer})
+    @extend_schema(
+        summary="Cancel a benchmark job",
+        description="Cancel a queued or running job, with an optional reason.",
+        request=CancelSerializer,
+        responses={200: JobSerializer},
+    )
     def post(self, request, pk: int):
         job = get_object_or_404(BenchmarkJob, pk=pk)
         serializer = CancelSerializer(data=request.data)
@@ -229,7 +241,12 @@ class JobRerun(KnownParametersMixin, GenericAPIView):
     write_permission = QUEUE_PERMISSION
     serializer_class = JobSerializer
 
-    @extend_schema(request=None, responses={201: JobSerializer})
+    @extend_schema(
+        summary="Rerun a benchmark job",
+        description="Queue a new job with the same recipe and parameters as a finished one.",
+        request=None,
+        responses={201: JobSerializer},
+    )
     def post(self, request, pk: int):
         job = get_object_or_404(BenchmarkJob.objects.select_related("recipe__protocol"), pk=pk)
         try:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from django import forms
 from django.core import signing
@@ -32,6 +32,7 @@ from rest_framework.settings import api_settings
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from common.licences import data_licence
 from common.versions import code_fingerprint, request_version
 
 if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
@@ -74,7 +75,49 @@ class StableCursorPagination(CursorPagination):
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"]["minimum"] = 1
+            if parameter["name"] == self.cursor_query_param:
+                parameter["description"] = "A page's `next_cursor` or `previous_cursor`, as given."
         return parameters
+
+    def get_paginated_response(self, data: Any) -> Response:
+        """A page: its rows, the links to the pages beside it, and their cursors alone (`next_cursor`,
+        `previous_cursor`: what a generated client passes back as `cursor`, with the same filters)."""
+        next_link, previous_link = self.get_next_link(), self.get_previous_link()
+        return Response(
+            {
+                "next": next_link,
+                "previous": previous_link,
+                "next_cursor": self._cursor_of(next_link),
+                "previous_cursor": self._cursor_of(previous_link),
+                "results": data,
+            }
+        )
+
+    def _cursor_of(self, link: str | None) -> str | None:
+        if link is None:
+            return None
+        return parse_qs(urlsplit(link).query).get(self.cursor_query_param, [None])[-1]
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        link = {"type": "string", "nullable": True, "format": "uri"}
+        cursor = {"type": "string", "nullable": True}
+        return {
+            "type": "object",
+            "required": ["next", "previous", "next_cursor", "previous_cursor", "results"],
+            "properties": {
+                "next": {**link, "description": "The next page's URL, with every parameter; null on the last page."},
+                "previous": {**link, "description": "The previous page's URL; null on the first page."},
+                "next_cursor": {
+                    **cursor,
+                    "description": "The next page's cursor: send it as `cursor` with the same filters; null on the last page.",
+                },
+                "previous_cursor": {
+                    **cursor,
+                    "description": "The previous page's cursor, to send as `cursor`; null on the first page.",
+                },
+                "results": schema,
+            },
+        }
 
     # A cursor is the portal's own: signed (with the list's ordering), so one it did not issue, or
     # one issued for another ordering, is a 400 naming `cursor`, never a position fed to a query.
@@ -221,7 +264,9 @@ class KnownParametersMixin(_APIViewBase):
     What an endpoint takes follows from how it answers: a list (a viewset's `list`, an extra action
     with its own pagination, a plain view that is a ListModelMixin) takes its filter set's filters,
     its other filter backends' parameters (`ordering`) and its paginator's (`cursor`, `page_size`);
-    every endpoint takes `format` (DRF's) and what it reads itself, named in `query_parameters`."""
+    every endpoint takes `format` (DRF's) and what it reads itself, named in `query_parameters`.
+
+    Being on every endpoint, it also puts the data licence's `Link` header on every answer."""
 
     #: Query parameters the view reads itself (not through a filter backend or its paginator).
     query_parameters: frozenset[str] = frozenset()
@@ -267,6 +312,13 @@ class KnownParametersMixin(_APIViewBase):
         """The 400 of a request with parameters the endpoint does not take: each named, with the ones it takes."""
         takes = f"unknown query parameter; this endpoint takes {', '.join(known)}"
         return ValidationError({name: takes for name in unknown})
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        """Every answer of the API also names the data's licence: `Link: <its URL>; rel="license"`."""
+        answer = super().finalize_response(request, response, *args, **kwargs)
+        licence = f'<{data_licence().url}>; rel="license"'
+        answer["Link"] = f"{answer['Link']}, {licence}" if answer.has_header("Link") else licence
+        return answer
 
 
 class ConditionalGetMixin(_APIViewBase):

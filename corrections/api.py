@@ -108,6 +108,7 @@ class CorrectionCreateView(KnownParametersMixin, APIView):
     authentication_classes: list = []  # anonymous by design; no session, so no CSRF to bypass either
 
     @extend_schema(
+        summary="Suggest a correction",
         request=CorrectionCreateSerializer,
         responses={
             201: CorrectionCreatedSerializer,

@@ -13,7 +13,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.validators import validate_email
+
+from common.licences import DEFAULT_LICENCE, LicenceInvalid, licence_resolve
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off", ""}
@@ -88,6 +91,31 @@ def env_site_url(name: str, default: str) -> tuple[str, bool]:
             f"{used}={raw!r} must be scheme://host[:port] only (no path, query or credentials); links add the path"
         )
     return url, True
+
+
+def env_data_licence() -> tuple[str, str, str]:
+    """PORTAL_DATA_LICENSE (an SPDX id, CC-BY-4.0 unless set), PORTAL_DATA_LICENSE_NAME and
+    PORTAL_DATA_LICENSE_URL (needed for an id common.licences does not know), as given, once checked
+    that common.licences.data_licence() can resolve them."""
+    spdx_id = os.environ.get("PORTAL_DATA_LICENSE", "").strip() or DEFAULT_LICENCE
+    name = os.environ.get("PORTAL_DATA_LICENSE_NAME", "").strip()
+    url = os.environ.get("PORTAL_DATA_LICENSE_URL", "").strip()
+    try:
+        licence_resolve(spdx_id=spdx_id, name=name, url=url)
+    except LicenceInvalid as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+    return spdx_id, name, url
+
+
+def env_email(name: str, default: str = "") -> str:
+    """An e-mail address from NAME (empty: none), checked as Django's forms check one."""
+    raw = os.environ.get(name, default).strip()
+    if raw:
+        try:
+            validate_email(raw)
+        except ValidationError:
+            raise ImproperlyConfigured(f"{name}={raw!r} is not an e-mail address") from None
+    return raw
 
 
 def env_secret(name: str) -> str | None:

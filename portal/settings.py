@@ -15,6 +15,8 @@ from django.core.exceptions import ImproperlyConfigured
 from portal.env import (
     database_from_env,
     env_bool,
+    env_data_licence,
+    env_email,
     env_int,
     env_list,
     env_networks,
@@ -379,6 +381,12 @@ WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PORTAL_WORKER_HEARTBEAT_MAX_AGE_SECO
 # plain-http address is a deploy check warning (portal.checks).
 PORTAL_SITE_URL, PORTAL_SITE_URL_SET = env_site_url("PORTAL_SITE_URL", "http://127.0.0.1:8000")
 
+# The licence of the curated records and release bundles (common.licences.data_licence): an SPDX id,
+# CC-BY-4.0 unless set; an id the portal does not know needs its name and URL. And the address the
+# API's schema gives for questions about the data (none unless set).
+PORTAL_DATA_LICENSE, PORTAL_DATA_LICENSE_NAME, PORTAL_DATA_LICENSE_URL = env_data_licence()
+PORTAL_CONTACT_EMAIL = env_email("PORTAL_CONTACT_EMAIL")
+
 # Mail: the console on the embedded default; SMTP when EMAIL_HOST is set.
 EMAIL_HOST = env_str("EMAIL_HOST", "")
 EMAIL_BACKEND = (
@@ -477,7 +485,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Without deep links an operation's summary button holds no link (axe: nested-interactive).
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "common.api_schema.add_error_responses"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "common.api_schema.add_error_responses",
+        "common.api_schema.add_client_aids",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "ReviewStateEnum": "reviews.models.ReviewState",
         "MeasuredByEnum": "records.models.MeasuredBy",

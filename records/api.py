@@ -150,6 +150,7 @@ class CatalogueViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, Catalog
 
 
 class SourceViewSet(CatalogueViewSet):
+    lookup_url_kwarg = "source_id"  # the path names the id as the field does
     queryset = m.Source.objects.all()
     lean_list = True
     serializer_class = SourceSerializer
@@ -158,6 +159,7 @@ class SourceViewSet(CatalogueViewSet):
 
 
 class DatasetViewSet(CatalogueViewSet):
+    lookup_url_kwarg = "dataset_id"  # the path names the id as the field does
     queryset = m.Dataset.objects.select_related("suite", "source").prefetch_related("tasks")
     serializer_class = DatasetSerializer
     filterset_class = DatasetFilter
@@ -166,6 +168,7 @@ class DatasetViewSet(CatalogueViewSet):
 
 
 class ConfigurationViewSet(CatalogueViewSet):
+    lookup_url_kwarg = "configuration_id"  # the path names the id as the field does
     queryset = m.Configuration.objects.select_related("source", "model")
     lean_list = True
     serializer_class = ConfigurationSerializer
@@ -174,6 +177,7 @@ class ConfigurationViewSet(CatalogueViewSet):
 
 
 class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
+    lookup_url_kwarg = "protocol_id"  # the path names the id as the field does
     queryset = m.Protocol.objects.select_related("source").prefetch_related(
         "datasets",
         "areas",
@@ -188,6 +192,7 @@ class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
+    lookup_url_kwarg = "evaluation_id"  # the path names the id as the field does
     queryset = m.Evaluation.objects.select_related(
         "protocol", "configuration", "dataset", "source", "concern_source", "repeats"
     ).prefetch_related(
@@ -201,6 +206,7 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class ResultViewSet(CatalogueViewSet):
+    lookup_url_kwarg = "result_id"  # the path names the id as the field does
     queryset = m.Result.objects.select_related(
         "evaluation", "evaluation__protocol", "reference_configuration"
     ).annotate(value_number=Cast("value", FloatField()))
@@ -213,6 +219,7 @@ class ResultViewSet(CatalogueViewSet):
 
 
 class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
+    lookup_url_kwarg = "evidence_id"  # the path names the id as the field does
     queryset = m.EvidenceRow.objects.select_related("protocol", "evaluation", "source")
     serializer_class = EvidenceRowSerializer
     lean_list = True
@@ -220,6 +227,7 @@ class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
+    lookup_url_kwarg = "baseline_role_id"  # the path names the id as the field does
     queryset = m.BaselineRole.objects.select_related("protocol", "configuration")
     serializer_class = BaselineRoleSerializer
     lean_list = True
@@ -227,6 +235,7 @@ class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class DecisionViewSet(CatalogueViewSet):
+    lookup_url_kwarg = "decision_id"  # the path names the id as the field does
     queryset = m.Decision.objects.prefetch_related("protocols")
     serializer_class = DecisionSerializer
     ordering_fields = CatalogueViewSet.ordering_fields + ["title"]
@@ -309,6 +318,7 @@ class ImportView(KnownParametersMixin, APIView):
         )
 
     @extend_schema(
+        summary="Import one paper's records",
         request=OpenApiTypes.OBJECT,
         examples=[OpenApiExample("The seed record", value=seed_document(), request_only=True)],
         parameters=[

@@ -3,8 +3,10 @@ as a JSON list), exact decimals with their printed digits; used by records.seria
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 from rest_framework.relations import MANY_RELATION_KWARGS
 
@@ -53,13 +55,6 @@ CATALOGUE_FIELDS = {
 }
 
 
-@extend_schema_field(
-    {
-        "oneOf": [{"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$"}, {"type": "number"}],
-        "example": "0.410",
-        "description": "Answered as a string with the printed digits; a JSON number is taken with the digits it is written with.",
-    }
-)
 class ExactDecimalField(serializers.Field):
     """An exact decimal with its printed precision, as a string ("0.410", "66.47", "3.00E+11").
 
@@ -76,6 +71,24 @@ class ExactDecimalField(serializers.Field):
             return parse_exact(data)
         except ValueInvalid as exc:
             self.fail("invalid", message=str(exc))
+
+
+EXACT_DECIMAL_TEXT = {"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", "example": "0.410"}
+
+
+class ExactDecimalFieldSchema(OpenApiSerializerFieldExtension):
+    """An exact decimal in the schema: answered always as a string (a generated client types it `str`);
+    taken as a string or a JSON number. drf-spectacular finds it by the field's class."""
+
+    target_class = ExactDecimalField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        if direction == "response":
+            return {**EXACT_DECIMAL_TEXT, "description": "The exact decimal, as a string with the printed digits."}
+        return {
+            "oneOf": [EXACT_DECIMAL_TEXT, {"type": "number"}],
+            "description": "A string with the printed digits; a JSON number is taken with the digits it is written with.",
+        }
 
 
 def stable_id_field() -> serializers.SlugField:

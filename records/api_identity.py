@@ -41,6 +41,8 @@ class GenomicModelViewSet(CatalogueReadViewSet):
     """Models (checkpoints, or architectures where a paper names no checkpoint) with the aliases papers
     print for them and their configurations."""
 
+    lookup_url_kwarg = "model_id"  # the path names the id as the field does
+
     queryset = m.GenomicModel.objects.select_related("introduced_in", "merged_into").prefetch_related(
         Prefetch("aliases", queryset=m.ModelAlias.objects.select_related("source").order_by("alias", "id")),
         Prefetch("configurations", queryset=m.Configuration.objects.order_by("stable_id")),
@@ -54,6 +56,8 @@ class GenomicModelViewSet(CatalogueReadViewSet):
 class WorkViewSet(CatalogueReadViewSet):
     """Works (a paper, preprint or repository as one work) with their versions (sources)."""
 
+    lookup_url_kwarg = "work_id"  # the path names the id as the field does
+
     queryset = m.Work.objects.prefetch_related(
         Prefetch("versions", queryset=m.Source.objects.order_by("published_date", "stable_id"))
     )
@@ -65,6 +69,8 @@ class WorkViewSet(CatalogueReadViewSet):
 
 class TaskEquivalenceViewSet(CatalogueReadViewSet):
     """Two tasks of different suites that a source says are the same data (one task family)."""
+
+    lookup_url_kwarg = "equivalence_id"  # the path names the id as the field does
 
     queryset = m.TaskEquivalence.objects.select_related("task", "same_as", "source")
     serializer_class = TaskEquivalenceSerializer
@@ -117,13 +123,14 @@ class AgreementViewSet(KnownParametersMixin, ConditionalGetMixin, viewsets.Gener
     cached_actions = frozenset({"list"})
 
     @extend_schema(
+        summary="List agreements between independent measurements",
         description=(
             "Every model (or configuration naming no model) x task family x metric with its measurements and "
             "verdict, computed per request over every evaluation but a different measurement's, or over one "
             "model's (`model_id`) or one task family's (`task_id`); both together: that model on that task. "
             "Most measurements first. A `model_id` or `task_id` that names no record is a 400 naming it. The rule: "
             + agreement.AGREEMENT_RULE
-        )
+        ),
     )
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return self.cached_get(request, lambda: self._page(request))

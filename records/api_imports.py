@@ -123,6 +123,7 @@ class ImportJobView(KnownParametersMixin, APIView):
 
     @extend_schema(
         operation_id="imports_job_retrieve",
+        summary="Read an import job's status",
         responses={
             200: OpenApiResponse(ImportJobStatusSerializer, description="The job's status, progress and outcome."),
             404: OpenApiResponse(description="No such job, or not one this user may read."),

@@ -59,6 +59,7 @@ class ReleaseFileSerializer(serializers.ModelSerializer):
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
+    omitted_sometimes = ("error",)  # staff only (to_representation); the API schema says so
     url = serializers.SerializerMethodField()
     page = serializers.SerializerMethodField()
     previous = serializers.SerializerMethodField()

@@ -30,12 +30,12 @@ def test_it_publishes_a_schema_the_strict_openapi_validator_accepts(schema):
 
 
 def test_it_pages_a_records_review_log_as_the_schema_says(api, schema, seeded):
-    operation = schema["paths"]["/api/v1/evaluations/{stable_id}/events/"]["get"]
+    operation = schema["paths"]["/api/v1/evaluations/{evaluation_id}/events/"]["get"]
     documented = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     assert documented.endswith("/PaginatedReviewEventList")
-    assert {p["name"] for p in operation["parameters"]} == {"stable_id", "cursor", "page_size"}
+    assert {p["name"] for p in operation["parameters"]} == {"evaluation_id", "cursor", "page_size"}
     first = api.get(f"/api/v1/evaluations/{E500}/events/", {"page_size": 1}).json()
-    assert set(first) == {"next", "previous", "results"}
+    assert set(first) == {"next", "previous", "next_cursor", "previous_cursor", "results"}
     assert [event["transition"] for event in first["results"]] == ["check_source"]
     second = api.get(first["next"]).json()
     assert [event["transition"] for event in second["results"]] == ["exclude"] and second["next"] is None
@@ -43,9 +43,9 @@ def test_it_pages_a_records_review_log_as_the_schema_says(api, schema, seeded):
 
 def test_it_lists_the_available_transitions_as_one_array_as_the_schema_says(token_client, schema):
     evaluation = EvaluationFactory()
-    operation = schema["paths"]["/api/v1/evaluations/{stable_id}/transitions/"]["get"]
+    operation = schema["paths"]["/api/v1/evaluations/{evaluation_id}/transitions/"]["get"]
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["type"] == "array"
-    assert [p["name"] for p in operation["parameters"]] == ["stable_id"]
+    assert [p["name"] for p in operation["parameters"]] == ["evaluation_id"]
     answer = token_client("curator").get(f"/api/v1/evaluations/{evaluation.stable_id}/transitions/").json()
     assert [transition["name"] for transition in answer] == ["check_source"]
 

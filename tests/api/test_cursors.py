@@ -30,12 +30,13 @@ def lists(api, seeded) -> list[str]:
         parameters = {p["name"] for p in operations.get("get", {}).get("parameters", [])}
         if "cursor" not in parameters:
             continue
-        if "{stable_id}" in path:  # a record's review log: the first record of its list
-            records = api.get(path.split("{stable_id}")[0]).json()["results"]
+        if "{" in path:  # a record's review log: the first record of its list, by its id field
+            listed, rest = path.split("{", 1)
+            name = rest.split("}", 1)[0]
+            records = api.get(listed).json()["results"]
             if not records:
                 continue
-            stable_id = next(value for key, value in records[0].items() if key.endswith("_id"))
-            path = path.replace("{stable_id}", stable_id)
+            path = path.replace("{" + name + "}", records[0][name])
         paths.append(path)
     assert len(paths) >= 9  # the nine lists the crafted cursor broke, and every list since
     assert all("{" not in path for path in paths), paths

@@ -69,7 +69,7 @@ def exercise(schema, headers: dict[str, str], real_ids: dict[str, str]) -> list[
 
     Each operation gets schema-valid requests and schema-violating ones (negative mode: a missing
     required field, a wrong type, a value outside an enum must get a 4xx), and an operation on one
-    record (`{stable_id}`, `{key}`, `{id}`) gets them both for a stable id that names no record and
+    record (`{evaluation_id}`, `{release_id}`, `{id}`: named as the record's id field) gets them both for a stable id that names no record and
     for one that does, so the shapes of real answers are checked too. Every check runs but
     "schema-valid data is accepted": a stable id or a reference that names no record, an opaque
     cursor, a result in another unit are schema-valid, and the right answer to them is a 400 or 404
@@ -79,7 +79,7 @@ def exercise(schema, headers: dict[str, str], real_ids: dict[str, str]) -> list[
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) > 20
     for operation in operations:
-        parameters = [name for name in ("stable_id", "key", "id") if "{" + name + "}" in operation.path]
+        parameters = [part[1:-1] for part in operation.path.split("/") if part.startswith("{")][:1]
         real = real_ids.get(operation.path.split("/")[3]) if parameters else None
         variants = [{}] + ([{parameters[0]: real}] if real else [])
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
