@@ -5,6 +5,7 @@ from django.http import HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from pages.feeds import ReleasesFeed, ReviewsFeed
 from pages.views import robots_txt
 from portal.sitemaps import SITEMAPS
 from reviews.admin import review_queue_view
@@ -24,6 +25,8 @@ urlpatterns = [
     path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
     path("robots.txt", robots_txt, name="robots"),
+    path("feed/", ReviewsFeed(), name="feed"),
+    path("releases/feed/", ReleasesFeed(), name="releases-feed"),  # before releases' own /releases/<id>/
     path("", include("django_prometheus.urls")),
     path("api/v1/", include("portal.api_urls")),
     path("benchmarks/", include("benchmarks.urls")),
