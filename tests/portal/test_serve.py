@@ -27,7 +27,13 @@ from releases.services import release_cut
 from tests.benchmarks.conftest import make_tiny_recipe
 from tests.conftest import database_url_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+# bin/serve runs the embedded default: CI runs this once, in its embedded pass.
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.backend_independent,
+    pytest.mark.embedded_pass,
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Well under the "few seconds" a person waits after Ctrl-C; generous for a loaded CI machine. The
