@@ -15,7 +15,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView, ListAPIView, RetrieveAPIView
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -165,6 +165,9 @@ class JobFilter(filters.FilterSet):
         fields = ["status", "recipe"]
 
 
+@extend_schema_view(
+    get=extend_schema(summary="List benchmark jobs", description="The jobs, newest first (benchmark operators).")
+)
 class JobListCreate(KnownParametersMixin, ConditionalGetMixin, ListAPIView):
     permission_classes = [IsAuthenticated, HasPermission]
     write_permission = QUEUE_PERMISSION
@@ -176,7 +179,6 @@ class JobListCreate(KnownParametersMixin, ConditionalGetMixin, ListAPIView):
     def get_queryset(self):
         return jobs_queryset()
 
-    @extend_schema(summary="List benchmark jobs", description="The jobs, newest first (benchmark operators).")
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(JobSerializer(page, many=True).data)
@@ -201,6 +203,9 @@ class JobListCreate(KnownParametersMixin, ConditionalGetMixin, ListAPIView):
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["api_url"]})
 
 
+@extend_schema_view(
+    get=extend_schema(summary="Read one benchmark job", description="A job's status, progress, figures and log tail.")
+)
 class JobDetail(KnownParametersMixin, ConditionalGetMixin, RetrieveAPIView):
     permission_classes = [IsAuthenticated, HasPermission]
     write_permission = QUEUE_PERMISSION
@@ -209,7 +214,6 @@ class JobDetail(KnownParametersMixin, ConditionalGetMixin, RetrieveAPIView):
     def get_queryset(self):
         return jobs_queryset()
 
-    @extend_schema(summary="Read one benchmark job", description="A job's status, progress, figures and log tail.")
     def retrieve(self, request, *args, **kwargs):
         return Response(JobSerializer(self.get_object()).data)
 

@@ -160,3 +160,30 @@ def curator_token(curator):
     from rest_framework.authtoken.models import Token
 
     return Token.objects.get_or_create(user=curator)[0].key
+
+
+def test_the_schema_gives_generated_clients_what_they_need(client):
+    """A summary per operation; no credentials declared where anyone may call (openapi-python-client
+    reads any security entry as "token required"); path ids named as the answer's id field; values as
+    the strings they are sent as; the cursors alone on every page."""
+    schema = client.get("/api/v1/schema/?format=json").json()
+    summaries = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            summaries.append(operation.get("summary"))
+            assert operation["summary"] and operation.get("description"), (method, path)
+            assert {} not in operation["security"], (method, path)
+    assert len(set(summaries)) == len(summaries)
+    paths = schema["paths"]
+    assert paths["/api/v1/evaluations/"]["get"]["security"] == []
+    assert paths["/api/v1/corrections/"]["post"]["security"] == []
+    assert paths["/api/v1/evaluations/"]["post"]["security"] == [{"tokenAuth": []}, {"cookieAuth": []}]
+    assert paths["/api/v1/benchmark-jobs/"]["get"]["security"]  # operators only
+    assert [p["name"] for p in paths["/api/v1/evaluations/{evaluation_id}/"]["get"]["parameters"]] == ["evaluation_id"]
+    assert "/api/v1/releases/{release_id}/" in paths and "/api/v1/protocols/{protocol_id}/transitions/" in paths
+    components = schema["components"]["schemas"]
+    assert components["Result"]["properties"]["value"]["type"] == "string"
+    assert {"type": "number"} in components["ResultRequest"]["properties"]["value"]["oneOf"]  # written either way
+    page = components["PaginatedEvaluationList"]
+    assert {"next", "previous", "next_cursor", "previous_cursor", "results"} == set(page["required"])
+    assert set(components["Evaluation"]["required"]) == set(components["Evaluation"]["properties"])
