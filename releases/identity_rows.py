@@ -21,9 +21,12 @@ particular order: the writer sorts them on that key (its external sort, memory b
 
 from __future__ import annotations
 
+import pickle
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO
 
 from django.db.models import Count, Q, QuerySet
 
@@ -208,46 +211,92 @@ def agreement_key(found: rules.Agreement, family: Family) -> str:
     return f"{kind}:{found.subject.stable_id}|{family.task_id}|{found.metric}"
 
 
+def _agreement_row(family: Family, found: rules.Agreement) -> dict[str, object]:
+    is_model = found.subject_is_model
+    return {
+        "agreement_id": agreement_key(found, family),
+        "subject_kind": "model" if is_model else "configuration",
+        "model_id": found.subject.stable_id if is_model else None,
+        "configuration_id": None if is_model else found.subject.stable_id,
+        "subject_name": found.subject.name,
+        "task_id": family.task_id,
+        "task_name": family.task_name,
+        "family_task_ids": family.task_stable_ids,
+        "metric": found.metric,
+        "verdict": found.verdict,
+        "measurements": len(found.measurements),
+        "printings": sum(len(measurement.printings) for measurement in found.measurements),
+    }
+
+
+def _measurement_rows(family: Family, found: rules.Agreement) -> Iterator[dict[str, object]]:
+    """For each measurement of the agreement the printing compared, then its copies."""
+    key = agreement_key(found, family)
+    for measurement in found.measurements:
+        shown = measurement.shown
+        for printing in [shown, *measurement.copies]:
+            evaluation, result = printing.evaluation, printing.result
+            yield {
+                "agreement_id": key,
+                "result_id": result.stable_id,
+                "evaluation_id": evaluation.stable_id,
+                "value": result.value,
+                "unit": result.unit,
+                "measured_by": evaluation.measured_by,
+                "review_state": evaluation.review_state,
+                "counted_as": "compared" if printing is shown else "copy",
+                "counted_with_result_id": shown.result.stable_id,
+            }
+
+
 def agreement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """The agreements table's rows (releases.table_schemas.AGREEMENTS), in no particular order."""
     for family, found in family_agreements(chunk_size=chunk_size):
-        is_model = found.subject_is_model
-        yield {
-            "agreement_id": agreement_key(found, family),
-            "subject_kind": "model" if is_model else "configuration",
-            "model_id": found.subject.stable_id if is_model else None,
-            "configuration_id": None if is_model else found.subject.stable_id,
-            "subject_name": found.subject.name,
-            "task_id": family.task_id,
-            "task_name": family.task_name,
-            "family_task_ids": family.task_stable_ids,
-            "metric": found.metric,
-            "verdict": found.verdict,
-            "measurements": len(found.measurements),
-            "printings": sum(len(measurement.printings) for measurement in found.measurements),
-        }
+        yield _agreement_row(family, found)
 
 
 def agreement_measurement_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """The agreement_measurements table's rows (releases.table_schemas.AGREEMENT_MEASUREMENTS): for each
     measurement the printing compared, then its copies; in no particular order."""
     for family, found in family_agreements(chunk_size=chunk_size):
-        key = agreement_key(found, family)
-        for measurement in found.measurements:
-            shown = measurement.shown
-            for printing in [shown, *measurement.copies]:
-                evaluation, result = printing.evaluation, printing.result
-                yield {
-                    "agreement_id": key,
-                    "result_id": result.stable_id,
-                    "evaluation_id": evaluation.stable_id,
-                    "value": result.value,
-                    "unit": result.unit,
-                    "measured_by": evaluation.measured_by,
-                    "review_state": evaluation.review_state,
-                    "counted_as": "compared" if printing is shown else "copy",
-                    "counted_with_result_id": shown.result.stable_id,
-                }
+        yield from _measurement_rows(family, found)
+
+
+class _AgreementsOnce:
+    """Both agreement tables from one computation of the agreements (the costliest rows of a build):
+    the agreements' rows as they are computed, while their measurements' rows are pickled, a batch
+    at a time, to a temporary file that the second table reads back once the first is written.
+    Memory holds one batch, whatever the catalogue's size."""
+
+    def __init__(self, *, chunk_size: int) -> None:
+        self.chunk_size = chunk_size
+        self.spill: IO[bytes] | None = None
+        self.written = False
+
+    def agreements(self) -> Iterator[dict[str, object]]:
+        self.spill = tempfile.TemporaryFile()
+        batch: list[dict[str, object]] = []
+        for family, found in family_agreements(chunk_size=self.chunk_size):
+            yield _agreement_row(family, found)
+            batch.extend(_measurement_rows(family, found))
+            if len(batch) >= self.chunk_size:
+                pickle.dump(batch, self.spill, protocol=pickle.HIGHEST_PROTOCOL)
+                batch = []
+        pickle.dump(batch, self.spill, protocol=pickle.HIGHEST_PROTOCOL)
+        self.written = True
+
+    def measurements(self) -> Iterator[dict[str, object]]:
+        if self.spill is None or not self.written:
+            raise RuntimeError("the agreements table is written before its measurements")
+        spill, self.spill = self.spill, None
+        with spill:
+            spill.seek(0)
+            while True:
+                try:
+                    batch = pickle.load(spill)
+                except EOFError:
+                    return
+                yield from batch
 
 
 def identity_tables(*, chunk_size: int, key: str) -> list[tuple[TableSpec, str, Iterator[dict[str, object]]]]:
@@ -262,12 +311,10 @@ def identity_tables(*, chunk_size: int, key: str) -> list[tuple[TableSpec, str, 
 
 def agreement_tables(*, chunk_size: int) -> list[tuple[TableSpec, Iterator[dict[str, object]]]]:
     """The agreements and their measurements, derived from the evaluations a task family at a time in
-    no key order (the writer sorts them); not memberships: what they hold is the evaluations',
+    no key order (the writer sorts them), computed once for both tables (`_AgreementsOnce`); not memberships: what they hold is the evaluations',
     results' and identity records' values."""
-    return [
-        (AGREEMENTS, agreement_rows(chunk_size=chunk_size)),
-        (AGREEMENT_MEASUREMENTS, agreement_measurement_rows(chunk_size=chunk_size)),
-    ]
+    once = _AgreementsOnce(chunk_size=chunk_size)
+    return [(AGREEMENTS, once.agreements()), (AGREEMENT_MEASUREMENTS, once.measurements())]
 
 
 def row_counts() -> dict[str, int]:

@@ -422,6 +422,33 @@ def test_the_agreements_are_read_a_batch_of_subjects_at_a_time(catalogue, django
         assert len(list(identity_rows.agreement_rows(chunk_size=10_000))) == 2
 
 
+def test_both_agreement_tables_come_from_one_computation_with_the_rows_each_gives_alone(catalogue, monkeypatch):
+    """The build's two agreement tables compute the agreements once (the second reads back what the
+    first spilled), and hold what each table's own function gives."""
+    from releases import identity_rows
+
+    alone = {
+        "agreements": list(identity_rows.agreement_rows(chunk_size=1)),
+        "agreement_measurements": list(identity_rows.agreement_measurement_rows(chunk_size=1)),
+    }
+    computed = []
+    real = identity_rows.family_agreements
+
+    def counted(*, chunk_size):
+        computed.append(chunk_size)
+        return real(chunk_size=chunk_size)
+
+    monkeypatch.setattr(identity_rows, "family_agreements", counted)
+    (agreements, rows), (measurements, more) = identity_rows.agreement_tables(chunk_size=1)
+    with pytest.raises(RuntimeError, match="written before"):
+        next(more)
+    (_, rows), (_, more) = identity_rows.agreement_tables(chunk_size=1)
+    computed.clear()
+    together = {agreements.name: list(rows), measurements.name: list(more)}
+    assert computed == [1]
+    assert together == alone and len(together["agreement_measurements"]) == 5
+
+
 def test_the_agreements_hold_a_batch_of_evaluations_in_memory_not_the_catalogue(db):
     """Many subjects on one task: read in batches of the chunk, the peak is a fraction of reading them at once."""
     import tracemalloc
