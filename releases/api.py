@@ -7,6 +7,7 @@
                                     that release; 403 without the permission
 - `GET  releases/<release id>/`     one published release: status, counts, files with bytes,
                                     checksums and download links
+- `GET  releases/latest/`           302 to the newest published release (not cached; 404 before any)
 - `GET  releases/<number>/`         a release before it has an id (its build's status and progress;
                                     staff also see a failed build's error)
 - PUT, PATCH and DELETE are refused (405): a published release never changes.
@@ -16,6 +17,8 @@ Every error body is JSON: {"detail": "...", "code": "..."}.
 
 from __future__ import annotations
 
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import MethodNotAllowed, NotFound
@@ -52,8 +55,6 @@ class ReleaseFileSerializer(serializers.ModelSerializer):
         fields = ["name", "kind", "bytes", "sha256", "sha512", "url"]
 
     def get_url(self, record: ReleaseFile) -> str:
-        from django.urls import reverse
-
         path = reverse("releases:file", kwargs={"release_id": record.release.release_id, "name": record.name})
         return absolute_url(path, request=self.context.get("request"))
 
@@ -103,8 +104,6 @@ class ReleaseSerializer(serializers.ModelSerializer):
         return absolute_url(path, request=self.context.get("request"))
 
     def get_url(self, release: Release) -> str:
-        from django.urls import reverse
-
         return self._absolute(reverse("releases_api:detail", kwargs={"release_id": release.public_key}))
 
     def get_page(self, release: Release) -> str:
@@ -216,6 +215,31 @@ class ReleaseListView(ReleaseAPIView):
             return _error(exc, request)
         data = ReleaseSerializer(release, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
+
+
+class ReleaseLatestView(ReleaseAPIView):
+    http_method_names = ["get", "head", "options"]
+
+    @extend_schema(
+        operation_id="releases_latest",
+        summary="Go to the newest release",
+        description=(
+            "A redirect (302, not cached) to the newest published release's own address, which never "
+            "changes; 404 before any release is published."
+        ),
+        responses={
+            302: OpenApiResponse(description="The newest published release, in the Location header."),
+            404: OpenApiResponse(description="No release has been published yet."),
+        },
+    )
+    def get(self, request):
+        release = selectors.latest_published()
+        if release is None:
+            raise NotFound("No release has been published yet.")
+        location = reverse("releases_api:detail", kwargs={"release_id": release.release_id})
+        response = HttpResponseRedirect(absolute_url(location, request=request))
+        response["Cache-Control"] = "no-cache"
+        return response
 
 
 class ReleaseDetailView(ReleaseAPIView):

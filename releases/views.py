@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from django.http import (
     FileResponse,
+    Http404,
     HttpResponse,
     HttpResponseNotModified,
     JsonResponse,
@@ -45,8 +46,27 @@ def release_list(request):
 
 @require_safe
 def release_latest(request):
+    """The newest published release's page: a redirect that changes when a release is published
+    (so never cached), to a page that does not."""
     release = selectors.latest_published_or_404()
-    return redirect("releases:detail", release_id=release.release_id)
+    return _latest_redirect(reverse("releases:detail", kwargs={"release_id": release.release_id}))
+
+
+@require_safe
+def release_latest_file(request, name: str):
+    """A file of the newest release whose files this portal holds, by its name in the bundle:
+    `/releases/latest/files/data/<table>.csv.gz` stays the address of the newest data."""
+    release = selectors.latest_built()
+    if release is None:
+        raise Http404("No release with files has been published yet")
+    selectors.release_file_or_404(release_id=str(release.release_id), name=name)
+    return _latest_redirect(reverse("releases:file", kwargs={"release_id": release.release_id, "name": name}))
+
+
+def _latest_redirect(location: str) -> HttpResponse:
+    response = redirect(location)
+    response["Cache-Control"] = "no-cache"
+    return response
 
 
 @require_safe

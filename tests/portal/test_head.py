@@ -40,6 +40,9 @@ def public_routes() -> set[str]:
 # What each address needs: `data` holds the records the fixtures made (see `data` below).
 ADDRESSES: dict[str, Callable[[dict], str]] = {
     "favicon.ico": lambda d: "/favicon.ico",
+    "robots.txt": lambda d: "/robots.txt",
+    "feed/": lambda d: "/feed/",
+    "releases/feed/": lambda d: "/releases/feed/",
     "sitemap.xml": lambda d: "/sitemap.xml",
     "metrics": lambda d: "/metrics",
     "": lambda d: "/",
@@ -67,6 +70,7 @@ ADDRESSES: dict[str, Callable[[dict], str]] = {
     "corrections/<str:token>/": lambda d: f"/corrections/{d['correction']}/",
     "releases/": lambda d: "/releases/",
     "releases/latest/": lambda d: "/releases/latest/",
+    "releases/latest/files/<path:name>": lambda d: f"/releases/latest/files/{d['release_file']}",
     "releases/<int:pk>/": lambda d: f"/releases/{d['release_pk']}/",
     "releases/<str:release_id>/": lambda d: f"/releases/{d['release']}/",
     "releases/<str:release_id>/files/<path:name>": lambda d: f"/releases/{d['release']}/files/{d['release_file']}",
@@ -132,6 +136,7 @@ def request(base: str, method: str, address: str) -> tuple[int, dict[str, str], 
 REDIRECTS = {
     "favicon.ico": 301,
     "releases/latest/": 302,
+    "releases/latest/files/<path:name>": 302,
     "releases/<int:pk>/": 302,
 }  # a published build: its release page
 
