@@ -12,5 +12,6 @@ urlpatterns = [
     path("releases/latest/files/<path:name>", views.release_latest_file, name="latest-file"),
     path("releases/<int:pk>/", views.release_build_detail, name="build"),
     path("releases/<str:release_id>/", views.release_detail, name="detail"),
+    path("releases/<str:release_id>/datacite.json", views.release_datacite, name="datacite"),
     path("releases/<str:release_id>/files/<path:name>", views.release_file, name="file"),
 ]

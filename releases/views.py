@@ -25,6 +25,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from releases import selectors
+from releases.bundle.citation import citation_bibtex, citation_datacite, citation_schema_org, citation_text
+from releases.citation import release_citation
 from releases.models import Release, ReleaseStatus
 from releases.services import release_file_serve_check
 
@@ -72,7 +74,25 @@ def _latest_redirect(location: str) -> HttpResponse:
 @require_safe
 def release_detail(request, release_id: str):
     page = selectors.release_page(release_id=release_id)
-    return render(request, "releases/release_detail.html", {"page": page, "release": page.release})
+    citation = release_citation(release=page.release, files=page.files, request=request)
+    context = {
+        "page": page,
+        "release": page.release,
+        "citation_text": citation_text(citation),
+        "citation_bibtex": citation_bibtex(citation),
+        "dataset": citation_schema_org(citation),
+    }
+    return render(request, "releases/release_detail.html", context)
+
+
+@require_safe
+def release_datacite(request, release_id: str):
+    """The release's DataCite metadata (kernel 4.5, as DataCite's REST API takes it; no DOI yet)."""
+    page = selectors.release_page(release_id=release_id)
+    citation = release_citation(release=page.release, files=page.files, request=request)
+    response = JsonResponse(citation_datacite(citation), json_dumps_params={"indent": 2, "sort_keys": True})
+    response["Content-Disposition"] = f'inline; filename="{page.release.release_id}-datacite.json"'
+    return response
 
 
 @require_safe

@@ -73,6 +73,7 @@ ADDRESSES: dict[str, Callable[[dict], str]] = {
     "releases/latest/files/<path:name>": lambda d: f"/releases/latest/files/{d['release_file']}",
     "releases/<int:pk>/": lambda d: f"/releases/{d['release_pk']}/",
     "releases/<str:release_id>/": lambda d: f"/releases/{d['release']}/",
+    "releases/<str:release_id>/datacite.json": lambda d: f"/releases/{d['release']}/datacite.json",
     "releases/<str:release_id>/files/<path:name>": lambda d: f"/releases/{d['release']}/files/{d['release_file']}",
 }
 
