@@ -314,11 +314,14 @@ class KnownParametersMixin(_APIViewBase):
         return ValidationError({name: takes for name in unknown})
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
-        """Every answer of the API also names the data's licence: `Link: <its URL>; rel="license"`."""
-        answer = super().finalize_response(request, response, *args, **kwargs)
-        licence = f'<{data_licence().url}>; rel="license"'
-        answer["Link"] = f"{answer['Link']}, {licence}" if answer.has_header("Link") else licence
-        return answer
+        return licence_linked(super().finalize_response(request, response, *args, **kwargs))
+
+
+def licence_linked(answer: Response) -> Response:
+    """The answer, naming the data's licence as every answer of the API does: `Link: <its URL>; rel="license"`."""
+    licence = f'<{data_licence().url}>; rel="license"'
+    answer["Link"] = f"{answer['Link']}, {licence}" if answer.has_header("Link") else licence
+    return answer
 
 
 class ConditionalGetMixin(_APIViewBase):

@@ -4,12 +4,19 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import APIRootView, DefaultRouter
 
-from common.api import KnownParametersMixin
+from common.api import KnownParametersMixin, licence_linked
 from corrections.api import CorrectionCreateView
 from records import api as records_api
 from records import api_identity as records_api_identity
 from records.api_imports import ImportJobView
 from reviews.api import ReviewEventViewSet
+
+
+class PortalSchemaView(SpectacularAPIView):
+    """The OpenAPI schema, naming the data's licence in a `Link` header as every API answer does."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        return licence_linked(super().finalize_response(request, response, *args, **kwargs))
 
 
 class PortalAPIRootView(KnownParametersMixin, APIRootView):
@@ -34,7 +41,7 @@ router.register("agreements", records_api_identity.AgreementViewSet, basename="a
 router.register("review-events", ReviewEventViewSet, basename="review-event")
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", PortalSchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("corrections/", CorrectionCreateView.as_view(), name="api-corrections"),
     path("imports/", records_api.ImportView.as_view(), name="api-imports"),

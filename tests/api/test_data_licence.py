@@ -81,6 +81,7 @@ def test_every_page_names_the_licence_in_its_footer(client, seeded):
         ("/api/v1/evaluations/?protocol=misspelt", 400),
         ("/api/v1/protocols/no-such-protocol/", 404),
         ("/api/v1/releases/", 200),
+        ("/api/v1/schema/?format=json", 200),
     ],
 )
 def test_every_api_answer_links_the_licence(api, seeded, path, status):
