@@ -16,7 +16,7 @@ from django.views.decorators.http import require_safe
 from common.errors import Invalid
 from common.links import absolute_url
 from pages import coverage_csv as coverage_rows
-from pages import coverage_matrix, parts
+from pages import coverage_matrix, parts, structured_data
 from records import chart_output, exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
 from records import coverage as coverage_report
 from records import models as m
@@ -71,6 +71,7 @@ def protocol_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
             ),
             "charts_sentence": chart_output.charts_sentence(page.groups, include_excluded=page.include_excluded),
             "chart_query": _chart_query(request),
+            "structured_data": structured_data.protocol_dataset(protocol=page.protocol, request=request),
         }
 
     return _record_page(
@@ -150,7 +151,11 @@ def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     def context() -> tuple[m.Dataset, dict[str, object]]:
         page = identity_pages.task_page(stable_id=stable_id, params=request.GET)
-        return page.dataset, {"dataset": page.dataset, "task": page}
+        return page.dataset, {
+            "dataset": page.dataset,
+            "task": page,
+            "structured_data": structured_data.task_dataset(dataset=page.dataset, request=request),
+        }
 
     return _record_page(
         request,
