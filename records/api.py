@@ -150,6 +150,9 @@ class CatalogueViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, Catalog
 
 
 class SourceViewSet(CatalogueViewSet):
+    """Sources: papers, preprints, dataset and model cards, leaderboards, repositories, web pages; one per DOI
+    or arXiv id. Read by anyone; curators create and update."""
+
     lookup_url_kwarg = "source_id"  # the path names the id as the field does
     queryset = m.Source.objects.all()
     lean_list = True
@@ -159,6 +162,9 @@ class SourceViewSet(CatalogueViewSet):
 
 
 class DatasetViewSet(CatalogueViewSet):
+    """Datasets, and suites with their tasks (train and test sizes, classes, sequence length, metric).
+    Read by anyone; curators create and update."""
+
     lookup_url_kwarg = "dataset_id"  # the path names the id as the field does
     queryset = m.Dataset.objects.select_related("suite", "source").prefetch_related("tasks")
     serializer_class = DatasetSerializer
@@ -168,6 +174,8 @@ class DatasetViewSet(CatalogueViewSet):
 
 
 class ConfigurationViewSet(CatalogueViewSet):
+    """Configurations: a model (or method) as it was tested. Read by anyone; curators create and update."""
+
     lookup_url_kwarg = "configuration_id"  # the path names the id as the field does
     queryset = m.Configuration.objects.select_related("source", "model")
     lean_list = True
@@ -177,6 +185,9 @@ class ConfigurationViewSet(CatalogueViewSet):
 
 
 class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
+    """Protocols: what is measured and how (metric, direction, datasets, limitations, baseline roles), with
+    their review state. Read by anyone; curators create, update and review."""
+
     lookup_url_kwarg = "protocol_id"  # the path names the id as the field does
     queryset = m.Protocol.objects.select_related("source").prefetch_related(
         "datasets",
@@ -192,6 +203,10 @@ class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
+    """Evaluations: one configuration measured under one protocol on one dataset or task, with its results, who
+    measured it, the source's locator and quote, and its review state. Read by anyone; curators create,
+    update and review."""
+
     lookup_url_kwarg = "evaluation_id"  # the path names the id as the field does
     queryset = m.Evaluation.objects.select_related(
         "protocol", "configuration", "dataset", "source", "concern_source", "repeats"
@@ -206,6 +221,9 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class ResultViewSet(CatalogueViewSet):
+    """Results: one metric row of an evaluation, an exact decimal with its printed form. Read by anyone;
+    curators create and update."""
+
     lookup_url_kwarg = "result_id"  # the path names the id as the field does
     queryset = m.Result.objects.select_related(
         "evaluation", "evaluation__protocol", "reference_configuration"
@@ -219,6 +237,9 @@ class ResultViewSet(CatalogueViewSet):
 
 
 class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
+    """Evidence rows: a statement about a record with its source, locator and quote. Read by anyone; curators
+    create, update and review."""
+
     lookup_url_kwarg = "evidence_id"  # the path names the id as the field does
     queryset = m.EvidenceRow.objects.select_related("protocol", "evaluation", "source")
     serializer_class = EvidenceRowSerializer
@@ -227,6 +248,9 @@ class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
+    """Baseline roles: a protocol's null control and conventional reference, with the rule that selects them.
+    Read by anyone; curators create, update and review."""
+
     lookup_url_kwarg = "baseline_role_id"  # the path names the id as the field does
     queryset = m.BaselineRole.objects.select_related("protocol", "configuration")
     serializer_class = BaselineRoleSerializer
@@ -235,6 +259,9 @@ class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
 
 
 class DecisionViewSet(CatalogueViewSet):
+    """Decisions: choices a reader faces ("select an execution workflow"), with the protocols that assess them.
+    Read by anyone; curators create and update."""
+
     lookup_url_kwarg = "decision_id"  # the path names the id as the field does
     queryset = m.Decision.objects.prefetch_related("protocols")
     serializer_class = DecisionSerializer
