@@ -140,10 +140,9 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_from_env(VAR_DIR)}
-# Web requests' database time limits (portal/db_limits.py), in milliseconds, 0 for none: on
-# PostgreSQL statement_timeout (under gunicorn's 30 s worker timeout) and lock_timeout, on SQLite the
-# busy timeout (the lock limit). A request past one answers 504 or 503 saying so; Celery workers and
-# management commands have none.
+# Web requests' database limits (portal/db_limits.py), ms, 0 for none: PostgreSQL's statement_timeout
+# (under gunicorn's 30 s) and lock_timeout, SQLite's busy timeout; past one a request answers 504 or
+# 503 saying so. Celery workers and management commands have none.
 DB_STATEMENT_TIMEOUT_MS = env_int("PORTAL_DB_STATEMENT_TIMEOUT_MS", 20_000)
 DB_LOCK_TIMEOUT_MS = env_int("PORTAL_DB_LOCK_TIMEOUT_MS", 5_000)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -154,9 +153,8 @@ if CACHE_URL:
     _CACHE_STORE = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
 else:
     _CACHE_STORE = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "portal"}
-# `responses`: rendered API answers keyed by the catalogue version (common.api), in the same store
-# under their own prefix, so clearing the cache clears them too; an entry of an old version is
-# never read again and expires.
+# `responses`: rendered API answers keyed by the catalogue version (common.api), in the same store under
+# their own prefix (clearing the cache clears them); an old version's entry is never read and expires.
 CACHES = {
     "default": _CACHE_STORE,
     "responses": {
@@ -357,10 +355,8 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
     }
 }
-# Permissions-Policy on every response (portal.middleware.PermissionsPolicyMiddleware): no page of
-# the portal uses a device, a payment or an ad-interest API, so each is off for it and any frame.
-# A feature maps to its allowlist ("self", an origin); an empty one is `feature=()`. Each name is one
-# Chromium knows (an unknown one is an error in its console).
+# Permissions-Policy (portal.middleware.PermissionsPolicyMiddleware): no page uses a device, payment or
+# ad-interest API, so each (a name Chromium knows) is off, `feature=()`, for the page and any frame.
 PERMISSIONS_POLICY: dict[str, list[str]] = {
     feature: []
     for feature in (
@@ -376,14 +372,12 @@ ADMIN_LOGIN_WINDOW_SECONDS = env_int("PORTAL_ADMIN_LOGIN_WINDOW_SECONDS", 15 * 6
 METRICS_TOKEN = env_secret("PORTAL_METRICS_TOKEN") or ""
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PORTAL_WORKER_HEARTBEAT_MAX_AGE_SECONDS", 120, minimum=10)
 
-# The portal's public address (scheme://host[:port]), the root of every absolute link made without a
-# request (mail: common.links.absolute_url); bin/serve sets it from PORTAL_BIND. A missing or
-# plain-http address is a deploy check warning (portal.checks).
+# The portal's public address, the root of absolute links made without a request (common.links);
+# bin/serve sets it from PORTAL_BIND; unset or plain http is a deploy check warning (portal.checks).
 PORTAL_SITE_URL, PORTAL_SITE_URL_SET = env_site_url("PORTAL_SITE_URL", "http://127.0.0.1:8000")
 
-# The licence of the curated records and release bundles (common.licences.data_licence): an SPDX id,
-# CC-BY-4.0 unless set; an id the portal does not know needs its name and URL. And the address the
-# API's schema gives for questions about the data (none unless set).
+# The data licence (common.licences.data_licence: an SPDX id, CC-BY-4.0 unless set; an unknown id needs
+# its name and URL) and the API schema's contact address (none unless set).
 PORTAL_DATA_LICENSE, PORTAL_DATA_LICENSE_NAME, PORTAL_DATA_LICENSE_URL = env_data_licence()
 PORTAL_CONTACT_EMAIL = env_email("PORTAL_CONTACT_EMAIL")
 
@@ -401,10 +395,9 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "portal@localhost")
 
-# How many proxies in front of the portal append to X-Forwarded-For, and their own addresses. The
-# header is believed only from a connection that comes from one of TRUSTED_PROXIES, one entry per
-# trusted hop from the right (common.ratelimit.client_ip): a client that reaches gunicorn directly
-# is its own address, whatever header it writes. With 0 proxies the header is ignored.
+# How many proxies append to X-Forwarded-For, and their addresses: the header is believed only from a
+# connection from one of TRUSTED_PROXIES, one entry per trusted hop from the right (common.ratelimit.
+# client_ip); a client reaching gunicorn directly is its own address. With 0 proxies it is ignored.
 NUM_PROXIES = env_int("PORTAL_NUM_PROXIES", 0)
 TRUSTED_PROXIES = env_networks("PORTAL_TRUSTED_PROXIES")
 if NUM_PROXIES and not TRUSTED_PROXIES:
