@@ -48,7 +48,7 @@ if PRODUCTION and not ALLOWED_HOSTS:
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 PORTAL_SITE_NAME = env_str("PORTAL_SITE_NAME", "Rewire")
-# Four-eyes rule: nobody checks the source of a record they edited last (a one-person site may not).
+# Four-eyes rule: nobody checks the source of a record they edited last; a one-person site may turn it off.
 REVIEW_FOUR_EYES = env_bool("PORTAL_REVIEW_FOUR_EYES", True)
 # How long a curator's claim on records ("I am checking these", reviews.models.ReviewClaim) lasts.
 REVIEW_CLAIM_MINUTES = env_int("PORTAL_REVIEW_CLAIM_MINUTES", 60, minimum=1)
