@@ -38,17 +38,17 @@ from django.core.management import call_command
 from django.test import Client
 call_command("migrate", verbosity=0)
 call_command("import_seed", verbosity=0, stdout=open(os.devnull, "w"))
-from records import models as m
+from records.models import Configuration, Dataset, Evaluation, Protocol, Result
 from records.services import record_save
-protocol = m.Protocol.objects.get()
-source, dataset = protocol.source, m.Dataset.objects.get(suite__isnull=True, stable_id__endswith="18-tasks")
+protocol = Protocol.objects.get()
+source, dataset = protocol.source, Dataset.objects.get(suite__isnull=True, stable_id__endswith="18-tasks")
 for i in range(98):
-    c = m.Configuration(stable_id=f"bench-config-{{i}}", name=f"Bench model {{i:03d}}")
+    c = Configuration(stable_id=f"bench-config-{{i}}", name=f"Bench model {{i:03d}}")
     record_save(record=c, actor=None)
-    e = m.Evaluation(stable_id=f"bench-eval-{{i}}", title=f"Bench evaluation {{i}}", protocol=protocol, configuration=c, dataset=dataset,
+    e = Evaluation(stable_id=f"bench-eval-{{i}}", title=f"Bench evaluation {{i}}", protocol=protocol, configuration=c, dataset=dataset,
                      measured_by="authors", reading_method="table", source=source, source_locator="Table 1", quote="A sentence.")
     record_save(record=e, actor=None)
-    record_save(record=m.Result(stable_id=f"bench-result-{{i}}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{{i}} min"), actor=None)
+    record_save(record=Result(stable_id=f"bench-result-{{i}}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{{i}} min"), actor=None)
 body = Client(HTTP_HOST="127.0.0.1").get("{LIST_PATH}").content
 open(os.path.join("{var_dir}", "body.json"), "wb").write(body)
 print(len(body))

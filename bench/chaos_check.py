@@ -20,7 +20,7 @@ from django.utils import timezone
 from benchmarks import conf as jobs_conf
 from benchmarks.models import BenchmarkJob, JobEvent
 from corrections.models import Correction
-from records import models as m
+from records.models import BaselineRole, Configuration, Evaluation, EvidenceRow, Protocol
 from releases import conf as releases_conf
 from releases.models import Release, ReleaseEvent
 from reviews.models import ReviewEvent
@@ -37,13 +37,13 @@ def check(name, problems):
 
 
 stored = [t for t in writes["corrections"] if not Correction.objects.filter(token=t).exists()]
-stored += [i for i in writes["configurations"] if not m.Configuration.objects.filter(stable_id=i).exists()]
+stored += [i for i in writes["configurations"] if not Configuration.objects.filter(stable_id=i).exists()]
 stored += [e for e in writes["review_events"] if not ReviewEvent.objects.filter(pk=e).exists()]
 stored += [j for j in writes["jobs"] if not BenchmarkJob.objects.filter(pk=j).exists()]
 stored += [r for r in writes["releases"] if not Release.objects.filter(pk=r).exists()]
 check(f"every 2xx write is stored ({sum(map(len, writes.values()))} writes)", stored)
 states = []
-for model in (m.Protocol, m.Evaluation, m.EvidenceRow, m.BaselineRole):
+for model in (Protocol, Evaluation, EvidenceRow, BaselineRole):
     kind = ContentType.objects.get_for_model(model)
     for record in model.objects.all():
         last = ReviewEvent.objects.filter(content_type=kind, object_id=record.pk).order_by("created_at", "id").last()

@@ -44,24 +44,24 @@ call_command("migrate", verbosity=0)
 call_command("import_seed", stdout=open(os.devnull, "w"))
 call_command("ensure_roles", stdout=open(os.devnull, "w"))
 from django.contrib.auth.models import Group
-from records import models as m
+from records.models import Configuration, Dataset, Evaluation, Protocol, Result
 from records.services import record_save
 from releases.build import release_build
 from releases.services import release_cut
-protocol = m.Protocol.objects.get()
-dataset = m.Dataset.objects.get(stable_id="nt-benchmark-revised-18-tasks")
+protocol = Protocol.objects.get()
+dataset = Dataset.objects.get(stable_id="nt-benchmark-revised-18-tasks")
 for i in range(200):
-    c = m.Configuration(stable_id=f"load-config-{i}", name=f"Load model {i:03d}")
+    c = Configuration(stable_id=f"load-config-{i}", name=f"Load model {i:03d}")
     record_save(record=c, actor=None)
-    e = m.Evaluation(stable_id=f"load-eval-{i}", title=f"Load evaluation {i}", protocol=protocol, configuration=c, dataset=dataset,
+    e = Evaluation(stable_id=f"load-eval-{i}", title=f"Load evaluation {i}", protocol=protocol, configuration=c, dataset=dataset,
                      measured_by="authors", reading_method="table", source=protocol.source, source_locator="Table 1", quote="A sentence.")
     record_save(record=e, actor=None)
-    record_save(record=m.Result(stable_id=f"load-result-{i}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{i} min"), actor=None)
+    record_save(record=Result(stable_id=f"load-result-{i}", evaluation=e, value=Decimal(i), unit="minute", printed_value=f"{i} min"), actor=None)
 manager = get_user_model().objects.create_user("load-release-manager", password="load-test-password-123")
 manager.groups.add(Group.objects.get(name="Release managers"))
 release = release_build(release_pk=release_cut(actor=manager).pk)
 files = [f.name for f in release.files.all()]
-print(json.dumps({"release": release.release_id, "files": files, "evaluations": list(m.Evaluation.objects.values_list("stable_id", flat=True)[:50])}))
+print(json.dumps({"release": release.release_id, "files": files, "evaluations": list(Evaluation.objects.values_list("stable_id", flat=True)[:50])}))
 """
 
 

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from benchmarks.models import BenchmarkJob, Recipe
 from benchmarks.presets import PRESETS
 from common.types import Actor
-from records import models as rm
+from records.models import Configuration, Dataset, Evaluation, MeasuredBy, ReadingMethod, Result
 from records.seed import task_stable_id
 from records.services import record_save
 from records.values import exact_text
@@ -44,7 +44,7 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
 
 
-def _configuration_for(*, preset: str, precision: str, device: str, actor: Actor) -> rm.Configuration:
+def _configuration_for(*, preset: str, precision: str, device: str, actor: Actor) -> Configuration:
     """The tested configuration: the preset's shape, IA3, at this precision on this kind of device.
 
     Created on first use. Two jobs of one configuration may finish at once: the loser's insert fails
@@ -52,10 +52,10 @@ def _configuration_for(*, preset: str, precision: str, device: str, actor: Actor
     takes the winner's row instead of failing its successful run.
     """
     stable_id = f"portal-ia3-{_slug(preset)}-{precision}-{device}"
-    configuration = rm.Configuration.objects.filter(stable_id=stable_id).first()
+    configuration = Configuration.objects.filter(stable_id=stable_id).first()
     if configuration is None:
         label = _preset_label(preset)
-        configuration = rm.Configuration(
+        configuration = Configuration(
             stable_id=stable_id,
             name=f"{label}, random weights, IA3 fine-tuning, {precision} on {device.upper()} (benchmarks.ia3 preset {preset})",
             short_name=f"{preset} IA3 {precision} {device}",
@@ -70,7 +70,7 @@ def _configuration_for(*, preset: str, precision: str, device: str, actor: Actor
             with transaction.atomic():
                 record_save(record=configuration, actor=actor, reason="created for a measurement by this portal")
         except (IntegrityError, ValidationError):
-            existing = rm.Configuration.objects.filter(stable_id=stable_id).first()
+            existing = Configuration.objects.filter(stable_id=stable_id).first()
             if existing is None:  # not a concurrent create: a real error
                 raise
             return existing
@@ -104,7 +104,7 @@ def different_measurement(*, job: BenchmarkJob) -> str:
     return f"a run of recipe {job.recipe.stable_id} with overrides: {', '.join(changed)}"[:500]
 
 
-def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> rm.Evaluation:
+def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> Evaluation:
     """The proposed evaluation (measured by this portal) and its one result, in the protocol's unit."""
     protocol = job.recipe.protocol
     p = job.parameters
@@ -113,7 +113,7 @@ def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> 
     configuration = _configuration_for(
         preset=p["preset"], precision=report["precision"], device=report["device"], actor=actor
     )
-    dataset = rm.Dataset.objects.get(stable_id=task_stable_id(p["task"]))
+    dataset = Dataset.objects.get(stable_id=task_stable_id(p["task"]))
     seconds = float(report["total_wall_time_s"])
     unit = protocol.metric_unit
     value = _value_in_unit(seconds=seconds, unit=unit)
@@ -123,14 +123,14 @@ def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> 
         f"{report['precision']}, synthetic {p['task']}-shaped sequences ({report['sequence_length_tokens']} tokens), "
         f"seed {p['seed']}; {report['device_name']} ({report['device']}); recipe {job.recipe.stable_id} ({recipe_state})"
     )
-    evaluation = rm.Evaluation(
+    evaluation = Evaluation(
         stable_id=f"benchmark-job-{job.pk}-{_slug(p['preset'])}-{_slug(p['task'])}-runtime",
         title=f"{_preset_label(p['preset'])} IA3 fine-tuning run time on {p['task']}, measured by this portal (benchmark job {job.pk})",
         protocol=protocol,
         configuration=configuration,
         dataset=dataset,
-        measured_by=rm.MeasuredBy.PORTAL,
-        reading_method=rm.ReadingMethod.JOB_REPORT,
+        measured_by=MeasuredBy.PORTAL,
+        reading_method=ReadingMethod.JOB_REPORT,
         setup=setup[:300],
         aggregation=(
             f"One run: the runner's total wall time (set-up, {p['warmup_steps']} warm-up steps and the timed loop) "
@@ -142,7 +142,7 @@ def measured_evaluation_create(*, job: BenchmarkJob, report: dict[str, Any]) -> 
         different_measurement=different_measurement(job=job),
     )
     record_save(record=evaluation, actor=actor, reason=reason)
-    result = rm.Result(
+    result = Result(
         stable_id=f"{evaluation.stable_id}-wall-time",
         evaluation=evaluation,
         value=value,

@@ -26,7 +26,7 @@ from benchmarks.models import ACTIVE, BenchmarkJob, Recipe
 from benchmarks.parameters import OVERRIDABLE, ParameterError, job_parameters, parameter_errors
 from benchmarks.tasks import benchmark_job_send
 from common.types import Actor, acting_user
-from records import models as rm
+from records.models import Dataset
 from records.seed import task_stable_id
 from records.services import record_save
 
@@ -72,7 +72,7 @@ def _check_measurable(*, recipe: Recipe, parameters: dict[str, Any]) -> None:
             f"protocol {recipe.protocol.stable_id} reports in {unit!r}, not a time unit; the runner measures wall time",
             field="recipe",
         )
-    if not rm.Dataset.objects.filter(stable_id=task_stable_id(parameters["task"])).exists():
+    if not Dataset.objects.filter(stable_id=task_stable_id(parameters["task"])).exists():
         raise JobInvalid(
             f"no dataset record {task_stable_id(parameters['task'])!r} for task {parameters['task']} (run import_seed)",
             field="task",

@@ -13,7 +13,17 @@ from django.db import models
 from django.db.models import QuerySet
 
 from common.numbers import is_number_field, refuse_other_digits
-from records import models as m
+from records.models import (
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    Protocol,
+    Result,
+    Source,
+)
 from records.values import display, exact_text
 
 # model name -> (field, label) pairs a suggestion may concern; the order is the form's order.
@@ -84,15 +94,15 @@ CORRECTABLE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
 MODELS: dict[str, type[models.Model]] = {
     str(model._meta.model_name): model
     for model in (
-        m.Protocol,
-        m.Evaluation,
-        m.Result,
-        m.Configuration,
-        m.Dataset,
-        m.Source,
-        m.EvidenceRow,
-        m.BaselineRole,
-        m.Decision,
+        Protocol,
+        Evaluation,
+        Result,
+        Configuration,
+        Dataset,
+        Source,
+        EvidenceRow,
+        BaselineRole,
+        Decision,
     )
 }
 # A record of one of MODELS. They share no base class that declares their `stable_id`, so the type
@@ -167,7 +177,7 @@ def field_text(record: Target, field_name: str) -> str:
 
 
 def label_of(record: Target) -> str:
-    if isinstance(record, m.Result):
+    if isinstance(record, Result):
         return f"{record.evaluation.title}: {record.display_value} {record.unit}"
     return str(record)
 
@@ -177,7 +187,7 @@ def page_of(record: Target | None) -> str:
     a result, its evaluation's row on the protocol page, where the form offered it."""
     if record is None:
         return ""
-    if isinstance(record, m.Result):
+    if isinstance(record, Result):
         evaluation = record.evaluation
         return f"{evaluation.protocol.get_absolute_url()}#evaluation-{evaluation.stable_id}"
     if record.page_url_name:
@@ -187,19 +197,19 @@ def page_of(record: Target | None) -> str:
 
 
 def protocol_of(record: Target) -> str:
-    if isinstance(record, m.Protocol):
+    if isinstance(record, Protocol):
         return record.stable_id
-    if isinstance(record, m.Result):
+    if isinstance(record, Result):
         return record.evaluation.protocol.stable_id
     protocol = getattr(record, "protocol", None)
     return protocol.stable_id if protocol is not None else ""
 
 
-def _results_of(record: Target) -> QuerySet[m.Result] | None:
+def _results_of(record: Target) -> QuerySet[Result] | None:
     """The results whose values a record's form offers: a protocol's or an evaluation's (None for others)."""
-    if isinstance(record, m.Protocol):
-        return m.Result.objects.filter(evaluation__protocol=record)
-    if isinstance(record, m.Evaluation):
+    if isinstance(record, Protocol):
+        return Result.objects.filter(evaluation__protocol=record)
+    if isinstance(record, Evaluation):
         return record.results.all()
     return None
 
@@ -255,14 +265,14 @@ def result_label(*, task: str, configuration: str, value: Decimal, unit: str) ->
 def page_record_of(target: Target) -> Target:
     """The record whose form offers `target`: a result's protocol (its page lists the value), or the
     record itself."""
-    if isinstance(target, m.Result):
+    if isinstance(target, Result):
         return target.evaluation.protocol
     return target
 
 
 def moderation_extras(record: Target | None, field_name: str, proposed_value: str) -> dict[str, object]:
     """What the moderation panel asks beside the decision: a corrected result value's printed form."""
-    if not isinstance(record, m.Result) or field_name != "value":
+    if not isinstance(record, Result) or field_name != "value":
         return {"asks_printed_value": False}
     try:
         value = clean_text(record._meta.get_field("value"), proposed_value, record)
@@ -271,7 +281,7 @@ def moderation_extras(record: Target | None, field_name: str, proposed_value: st
     return {"asks_printed_value": True, "printed_value_default": printed_value_after(result=record, value=value)}
 
 
-def printed_value_after(*, result: m.Result, value: Decimal) -> str:
+def printed_value_after(*, result: Result, value: Decimal) -> str:
     """The printed value that goes with a corrected value: the old printed text with its number
     replaced, digits as proposed ("20 min" -> "25 min"), or the value alone when the old text did
     not show the old value."""

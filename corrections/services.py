@@ -21,7 +21,7 @@ from common.types import Actor, acting_user
 from corrections import selectors
 from corrections.models import Correction, CorrectionStatus
 from corrections.tasks import correction_digest_schedule, correction_notify_submitters
-from records import models as m
+from records.models import Result
 from records.services import record_save
 
 FOLD_WINDOW = timedelta(days=1)
@@ -221,7 +221,7 @@ def _value_apply(
     except ValidationError as exc:
         raise ValidationError({field_name: exc.messages}) from None
     changed = [field_name]
-    if isinstance(record, m.Result) and field_name == "value":
+    if isinstance(record, Result) and field_name == "value":
         record.printed_value = printed_value.strip() or selectors.printed_value_after(result=record, value=value)
         changed.append("printed_value")
     elif printed_value.strip():

@@ -11,7 +11,7 @@ from django.db.models import Count
 
 from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage as rules
-from records import models as m
+from records.models import BaselineKind, Evaluation, MeasuredBy
 from reviews.models import ReviewState
 
 CSV_COLUMNS = (
@@ -81,7 +81,7 @@ def _csv_rows(protocols: list[tuple[int, str, str]]) -> Iterator[dict[str, objec
         chunk = protocols[start : start + CSV_CHUNK]
         groups = [
             _Group(*row)
-            for row in m.Evaluation.objects.filter(protocol_id__in=[pk for pk, _, _ in chunk])
+            for row in Evaluation.objects.filter(protocol_id__in=[pk for pk, _, _ in chunk])
             .order_by()
             .values_list(
                 "protocol_id",
@@ -109,8 +109,8 @@ def _csv_rows(protocols: list[tuple[int, str, str]]) -> Iterator[dict[str, objec
                 "excluded": summary.by_state.get(ReviewState.EXCLUDED, 0)
                 + summary.by_state.get(ReviewState.EXCLUDED_RECHECK, 0),
                 "proposed": summary.by_state.get(ReviewState.PROPOSED, 0),
-                "null_control_measured": summary.measured(m.BaselineKind.NULL_CONTROL),
-                "conventional_reference_measured": summary.measured(m.BaselineKind.CONVENTIONAL_REFERENCE),
+                "null_control_measured": summary.measured(BaselineKind.NULL_CONTROL),
+                "conventional_reference_measured": summary.measured(BaselineKind.CONVENTIONAL_REFERENCE),
                 "has_reviewed_recipe": summary.has_reviewed_recipe,
                 "missing": "; ".join(summary.missing),
             }
@@ -133,5 +133,5 @@ def _csv_rows(protocols: list[tuple[int, str, str]]) -> Iterator[dict[str, objec
                     "model_name": first.model_name or "",
                     "result_state": rules.best_state(counts),
                     "result_states": rules.states_text(counts),
-                    "measured_here": any(part.measured_by == m.MeasuredBy.PORTAL for part in parts),
+                    "measured_here": any(part.measured_by == MeasuredBy.PORTAL for part in parts),
                 }

@@ -36,7 +36,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 
 from benchmarks.selectors import reviewed_recipe_protocols
 from records import coverage as rules
-from records import models as m
+from records.models import BaselineKind, Configuration, Evaluation, GenomicModel, MeasuredBy, Protocol
 
 ROWS_PER_PAGE = 50
 COLUMNS_PER_PAGE = 40
@@ -63,7 +63,7 @@ class Column:
 
     @property
     def url(self) -> str:
-        record = m.Configuration if self.standalone else m.GenomicModel
+        record = Configuration if self.standalone else GenomicModel
         return record(stable_id=self.stable_id).get_absolute_url()
 
 
@@ -105,17 +105,17 @@ class Cell:
 
 @dataclass
 class Line:
-    protocol: m.Protocol
+    protocol: Protocol
     summary: rules.ProtocolSummary
     cells: list[Cell | None]  # one per column shown; None where nothing is recorded
 
     @property
     def null_control_measured(self) -> bool:
-        return self.summary.measured(m.BaselineKind.NULL_CONTROL)
+        return self.summary.measured(BaselineKind.NULL_CONTROL)
 
     @property
     def conventional_reference_measured(self) -> bool:
-        return self.summary.measured(m.BaselineKind.CONVENTIONAL_REFERENCE)
+        return self.summary.measured(BaselineKind.CONVENTIONAL_REFERENCE)
 
     @property
     def has_reviewed_recipe(self) -> bool:
@@ -193,7 +193,7 @@ def coverage_matrix(
     if refused is not None:
         raise refused
     chosen = rules.protocols_chosen(filters)
-    recorded = Exists(m.Evaluation.objects.filter(protocol_id=OuterRef("pk")))
+    recorded = Exists(Evaluation.objects.filter(protocol_id=OuterRef("pk")))
     counted = chosen.aggregate(recorded=Count("pk", filter=Q(recorded)), empty=Count("pk", filter=~Q(recorded)))
     rows_total = counted["recorded"] + (counted["empty"] if show_empty else 0)
     row_page = _page(rows_total, ROWS_PER_PAGE, page)
@@ -211,7 +211,7 @@ def coverage_matrix(
     column_start = column_page_shown.start_index() - 1 if all_columns else 0
     columns = all_columns[column_start : column_start + COLUMNS_PER_PAGE]
     cells = _cells(groups, tested, protocols=protocols, columns=columns)
-    catalogue = m.Configuration.objects.aggregate(
+    catalogue = Configuration.objects.aggregate(
         models=Count("model", distinct=True), standalone=Count("pk", filter=Q(model=None))
     )
     # Links keep the filters; another page of rows starts at the first page of its own columns.
@@ -261,7 +261,7 @@ def _tested(configuration_pks: set[int]) -> dict[int, _Tested]:
     tested = {}
     for start in range(0, len(ids), CONFIGURATIONS_A_QUERY):
         rows = (
-            m.Configuration.objects.filter(pk__in=ids[start : start + CONFIGURATIONS_A_QUERY])
+            Configuration.objects.filter(pk__in=ids[start : start + CONFIGURATIONS_A_QUERY])
             .order_by()
             .values_list(
                 "pk", "stable_id", "name", "short_name", "method", "model_id", "model__stable_id", "model__name"
@@ -303,7 +303,7 @@ def _cells(
     groups: list[rules.EvaluationGroup],
     tested: Mapping[int, _Tested],
     *,
-    protocols: list[m.Protocol],
+    protocols: list[Protocol],
     columns: list[Column],
 ) -> Mapping[tuple[int, tuple[bool, int]], Cell]:
     """The page's cells by (protocol pk, column key), from the groups of its columns."""
@@ -319,7 +319,7 @@ def _cells(
         if cell is None:
             cell = cells[key] = Cell()
         cell.counts[group.review_state] = cell.counts.get(group.review_state, 0) + group.count
-        cell.measured_here |= group.measured_by == m.MeasuredBy.PORTAL
+        cell.measured_here |= group.measured_by == MeasuredBy.PORTAL
         if configuration.stable_id not in cell.links:
             # A stable id is a slug: nothing in it needs quoting in a query string.
             url = f"{urls[group.protocol_id]}?{CONFIGURATION_PARAM}={configuration.stable_id}#{EVALUATIONS_ANCHOR}"

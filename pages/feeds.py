@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
 from common.links import absolute_url
-from records import models as m
+from records.models import BaselineRole, CuratedModel, Evaluation, EvidenceRow, Protocol
 from releases import selectors as release_selectors
 from releases.models import Release
 from reviews.models import ReviewEvent, ReviewState
@@ -66,7 +66,7 @@ class ReleasesFeed(Feed):
 
 
 # The record types whose review the feed tells: those with a page, and those a protocol page shows.
-FEED_MODELS: tuple[type[m.CuratedModel], ...] = (m.Protocol, m.Evaluation, m.EvidenceRow, m.BaselineRole)
+FEED_MODELS: tuple[type[CuratedModel], ...] = (Protocol, Evaluation, EvidenceRow, BaselineRole)
 FEED_STATES: dict[str, str] = {ReviewState.SOURCE_CHECKED: "source-checked", ReviewState.EXCLUDED: "excluded"}
 
 
@@ -75,8 +75,8 @@ class ReviewEntry:
     """One review of the feed: the event, its record, and the record whose page shows it."""
 
     event: ReviewEvent
-    record: m.CuratedModel
-    page: m.CuratedModel  # the record's own, or its protocol's
+    record: CuratedModel
+    page: CuratedModel  # the record's own, or its protocol's
     guid: str = ""  # the entry's id: its page's absolute address and the event
 
 
@@ -93,7 +93,7 @@ def review_entries(*, limit: int | None = None) -> list[ReviewEntry]:
     by_type: dict[int, list[ReviewEvent]] = {}
     for event in events:
         by_type.setdefault(event.content_type_id, []).append(event)
-    records: dict[tuple[int, int], m.CuratedModel] = {}
+    records: dict[tuple[int, int], CuratedModel] = {}
     for type_id, group in by_type.items():
         for pk, loaded in _records(models_by_type[type_id], [event.object_id for event in group]).items():
             records[(type_id, pk)] = loaded
@@ -106,13 +106,13 @@ def review_entries(*, limit: int | None = None) -> list[ReviewEntry]:
     return entries
 
 
-def _records(model: type[m.CuratedModel], pks: list[int]) -> dict[int, m.CuratedModel]:
+def _records(model: type[CuratedModel], pks: list[int]) -> dict[int, CuratedModel]:
     """Records of one type by primary key; an evidence row's or baseline role's with its protocol,
     whose page shows it."""
-    if model is m.EvidenceRow:
-        return dict(m.EvidenceRow.objects.select_related("protocol").in_bulk(pks))
-    if model is m.BaselineRole:
-        return dict(m.BaselineRole.objects.select_related("protocol").in_bulk(pks))
+    if model is EvidenceRow:
+        return dict(EvidenceRow.objects.select_related("protocol").in_bulk(pks))
+    if model is BaselineRole:
+        return dict(BaselineRole.objects.select_related("protocol").in_bulk(pks))
     return dict(model._default_manager.in_bulk(pks))
 
 

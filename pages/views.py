@@ -19,9 +19,19 @@ from pages import coverage_csv as coverage_rows
 from pages import coverage_matrix, parts, structured_data
 from records import chart_output, exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
 from records import coverage as coverage_report
-from records import models as m
+from records.models import (
+    Configuration,
+    CuratedModel,
+    Dataset,
+    Decision,
+    Evaluation,
+    GenomicModel,
+    Protocol,
+    Source,
+    Work,
+)
 
-Record = TypeVar("Record", bound=m.CuratedModel)
+Record = TypeVar("Record", bound=CuratedModel)
 
 
 def _record_page(
@@ -59,7 +69,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def protocol_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
-    def context() -> tuple[m.Protocol, dict[str, object]]:
+    def context() -> tuple[Protocol, dict[str, object]]:
         page = protocol_page.protocol_page(stable_id=stable_id, params=request.GET)
         return page.protocol, {
             **parts.release_part(downloads=True),
@@ -78,7 +88,7 @@ def protocol_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/protocol_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Protocol.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Protocol.objects.all(), stable_id),
     )
 
 
@@ -114,7 +124,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def evaluation_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
-    def context() -> tuple[m.Evaluation, dict[str, object]]:
+    def context() -> tuple[Evaluation, dict[str, object]]:
         evaluation = selectors.record_or_404(
             selectors.evaluations_queryset().prefetch_related("repeated_by"), stable_id
         )
@@ -124,14 +134,14 @@ def evaluation_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/evaluation_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Evaluation.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Evaluation.objects.all(), stable_id),
         live=parts.job_part,  # a job's status is not a catalogue change
     )
 
 
 @require_safe
 def configuration_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
-    def context() -> tuple[m.Configuration, dict[str, object]]:
+    def context() -> tuple[Configuration, dict[str, object]]:
         page = identity_pages.configuration_page(stable_id=stable_id, params=request.GET)
         return page.configuration, {"configuration": page.configuration, "page": page}
 
@@ -139,7 +149,7 @@ def configuration_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/configuration_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Configuration.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Configuration.objects.all(), stable_id),
     )
 
 
@@ -149,7 +159,7 @@ def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
     protocols, their charts and timelines and whether independent measurements agree
     (records.identity_pages), each long list a page at a time (`?table=<key>&page=<n>`)."""
 
-    def context() -> tuple[m.Dataset, dict[str, object]]:
+    def context() -> tuple[Dataset, dict[str, object]]:
         page = identity_pages.task_page(stable_id=stable_id, params=request.GET)
         return page.dataset, {
             "dataset": page.dataset,
@@ -161,7 +171,7 @@ def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/dataset_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Dataset.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Dataset.objects.all(), stable_id),
     )
 
 
@@ -172,7 +182,7 @@ def model_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
     shows one task's every measurement (records.model_page). No correction form: corrections take
     no suggestions for models (corrections.selectors.MODELS)."""
 
-    def context() -> tuple[m.GenomicModel, dict[str, object]]:
+    def context() -> tuple[GenomicModel, dict[str, object]]:
         page = model_page.model_page(stable_id=stable_id, params=request.GET)
         return page.model, {"model": page.model, "page": page}
 
@@ -180,7 +190,7 @@ def model_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/model_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.GenomicModel.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(GenomicModel.objects.all(), stable_id),
         correctable=False,
     )
 
@@ -190,7 +200,7 @@ def work_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
     """A work's page: its versions (sources), the evaluations each reports and the models it
     introduced. No correction form: corrections take no suggestions for works."""
 
-    def context() -> tuple[m.Work, dict[str, object]]:
+    def context() -> tuple[Work, dict[str, object]]:
         page = identity_pages.work_page(stable_id=stable_id, params=request.GET)
         return page.work, {"work": page.work, "page": page}
 
@@ -198,14 +208,14 @@ def work_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/work_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Work.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Work.objects.all(), stable_id),
         correctable=False,
     )
 
 
 @require_safe
 def source_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
-    def context() -> tuple[m.Source, dict[str, object]]:
+    def context() -> tuple[Source, dict[str, object]]:
         page = identity_pages.source_page(stable_id=stable_id, params=request.GET)
         return page.source, {"source": page.source, "page": page}
 
@@ -213,21 +223,21 @@ def source_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
         request,
         template="records/source_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Source.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Source.objects.all(), stable_id),
     )
 
 
 @require_safe
 def decision_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
-    def context() -> tuple[m.Decision, dict[str, object]]:
-        decision = selectors.record_or_404(m.Decision.objects.prefetch_related("protocols"), stable_id)
+    def context() -> tuple[Decision, dict[str, object]]:
+        decision = selectors.record_or_404(Decision.objects.prefetch_related("protocols"), stable_id)
         return decision, {"decision": decision}
 
     return _record_page(
         request,
         template="records/decision_detail.html",
         context=context,
-        find=lambda: selectors.record_or_404(m.Decision.objects.all(), stable_id),
+        find=lambda: selectors.record_or_404(Decision.objects.all(), stable_id),
     )
 
 

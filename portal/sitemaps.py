@@ -3,7 +3,7 @@
 from django.contrib.sitemaps import Sitemap
 from django.urls import reverse
 
-from records import models as m
+from records.models import Configuration, Dataset, Decision, Evaluation, Protocol, Source
 
 
 class RecordSitemap(Sitemap):
@@ -32,10 +32,10 @@ class PagesSitemap(Sitemap):
 
 SITEMAPS = {
     "pages": PagesSitemap(),
-    "protocols": RecordSitemap(m.Protocol, 0.9),
-    "evaluations": RecordSitemap(m.Evaluation, 0.5),
-    "configurations": RecordSitemap(m.Configuration, 0.5),
-    "datasets": RecordSitemap(m.Dataset, 0.4),
-    "sources": RecordSitemap(m.Source, 0.4),
-    "decisions": RecordSitemap(m.Decision, 0.4),
+    "protocols": RecordSitemap(Protocol, 0.9),
+    "evaluations": RecordSitemap(Evaluation, 0.5),
+    "configurations": RecordSitemap(Configuration, 0.5),
+    "datasets": RecordSitemap(Dataset, 0.4),
+    "sources": RecordSitemap(Source, 0.4),
+    "decisions": RecordSitemap(Decision, 0.4),
 }

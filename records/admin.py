@@ -22,7 +22,20 @@ from records import (
     admin_review_table,
 )
 from records import admin_lists as lists
-from records import models as m
+from records.models import (
+    Area,
+    BaselineRole,
+    Configuration,
+    Context,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    Limitation,
+    Protocol,
+    Result,
+    Source,
+)
 from records.services import record_delete, record_save
 from reviews.admin import ReviewableAdminMixin
 
@@ -75,13 +88,13 @@ class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
 
 
 class LimitationInline(LabelledTabularInline):
-    model = m.Limitation
+    model = Limitation
     extra = 0
     ordering = ["position"]
 
 
 class BaselineRoleInline(admin.StackedInline):
-    model = m.BaselineRole
+    model = BaselineRole
     extra = 0
     autocomplete_fields = ["configuration"]
     readonly_fields = REVIEW_FIELDS
@@ -90,7 +103,7 @@ class BaselineRoleInline(admin.StackedInline):
 class ResultInline(admin.StackedInline):
     """Stacked, in three lines of related fields: as a table its twelve columns were 1,924 px wide."""
 
-    model = m.Result
+    model = Result
     extra = 0
     fieldsets = (
         (None, {"fields": (("stable_id", "value", "unit", "printed_value"),)}),
@@ -109,7 +122,7 @@ class ResultInline(admin.StackedInline):
 
 
 class TaskInline(LabelledTabularInline):
-    model = m.Dataset
+    model = Dataset
     fk_name = "suite"
     extra = 0
     fields = (
@@ -127,7 +140,7 @@ class TaskInline(LabelledTabularInline):
     verbose_name_plural = "tasks"
 
 
-@admin.register(m.Source)
+@admin.register(Source)
 class SourceAdmin(lists.SourceList, CatalogueAdmin):
     """A source is one version of a work (`work`): a duplicate of a catalogued source is a form error
     naming it (Source.clean, records.works.source_duplicates); another version goes in its work."""
@@ -148,25 +161,25 @@ class SourceAdmin(lists.SourceList, CatalogueAdmin):
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
 
-@admin.register(m.Area, m.Context)
+@admin.register(Area, Context)
 class VocabularyAdmin(lists.VocabularyList, CatalogueAdmin):
     search_fields = ("stable_id", "label")
 
 
-@admin.register(m.Dataset)
+@admin.register(Dataset)
 class DatasetAdmin(lists.DatasetList, CatalogueAdmin):
     search_fields = ("name", "stable_id", "task_key", "description")
     autocomplete_fields = ["suite", "source"]
     inlines = [TaskInline]
 
 
-@admin.register(m.Configuration)
+@admin.register(Configuration)
 class ConfigurationAdmin(lists.ConfigurationList, CatalogueAdmin):
     search_fields = ("name", "short_name", "stable_id", "family", "method", "model__name")
     autocomplete_fields = ["source", "model"]
 
 
-@admin.register(m.Protocol)
+@admin.register(Protocol)
 class ProtocolAdmin(lists.ProtocolList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("title", "stable_id", "summary", "metric_name")
     autocomplete_fields = ["source", "datasets"]
@@ -174,7 +187,7 @@ class ProtocolAdmin(lists.ProtocolList, ReviewableAdminMixin, CatalogueAdmin):
     inlines = [LimitationInline, BaselineRoleInline]
 
 
-@admin.register(m.Evaluation)
+@admin.register(Evaluation)
 class EvaluationAdmin(lists.EvaluationList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = (
         "title",
@@ -189,31 +202,31 @@ class EvaluationAdmin(lists.EvaluationList, ReviewableAdminMixin, CatalogueAdmin
     inlines = [ResultInline]
 
 
-@admin.register(m.Result)
+@admin.register(Result)
 class ResultAdmin(lists.ResultList, CatalogueAdmin):
     search_fields = ("stable_id", "evaluation__title", "printed_value", "value")
     autocomplete_fields = ["evaluation", "reference_configuration"]
 
 
-@admin.register(m.EvidenceRow)
+@admin.register(EvidenceRow)
 class EvidenceRowAdmin(lists.EvidenceRowList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("stable_id", "statement", "quote", "locator")
     autocomplete_fields = ["protocol", "evaluation", "source"]
 
 
-@admin.register(m.BaselineRole)
+@admin.register(BaselineRole)
 class BaselineRoleAdmin(lists.BaselineRoleList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("stable_id", "selection_rule", "protocol__title")
     autocomplete_fields = ["protocol", "configuration"]
 
 
-@admin.register(m.Limitation)
+@admin.register(Limitation)
 class LimitationAdmin(lists.LimitationList, CatalogueAdmin):
     search_fields = ("text", "protocol__title")
     autocomplete_fields = ["protocol"]
 
 
-@admin.register(m.Decision)
+@admin.register(Decision)
 class DecisionAdmin(lists.DecisionList, CatalogueAdmin):
     search_fields = ("title", "stable_id", "description")
     autocomplete_fields = ["protocols"]

@@ -26,9 +26,9 @@ from django.utils.html import format_html, format_html_join
 from common.admin import LabelledTabularInline, ReadOnlyAdminMixin
 from common.errors import DomainError
 from records import admin_lists as lists
-from records import models as m
 from records.admin import CatalogueAdmin
 from records.identity import may_curate_models, model_change_undo, model_changes_of, model_merge, model_split
+from records.models import Configuration, GenomicModel, ModelAlias, ModelChange, Source, TaskEquivalence, Work
 
 REASON_MAX_LENGTH = 5000
 
@@ -58,7 +58,7 @@ def _admin_link(record: models.Model, text: str | None = None) -> str:
 class VersionInline(ReadOnlyAdminMixin, LabelledTabularInline):
     """A work's versions (sources), each linked to its own page, where its `work` is edited."""
 
-    model = m.Source
+    model = Source
     fk_name = "work"
     extra = 0
     fields = ("title", "kind", "venue", "arxiv_id", "arxiv_version", "doi", "url", "commit", "stable_id")
@@ -68,7 +68,7 @@ class VersionInline(ReadOnlyAdminMixin, LabelledTabularInline):
     verbose_name_plural = "versions (sources)"
 
 
-@admin.register(m.Work)
+@admin.register(Work)
 class WorkAdmin(lists.WorkList, CatalogueAdmin):
     search_fields = ("title", "stable_id", "authors_short", "versions__doi", "versions__arxiv_id", "versions__url")
     inlines = [VersionInline]
@@ -78,7 +78,7 @@ class WorkAdmin(lists.WorkList, CatalogueAdmin):
 
 
 class ModelAliasInline(LabelledTabularInline):
-    model = m.ModelAlias
+    model = ModelAlias
     extra = 0
     fields = ("stable_id", "alias", "source", "locator")
     autocomplete_fields = ["source"]
@@ -98,30 +98,30 @@ class _NamedChoices(forms.ModelMultipleChoiceField):
 
 class MergeForm(forms.Form):
     into = _NamedChoice(
-        queryset=m.GenomicModel.objects.none(),
+        queryset=GenomicModel.objects.none(),
         label="Merge into",
         help_text="The model the selected ones are the same as: their configurations and aliases move to it.",
     )
     reason = _reason_field("Why they are one model (kept with the change and in every moved record's history).")
 
-    def __init__(self, *args: Any, merged: list[m.GenomicModel], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, merged: list[GenomicModel], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["into"]
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = (
-            m.GenomicModel.objects.filter(merged_into=None).exclude(pk__in=[x.pk for x in merged]).order_by("name")
+            GenomicModel.objects.filter(merged_into=None).exclude(pk__in=[x.pk for x in merged]).order_by("name")
         )
 
 
 class SplitForm(forms.Form):
     configurations = _NamedChoices(
-        queryset=m.Configuration.objects.none(),
+        queryset=Configuration.objects.none(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="The configurations that test the new model.",
     )
     aliases = _NamedChoices(
-        queryset=m.ModelAlias.objects.none(),
+        queryset=ModelAlias.objects.none(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="The printed names that name the new model (the others stay).",
@@ -132,7 +132,7 @@ class SplitForm(forms.Form):
     parameter_count = forms.IntegerField(min_value=1, required=False, help_text="Blank: the same as this model's.")
     reason = _reason_field("Why these are another model (kept with the change and in every moved record's history).")
 
-    def __init__(self, *args: Any, model: m.GenomicModel, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, model: GenomicModel, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for name, queryset in (
             ("configurations", model.configurations.order_by("name", "stable_id")),
@@ -143,7 +143,7 @@ class SplitForm(forms.Form):
             field.queryset = queryset
 
 
-@admin.register(m.GenomicModel)
+@admin.register(GenomicModel)
 class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
     search_fields = ("name", "stable_id", "family", "public_id", "aliases__alias")
     autocomplete_fields = ["introduced_in"]
@@ -156,7 +156,7 @@ class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
         return may_curate_models(request.user)
 
     @admin.display(description="configurations")
-    def configurations_listed(self, model: m.GenomicModel) -> str:
+    def configurations_listed(self, model: GenomicModel) -> str:
         if model.pk is None:
             return "-"
         links = format_html_join(
@@ -165,7 +165,7 @@ class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
         return format_html("<ul>{}</ul>", links) if links else "none"
 
     @admin.display(description="merges and splits")
-    def changes_listed(self, model: m.GenomicModel) -> str:
+    def changes_listed(self, model: GenomicModel) -> str:
         if model.pk is None:
             return "-"
         rows = (
@@ -194,7 +194,7 @@ class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
         extra = {"may_curate_models": may_curate_models(request.user), **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
-    def _model_or_404(self, request: HttpRequest, object_id: str) -> m.GenomicModel:
+    def _model_or_404(self, request: HttpRequest, object_id: str) -> GenomicModel:
         if not may_curate_models(request.user):
             raise PermissionDenied
         model = self.get_object(request, object_id)
@@ -205,13 +205,13 @@ class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
     # -- merge
 
     @admin.action(description="Merge into another model…", permissions=["curate"])
-    def merge_selected(self, request: HttpRequest, queryset: QuerySet[m.GenomicModel]) -> HttpResponse | None:
+    def merge_selected(self, request: HttpRequest, queryset: QuerySet[GenomicModel]) -> HttpResponse | None:
         return self._merge_page(request, list(queryset.order_by("name", "stable_id")), from_list=True)
 
     def merge_view(self, request: HttpRequest, object_id: str) -> HttpResponse | None:
         return self._merge_page(request, [self._model_or_404(request, object_id)], from_list=False)
 
-    def _merge_page(self, request: HttpRequest, merged: list[m.GenomicModel], *, from_list: bool) -> HttpResponse:
+    def _merge_page(self, request: HttpRequest, merged: list[GenomicModel], *, from_list: bool) -> HttpResponse:
         if not may_curate_models(request.user):
             raise PermissionDenied
         applying = request.method == "POST" and "apply" in request.POST
@@ -275,7 +275,7 @@ class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
         return TemplateResponse(request, "admin/records/genomicmodel/split.html", context)
 
 
-@admin.register(m.ModelAlias)
+@admin.register(ModelAlias)
 class ModelAliasAdmin(lists.ModelAliasList, CatalogueAdmin):
     search_fields = ("alias", "key", "stable_id", "model__name", "model__stable_id")
     autocomplete_fields = ["model", "source"]
@@ -285,7 +285,7 @@ class ModelAliasAdmin(lists.ModelAliasList, CatalogueAdmin):
 # -- task equivalences
 
 
-@admin.register(m.TaskEquivalence)
+@admin.register(TaskEquivalence)
 class TaskEquivalenceAdmin(lists.TaskEquivalenceList, CatalogueAdmin):
     search_fields = ("stable_id", "task__name", "same_as__name", "quote", "locator")
     fields = ("stable_id", "task", "same_as", "source", "locator", "quote")
@@ -299,7 +299,7 @@ class UndoForm(forms.Form):
     reason = _reason_field("Why the change was wrong (kept with the undo and in every moved record's history).")
 
 
-@admin.register(m.ModelChange)
+@admin.register(ModelChange)
 class ModelChangeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("created_at", "kind", "from_model", "to_model", "moved", "actor", "undone")
     list_filter = ("kind",)
@@ -321,11 +321,11 @@ class ModelChangeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return may_curate_models(request.user)
 
     @admin.display(description="moved")
-    def moved(self, change: m.ModelChange) -> str:
+    def moved(self, change: ModelChange) -> str:
         return f"{len(change.configurations)} configurations, {len(change.aliases)} aliases"
 
     @admin.display(description="undone", boolean=True)
-    def undone(self, change: m.ModelChange) -> bool:
+    def undone(self, change: ModelChange) -> bool:
         return hasattr(change, "undone_by")
 
     def get_urls(self) -> list[URLPattern]:
@@ -339,7 +339,7 @@ class ModelChangeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     @admin.action(description="Undo…", permissions=["undo"])
-    def undo_selected(self, request: HttpRequest, queryset: QuerySet[m.ModelChange]) -> HttpResponse | None:
+    def undo_selected(self, request: HttpRequest, queryset: QuerySet[ModelChange]) -> HttpResponse | None:
         chosen = list(queryset.values_list("pk", flat=True)[:2])
         if len(chosen) != 1:
             self.message_user(request, "Choose one change to undo at a time.", messages.ERROR)

@@ -19,7 +19,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from common.errors import DomainError
-from records import models as m
 from records.import_jobs import (
     import_document_read,
     import_job_confirm,
@@ -27,6 +26,7 @@ from records.import_jobs import (
     import_job_visible,
     may_import,
 )
+from records.models import ImportJob, ImportJobStatus
 
 REFRESH_SECONDS = 2
 #: The largest upload, as the request size limit for this page (portal.settings.REQUEST_BODY_LIMITS).
@@ -97,7 +97,7 @@ def conflict_rows(report: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
-@admin.register(m.ImportJob)
+@admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("__str__", "status", "progress_display", "record_count", "requested_by", "queued_at", "finished_at")
     list_filter = ("status", "dry_run", "outcome")
@@ -124,7 +124,7 @@ class ImportJobAdmin(admin.ModelAdmin):
         return False
 
     @admin.display(description="progress")
-    def progress_display(self, job: m.ImportJob) -> str:
+    def progress_display(self, job: ImportJob) -> str:
         return f"{job.progress_done} / {job.progress_total}"
 
     # -- the upload, the status page, the real import
@@ -176,7 +176,7 @@ class ImportJobAdmin(admin.ModelAdmin):
             "events": job.events.select_related("actor").order_by("id"),
             "real_imports": job.real_imports.order_by("-id"),
             "refresh_seconds": REFRESH_SECONDS if job.is_unfinished else None,
-            "may_confirm": job.dry_run and job.status == m.ImportJobStatus.SUCCEEDED,
+            "may_confirm": job.dry_run and job.status == ImportJobStatus.SUCCEEDED,
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/records/importjob/status.html", context)

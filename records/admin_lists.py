@@ -20,7 +20,22 @@ from django.db.models.functions import Cast, Coalesce
 from django.http import HttpRequest
 
 from common.admin import ChangedColumn, ValuesListFilter, clamped
-from records import models as m
+from records.models import (
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    GenomicModel,
+    Limitation,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    TaskEquivalence,
+    Work,
+)
 from records.values import display
 from reviews.admin_lists import ReviewStateColumn, review_state_cell
 
@@ -36,7 +51,7 @@ def _named(record: Any, attribute: str = "name") -> str:
     return "" if record is None else str(getattr(record, attribute))
 
 
-def _value_text(result: m.Result) -> str:
+def _value_text(result: Result) -> str:
     return f"{display(result.value)} {result.unit}"
 
 
@@ -72,19 +87,19 @@ class SourceList(ListColumns):
     list_select_related = ("work",)  # nullable: Django's automatic select_related leaves it out
 
     @admin.display(description="source", ordering="title")
-    def source_title(self, source: m.Source) -> str | None:
+    def source_title(self, source: Source) -> str | None:
         return clamped(source.title, full=f"{source.title} ({source.stable_id})")
 
     @admin.display(description="authors", ordering="authors_short")
-    def authors(self, source: m.Source) -> str | None:
+    def authors(self, source: Source) -> str | None:
         return clamped(source.authors_short)
 
     @admin.display(description="venue", ordering="venue")
-    def venue_name(self, source: m.Source) -> str | None:
+    def venue_name(self, source: Source) -> str | None:
         return clamped(source.venue)
 
     @admin.display(description="work", ordering="work__title")
-    def work_title(self, source: m.Source) -> str | None:
+    def work_title(self, source: Source) -> str | None:
         return clamped(_named(source.work, "title"))
 
 
@@ -100,15 +115,15 @@ class DatasetList(ListColumns):
     list_select_related = ("suite",)  # nullable: Django's automatic select_related leaves it out
 
     @admin.display(description="dataset or task", ordering="name")
-    def dataset_name(self, dataset: m.Dataset) -> str | None:
+    def dataset_name(self, dataset: Dataset) -> str | None:
         return clamped(dataset.name, full=f"{dataset.name} ({dataset.stable_id})")
 
     @admin.display(description="suite", ordering="suite__name")
-    def suite_name(self, dataset: m.Dataset) -> str | None:
+    def suite_name(self, dataset: Dataset) -> str | None:
         return clamped(_named(dataset.suite))
 
     @admin.display(description="train / test", ordering="train_size")
-    def sizes(self, dataset: m.Dataset) -> str | None:
+    def sizes(self, dataset: Dataset) -> str | None:
         if dataset.train_size is None and dataset.test_size is None:
             return None
         return " / ".join(_parameters(size) or "-" for size in (dataset.train_size, dataset.test_size))
@@ -121,19 +136,19 @@ class ConfigurationList(ListColumns):
     list_select_related = ("model",)
 
     @admin.display(description="configuration", ordering="name")
-    def tested_name(self, configuration: m.Configuration) -> str | None:
+    def tested_name(self, configuration: Configuration) -> str | None:
         return clamped(configuration.name, full=f"{configuration.name} ({configuration.stable_id})")
 
     @admin.display(description="model", ordering="model__name")
-    def model_name(self, configuration: m.Configuration) -> str | None:
+    def model_name(self, configuration: Configuration) -> str | None:
         return clamped(_named(configuration.model))
 
     @admin.display(description="method", ordering="method")
-    def method_name(self, configuration: m.Configuration) -> str | None:
+    def method_name(self, configuration: Configuration) -> str | None:
         return clamped(configuration.method)
 
     @admin.display(description="parameters", ordering="parameter_count")
-    def parameters(self, configuration: m.Configuration) -> str | None:
+    def parameters(self, configuration: Configuration) -> str | None:
         return _parameters(configuration.parameter_count) or None
 
 
@@ -142,16 +157,16 @@ class ProtocolList(ReviewStateColumn, ListColumns):
     list_display_links = ("title_of_protocol",)
     list_filter = ("review_state", "metric_direction", "areas", "contexts")
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[m.Protocol]:
-        evaluations = _count(m.Evaluation.objects.all(), "protocol")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Protocol]:
+        evaluations = _count(Evaluation.objects.all(), "protocol")
         return super().get_queryset(request).annotate(evaluation_total=evaluations)  # type: ignore[misc]
 
     @admin.display(description="protocol", ordering="title")
-    def title_of_protocol(self, protocol: m.Protocol) -> str | None:
+    def title_of_protocol(self, protocol: Protocol) -> str | None:
         return clamped(protocol.title, full=f"{protocol.title} ({protocol.stable_id})")
 
     @admin.display(description="metric", ordering="metric_name")
-    def metric(self, protocol: m.Protocol) -> str | None:
+    def metric(self, protocol: Protocol) -> str | None:
         unit = (
             f" ({protocol.metric_unit})"
             if protocol.metric_unit and protocol.metric_unit != protocol.metric_name
@@ -161,7 +176,7 @@ class ProtocolList(ReviewStateColumn, ListColumns):
         return clamped(f"{protocol.metric_name}{unit}{direction}")
 
     @admin.display(description="evaluations", ordering="evaluation_total")
-    def evaluation_count(self, protocol: m.Protocol) -> int:
+    def evaluation_count(self, protocol: Protocol) -> int:
         return protocol.evaluation_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
@@ -185,20 +200,20 @@ class EvaluationList(ReviewStateColumn, ListColumns):
     )
     list_select_related = ("protocol", "configuration", "dataset")
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[m.Evaluation]:
-        results = Prefetch("results", queryset=m.Result.objects.only("evaluation_id", "stable_id", "value", "unit"))
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Evaluation]:
+        results = Prefetch("results", queryset=Result.objects.only("evaluation_id", "stable_id", "value", "unit"))
         return super().get_queryset(request).prefetch_related(results)  # type: ignore[misc]
 
     @admin.display(description="evaluation", ordering="title")
-    def evaluation_title(self, evaluation: m.Evaluation) -> str | None:
+    def evaluation_title(self, evaluation: Evaluation) -> str | None:
         return clamped(evaluation.title, full=f"{evaluation.title} ({evaluation.stable_id})")
 
     @admin.display(description="task or dataset", ordering="dataset__name")
-    def task_name(self, evaluation: m.Evaluation) -> str | None:
+    def task_name(self, evaluation: Evaluation) -> str | None:
         return clamped(_named(evaluation.dataset))
 
     @admin.display(description="value")
-    def value_text(self, evaluation: m.Evaluation) -> str | None:
+    def value_text(self, evaluation: Evaluation) -> str | None:
         """The first result's value and unit, and how many more the evaluation has."""
         results = list(evaluation.results.all())  # in stable id order (Result's ordering)
         if not results:
@@ -221,27 +236,27 @@ class ResultList(ListColumns):
     list_select_related = ("evaluation", "reference_configuration")
 
     @admin.display(description="result of", ordering="evaluation__title")
-    def result_of(self, result: m.Result) -> str | None:
+    def result_of(self, result: Result) -> str | None:
         return clamped(result.evaluation.title, full=f"{result.evaluation.title} ({result.stable_id})")
 
     @admin.display(description="value", ordering=Cast("value", FloatField()))
-    def value_text(self, result: m.Result) -> str | None:
+    def value_text(self, result: Result) -> str | None:
         """Sorted as a number (the value is stored as its exact text, where "10" sorts before "9")."""
         return clamped(_value_text(result))
 
     @admin.display(description="printed", ordering="printed_value")
-    def printed(self, result: m.Result) -> str | None:
+    def printed(self, result: Result) -> str | None:
         return clamped(result.printed_value)
 
     @admin.display(description="relation", ordering="relation")
-    def relation_text(self, result: m.Result) -> str | None:
+    def relation_text(self, result: Result) -> str | None:
         reference = result.reference_configuration
         if reference is None:
             return result.get_relation_display()
         return clamped(f"{result.get_relation_display()} to {reference.short_name or reference.name}")
 
     @admin.display(description="review state", ordering="evaluation__review_state")
-    def review(self, result: m.Result) -> str | None:
+    def review(self, result: Result) -> str | None:
         """The evaluation's: a result is reviewed with it."""
         return review_state_cell(result.evaluation.review_state)
 
@@ -253,7 +268,7 @@ class EvidenceRowList(ReviewStateColumn, ListColumns):
     list_select_related = ("protocol",)
 
     @admin.display(description="statement", ordering="statement")
-    def statement_text(self, row: m.EvidenceRow) -> str | None:
+    def statement_text(self, row: EvidenceRow) -> str | None:
         return clamped(row.statement, full=f"{row.statement} ({row.stable_id})")
 
 
@@ -264,7 +279,7 @@ class BaselineRoleList(ReviewStateColumn, ListColumns):
     list_select_related = ("protocol", "configuration")
 
     @admin.display(description="baseline role", ordering="kind")
-    def role(self, baseline: m.BaselineRole) -> str | None:
+    def role(self, baseline: BaselineRole) -> str | None:
         text = f"{baseline.get_kind_display()}: {baseline.selection_rule}"
         return clamped(text, full=f"{text} ({baseline.stable_id})")
 
@@ -276,7 +291,7 @@ class LimitationList(ListColumns):
     list_select_related = ("protocol",)
 
     @admin.display(description="limitation", ordering="text")
-    def limitation_text(self, limitation: m.Limitation) -> str | None:
+    def limitation_text(self, limitation: Limitation) -> str | None:
         return clamped(limitation.text)
 
 
@@ -284,16 +299,16 @@ class DecisionList(ListColumns):
     list_display = ("decision_title", "protocol_count", "changed")
     list_display_links = ("decision_title",)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[m.Decision]:
-        protocols = _count(m.Decision.protocols.through.objects.all(), "decision")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Decision]:
+        protocols = _count(Decision.protocols.through.objects.all(), "decision")
         return super().get_queryset(request).annotate(protocol_total=protocols)  # type: ignore[misc]
 
     @admin.display(description="decision", ordering="title")
-    def decision_title(self, decision: m.Decision) -> str | None:
+    def decision_title(self, decision: Decision) -> str | None:
         return clamped(decision.title, full=f"{decision.title} ({decision.stable_id})")
 
     @admin.display(description="protocols", ordering="protocol_total")
-    def protocol_count(self, decision: m.Decision) -> int:
+    def protocol_count(self, decision: Decision) -> int:
         return decision.protocol_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
@@ -304,20 +319,20 @@ class WorkList(ListColumns):
     list_display = ("work_title", "authors", "version_count", "changed")
     list_display_links = ("work_title",)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[m.Work]:
-        versions = _count(m.Source.objects.all(), "work")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Work]:
+        versions = _count(Source.objects.all(), "work")
         return super().get_queryset(request).annotate(version_total=versions)  # type: ignore[misc]
 
     @admin.display(description="work", ordering="title")
-    def work_title(self, work: m.Work) -> str | None:
+    def work_title(self, work: Work) -> str | None:
         return clamped(work.title, full=f"{work.title} ({work.stable_id})")
 
     @admin.display(description="authors", ordering="authors_short")
-    def authors(self, work: m.Work) -> str | None:
+    def authors(self, work: Work) -> str | None:
         return clamped(work.authors_short)
 
     @admin.display(description="versions", ordering="version_total")
-    def version_count(self, work: m.Work) -> int:
+    def version_count(self, work: Work) -> int:
         return work.version_total  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
@@ -328,15 +343,15 @@ class GenomicModelList(ListColumns):
     list_select_related = ("merged_into",)
 
     @admin.display(description="model", ordering="name")
-    def model_name(self, model: m.GenomicModel) -> str | None:
+    def model_name(self, model: GenomicModel) -> str | None:
         return clamped(model.name, full=f"{model.name} ({model.stable_id})")
 
     @admin.display(description="parameters", ordering="parameter_count")
-    def parameters(self, model: m.GenomicModel) -> str | None:
+    def parameters(self, model: GenomicModel) -> str | None:
         return _parameters(model.parameter_count) or None
 
     @admin.display(description="merged into", ordering="merged_into__name")
-    def merged_into_name(self, model: m.GenomicModel) -> str | None:
+    def merged_into_name(self, model: GenomicModel) -> str | None:
         return clamped(_named(model.merged_into))
 
 
@@ -346,19 +361,19 @@ class ModelAliasList(ListColumns):
     list_select_related = ("model", "source")
 
     @admin.display(description="alias", ordering="alias")
-    def alias_text(self, alias: m.ModelAlias) -> str | None:
+    def alias_text(self, alias: ModelAlias) -> str | None:
         return clamped(alias.alias, full=f"{alias.alias} ({alias.stable_id})")
 
     @admin.display(description="model", ordering="model__name")
-    def model_name(self, alias: m.ModelAlias) -> str | None:
+    def model_name(self, alias: ModelAlias) -> str | None:
         return clamped(_named(alias.model))
 
     @admin.display(description="printed in", ordering="source__title")
-    def source_title(self, alias: m.ModelAlias) -> str | None:
+    def source_title(self, alias: ModelAlias) -> str | None:
         return clamped(_named(alias.source, "title"))
 
     @admin.display(description="where", ordering="locator")
-    def locator_text(self, alias: m.ModelAlias) -> str | None:
+    def locator_text(self, alias: ModelAlias) -> str | None:
         return clamped(alias.locator)
 
 
@@ -368,17 +383,17 @@ class TaskEquivalenceList(ListColumns):
     list_select_related = ("task", "same_as", "source")
 
     @admin.display(description="task", ordering="task__name")
-    def task_name(self, equivalence: m.TaskEquivalence) -> str | None:
+    def task_name(self, equivalence: TaskEquivalence) -> str | None:
         return clamped(equivalence.task.name, full=f"{equivalence.task.name} ({equivalence.stable_id})")
 
     @admin.display(description="same data as", ordering="same_as__name")
-    def same_as_name(self, equivalence: m.TaskEquivalence) -> str | None:
+    def same_as_name(self, equivalence: TaskEquivalence) -> str | None:
         return clamped(equivalence.same_as.name)
 
     @admin.display(description="said by", ordering="source__title")
-    def source_title(self, equivalence: m.TaskEquivalence) -> str | None:
+    def source_title(self, equivalence: TaskEquivalence) -> str | None:
         return clamped(equivalence.source.title)
 
     @admin.display(description="where", ordering="locator")
-    def locator_text(self, equivalence: m.TaskEquivalence) -> str | None:
+    def locator_text(self, equivalence: TaskEquivalence) -> str | None:
         return clamped(equivalence.locator)

@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from records import models as m
+from records.models import Evaluation, Protocol, Result, Source
 from records.page_lists import listed
 from reviews.admin import REASON_MAX_LENGTH, report_outcome
 from reviews.models import ReviewState
@@ -84,27 +84,27 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
     """The page (GET) and its submission (POST, then back to the same page with what was done)."""
     if not any(request.user.has_perm(spec.permission) for spec in TRANSITIONS.values()):
         raise PermissionDenied
-    source = get_object_or_404(m.Source, pk=object_id)
+    source = get_object_or_404(Source, pk=object_id)
     state = _state_of(request)
     protocol = request.GET.get("protocol", "")[:150]
     evaluations = (
-        m.Evaluation.objects.filter(source=source, review_state=state)
+        Evaluation.objects.filter(source=source, review_state=state)
         .select_related("protocol", "dataset", "configuration", "last_edited_by")
-        .prefetch_related(Prefetch("results", queryset=m.Result.objects.order_by("stable_id")))
+        .prefetch_related(Prefetch("results", queryset=Result.objects.order_by("stable_id")))
         .order_by("protocol__title", "dataset__position", "dataset__name", "configuration__name", "stable_id")
     )
     if protocol:
         evaluations = evaluations.filter(protocol__stable_id=protocol)
-    source_rows = list(m.Evaluation.objects.filter(source=source).order_by("pk").values_list("pk", flat=True))
+    source_rows = list(Evaluation.objects.filter(source=source).order_by("pk").values_list("pk", flat=True))
     form = ReviewTableForm(request.POST or None, state=state, source_rows=source_rows)
     if request.method == "POST":
         if form.is_valid():
-            chosen = list(m.Evaluation.objects.filter(source=source, pk__in=form.chosen()).order_by("pk"))
+            chosen = list(Evaluation.objects.filter(source=source, pk__in=form.chosen()).order_by("pk"))
             _act(model_admin, request, form.cleaned_data, chosen, state=state)
             return HttpResponseRedirect(request.get_full_path())
         messages.error(request, "Nothing changed: " + " ".join(_form_errors(form)))
     shown = listed(evaluations, key="rows", params=request.GET, per_page=ROWS_PER_PAGE)
-    rows: list[m.Evaluation] = list(shown.items)
+    rows: list[Evaluation] = list(shown.items)
     form.initial = {"shown": [row.pk for row in rows]}
     if request.method == "POST":  # redisplayed with its errors: the rows shown now
         form.data = form.data.copy()
@@ -123,7 +123,7 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
             }
         )
     protocols = (
-        m.Protocol.objects.filter(evaluations__source=source, evaluations__review_state=state)
+        Protocol.objects.filter(evaluations__source=source, evaluations__review_state=state)
         .distinct()
         .order_by("title")
     )
@@ -142,13 +142,13 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
         "actions": ACTIONS,
         "claim_minutes": settings.REVIEW_CLAIM_MINUTES,
         "source_url": reverse("admin:records_source_change", args=[source.pk]),
-        "opts": m.Source._meta,
+        "opts": Source._meta,
     }
     return render(request, "admin/records/review_table.html", context)
 
 
 def _act(
-    model_admin: admin.ModelAdmin, request: HttpRequest, data: dict[str, Any], chosen: list[m.Evaluation], *, state: str
+    model_admin: admin.ModelAdmin, request: HttpRequest, data: dict[str, Any], chosen: list[Evaluation], *, state: str
 ) -> None:
     action = data["action"]
     if action == "apply":

@@ -35,7 +35,18 @@ from decimal import Decimal
 
 from django.db.models import Prefetch, QuerySet
 
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Direction,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    Protocol,
+    Relation,
+    Result,
+    TaskEquivalence,
+)
 from records.works import title_key
 from reviews.models import EXCLUDED_STATES, ReviewState
 
@@ -88,8 +99,8 @@ def _half_unit(value: Decimal) -> Decimal:
 class Printing:
     """One row (evaluation and its absolute result) that prints a measurement."""
 
-    evaluation: m.Evaluation
-    result: m.Result
+    evaluation: Evaluation
+    result: Result
     value: Decimal  # on the common scale
     spread: Decimal | None  # the ± figure on the common scale (half the interval for bounds)
     precision: int  # the exponent of the last printed digit on the common scale (lower: more precise)
@@ -154,8 +165,8 @@ class Measurement:
 class Agreement:
     """Whether the measurements of one subject (a model, or a configuration naming none) on one task family and metric agree."""
 
-    subject: m.GenomicModel | m.Configuration
-    task: m.Dataset  # the family's task first seen (the page's own, on a task page)
+    subject: GenomicModel | Configuration
+    task: Dataset  # the family's task first seen (the page's own, on a task page)
     metric: str
     measurements: list[Measurement]
     verdict: str = ""
@@ -166,7 +177,7 @@ class Agreement:
 
     @property
     def subject_is_model(self) -> bool:
-        return isinstance(self.subject, m.GenomicModel)
+        return isinstance(self.subject, GenomicModel)
 
 
 def task_families(task_ids: Iterable[int] | None = None) -> dict[int, int]:
@@ -180,7 +191,7 @@ def task_families(task_ids: Iterable[int] | None = None) -> dict[int, int]:
             x = parent[x]
         return x
 
-    for a, b in m.TaskEquivalence.objects.values_list("task_id", "same_as_id"):
+    for a, b in TaskEquivalence.objects.values_list("task_id", "same_as_id"):
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
@@ -196,10 +207,10 @@ def family_of(task_id: int) -> set[int]:
     return {task for task, r in families.items() if r == root}
 
 
-def evidence_queryset() -> QuerySet[m.Evaluation]:
+def evidence_queryset() -> QuerySet[Evaluation]:
     """Evaluations with everything the rules read, in a fixed number of queries."""
     return (
-        m.Evaluation.objects.exclude(different_measurement__gt="")
+        Evaluation.objects.exclude(different_measurement__gt="")
         .select_related(
             "protocol",
             "dataset",
@@ -209,27 +220,27 @@ def evidence_queryset() -> QuerySet[m.Evaluation]:
             "repeats",
         )
         .prefetch_related(
-            Prefetch("results", queryset=m.Result.objects.filter(relation=m.Relation.ABSOLUTE).order_by("stable_id"))
+            Prefetch("results", queryset=Result.objects.filter(relation=Relation.ABSOLUTE).order_by("stable_id"))
         )
         .order_by("id")
     )
 
 
-def evaluations_for_task(task: m.Dataset) -> tuple[list[m.Evaluation], set[int]]:
+def evaluations_for_task(task: Dataset) -> tuple[list[Evaluation], set[int]]:
     family = family_of(task.pk)
     return list(evidence_queryset().filter(dataset_id__in=family)), family
 
 
-def evaluations_for_model(model: m.GenomicModel) -> list[m.Evaluation]:
+def evaluations_for_model(model: GenomicModel) -> list[Evaluation]:
     return list(evidence_queryset().filter(configuration__model=model))
 
 
-def _subject_key(evaluation: m.Evaluation) -> tuple[str, int]:
+def _subject_key(evaluation: Evaluation) -> tuple[str, int]:
     configuration = evaluation.configuration
     return ("model", configuration.model_id) if configuration.model_id else ("configuration", configuration.pk)
 
 
-def _origin(evaluation: m.Evaluation) -> tuple:
+def _origin(evaluation: Evaluation) -> tuple:
     """What makes two printings one measurement, besides subject, task family and metric."""
     if evaluation.repeats_id:
         return ("evaluation", evaluation.repeats_id)
@@ -244,7 +255,7 @@ def _origin(evaluation: m.Evaluation) -> tuple:
     return ("work", source.work_id) if source.work_id else ("source", source.pk)
 
 
-def measurements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -> dict[tuple, Measurement]:
+def measurements(evaluations: Sequence[Evaluation], families: dict[int, int]) -> dict[tuple, Measurement]:
     """(subject, family, metric, origin) -> the measurement its printings make."""
     repeated = {e.repeats_id for e in evaluations if e.repeats_id}
     found: dict[tuple, Measurement] = {}
@@ -255,7 +266,7 @@ def measurements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) 
         # an original that others repeat is keyed as its repeats key it
         origin = ("evaluation", evaluation.pk) if evaluation.pk in repeated else _origin(evaluation)
         for result in evaluation.results.all():
-            if result.relation != m.Relation.ABSOLUTE:
+            if result.relation != Relation.ABSOLUTE:
                 continue
             factor = scale_of(result.unit)
             spread = _spread(result)
@@ -271,7 +282,7 @@ def measurements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) 
     return found
 
 
-def _spread(result: m.Result) -> Decimal | None:
+def _spread(result: Result) -> Decimal | None:
     if result.uncertainty_value is not None:
         return result.uncertainty_value
     if result.lower_bound is not None and result.upper_bound is not None:
@@ -295,13 +306,13 @@ def _within(a: Measurement, b: Measurement) -> bool:
 def verdict(found: Sequence[Measurement]) -> str:
     if len(found) <= 1:
         return Verdict.SINGLE
-    if all(x.measured_by == m.MeasuredBy.AUTHORS for x in found):
+    if all(x.measured_by == MeasuredBy.AUTHORS for x in found):
         return Verdict.SELF_REPORTED
     pairs = ((a, b) for i, a in enumerate(found) for b in found[i + 1 :])
     return Verdict.CONSISTENT if all(_within(a, b) for a, b in pairs) else Verdict.CONFLICTING
 
 
-def agreements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -> list[Agreement]:
+def agreements(evaluations: Sequence[Evaluation], families: dict[int, int]) -> list[Agreement]:
     """Every subject x task family x metric with its measurements and verdict, most measurements first."""
     grouped: dict[tuple, list[Measurement]] = defaultdict(list)
     for key, measurement in measurements(evaluations, families).items():
@@ -311,7 +322,7 @@ def agreements(evaluations: Sequence[m.Evaluation], families: dict[int, int]) ->
         found.sort(key=lambda x: (x.is_excluded, -x.value, x.shown.evaluation.stable_id))
         evaluation = found[0].shown.evaluation
         configuration = evaluation.configuration
-        subject: m.GenomicModel | m.Configuration = configuration.model or configuration
+        subject: GenomicModel | Configuration = configuration.model or configuration
         result.append(
             Agreement(
                 subject=subject, task=evaluation.dataset, metric=metric, measurements=found, verdict=verdict(found)
@@ -337,7 +348,7 @@ class TaskTable:
     metric: str
     unit: str
     direction: str
-    protocols: list[m.Protocol]
+    protocols: list[Protocol]
     rows: list[RankedRow]
 
     @property
@@ -345,7 +356,7 @@ class TaskTable:
         return any(row.tied_with_best for row in self.rows)
 
 
-def task_tables(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -> list[TaskTable]:
+def task_tables(evaluations: Sequence[Evaluation], families: dict[int, int]) -> list[TaskTable]:
     """The task page's tables: per (metric, unit), the compared measurements ranked, copies counted once."""
     compared = [
         e
@@ -354,7 +365,7 @@ def task_tables(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -
         and not e.different_measurement
         and not (e.repeats is not None and e.repeats.review_state != ReviewState.PROPOSED)
     ]
-    by_table: dict[tuple[str, str], list[m.Evaluation]] = defaultdict(list)
+    by_table: dict[tuple[str, str], list[Evaluation]] = defaultdict(list)
     for evaluation in evaluations:  # every table, even one with no compared row yet
         for result in evaluation.results.all():
             by_table.setdefault((evaluation.protocol.metric_short_name, result.unit), [])
@@ -368,7 +379,7 @@ def task_tables(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -
             {e.protocol.pk: e.protocol for e in evaluations if e.protocol.metric_short_name == metric}.values(),
             key=lambda p: p.title,
         )
-        direction = protocols[0].metric_direction if protocols else m.Direction.NONE
+        direction = protocols[0].metric_direction if protocols else Direction.NONE
         found = [x for x in measurements(members, families).values() if x.shown.result.unit == unit]
         tables.append(
             TaskTable(metric=metric, unit=unit, direction=direction, protocols=protocols, rows=rank(found, direction))
@@ -379,8 +390,8 @@ def task_tables(evaluations: Sequence[m.Evaluation], families: dict[int, int]) -
 def rank(found: Sequence[Measurement], direction: str) -> list[RankedRow]:
     """Best first; rank and best marks where at least two compare and the metric has a direction;
     rows the best's own spread reaches are tied with it."""
-    lower = direction == m.Direction.LOWER
-    ranked = direction != m.Direction.NONE
+    lower = direction == Direction.LOWER
+    ranked = direction != Direction.NONE
     rows = [RankedRow(measurement=x) for x in found]
     rows.sort(
         key=lambda r: (
@@ -404,7 +415,7 @@ def rank(found: Sequence[Measurement], direction: str) -> list[RankedRow]:
     return rows
 
 
-def tied_within_spread(*, best: m.Result, runner_up: m.Result) -> bool:
+def tied_within_spread(*, best: Result, runner_up: Result) -> bool:
     """Whether the runner-up's value lies within the best result's stated spread (same unit)."""
     spread = _spread(best)
     return spread is not None and abs(best.value - runner_up.value) <= spread

@@ -28,7 +28,6 @@ from common.api import (
     query_boolean,
     query_boolean_description,
 )
-from records import models as m
 from records.api_imports import BACKGROUND_PARAMETER, ImportJobStatusSerializer, background_answer, refused_boolean
 from records.api_rows import list_page, list_rows, newest_update
 from records.filters import (
@@ -42,6 +41,17 @@ from records.filters import (
 )
 from records.import_jobs import IMPORT_PERMISSIONS
 from records.imports import ImportConflict, ImportInvalid, ImportStale, records_import
+from records.models import (
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    Protocol,
+    Result,
+    Source,
+)
 from records.seed import seed_document
 from records.serializers import (
     BaselineRoleSerializer,
@@ -154,7 +164,7 @@ class SourceViewSet(CatalogueViewSet):
     or arXiv id. Read by anyone; curators create and update."""
 
     lookup_url_kwarg = "source_id"  # the path names the id as the field does
-    queryset = m.Source.objects.all()
+    queryset = Source.objects.all()
     lean_list = True
     serializer_class = SourceSerializer
     filterset_fields = ["kind", "venue"]
@@ -166,7 +176,7 @@ class DatasetViewSet(CatalogueViewSet):
     Read by anyone; curators create and update."""
 
     lookup_url_kwarg = "dataset_id"  # the path names the id as the field does
-    queryset = m.Dataset.objects.select_related("suite", "source").prefetch_related("tasks")
+    queryset = Dataset.objects.select_related("suite", "source").prefetch_related("tasks")
     serializer_class = DatasetSerializer
     filterset_class = DatasetFilter
     ordering_fields = CatalogueViewSet.ordering_fields + ["name", "position"]
@@ -177,7 +187,7 @@ class ConfigurationViewSet(CatalogueViewSet):
     """Configurations: a model (or method) as it was tested. Read by anyone; curators create and update."""
 
     lookup_url_kwarg = "configuration_id"  # the path names the id as the field does
-    queryset = m.Configuration.objects.select_related("source", "model")
+    queryset = Configuration.objects.select_related("source", "model")
     lean_list = True
     serializer_class = ConfigurationSerializer
     filterset_class = ConfigurationFilter
@@ -189,12 +199,12 @@ class ProtocolViewSet(ReviewActionsMixin, CatalogueViewSet):
     their review state. Read by anyone; curators create, update and review."""
 
     lookup_url_kwarg = "protocol_id"  # the path names the id as the field does
-    queryset = m.Protocol.objects.select_related("source").prefetch_related(
+    queryset = Protocol.objects.select_related("source").prefetch_related(
         "datasets",
         "areas",
         "contexts",
         "limitations",
-        Prefetch("baseline_roles", queryset=m.BaselineRole.objects.select_related("protocol", "configuration")),
+        Prefetch("baseline_roles", queryset=BaselineRole.objects.select_related("protocol", "configuration")),
     )
     serializer_class = ProtocolSerializer
     filterset_class = ProtocolFilter
@@ -208,10 +218,10 @@ class EvaluationViewSet(ReviewActionsMixin, CatalogueViewSet):
     update and review."""
 
     lookup_url_kwarg = "evaluation_id"  # the path names the id as the field does
-    queryset = m.Evaluation.objects.select_related(
+    queryset = Evaluation.objects.select_related(
         "protocol", "configuration", "dataset", "source", "concern_source", "repeats"
     ).prefetch_related(
-        Prefetch("results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id"))
+        Prefetch("results", queryset=Result.objects.select_related("reference_configuration").order_by("stable_id"))
     )
     serializer_class = EvaluationSerializer
     filterset_class = EvaluationFilter
@@ -225,9 +235,9 @@ class ResultViewSet(CatalogueViewSet):
     curators create and update."""
 
     lookup_url_kwarg = "result_id"  # the path names the id as the field does
-    queryset = m.Result.objects.select_related(
-        "evaluation", "evaluation__protocol", "reference_configuration"
-    ).annotate(value_number=Cast("value", FloatField()))
+    queryset = Result.objects.select_related("evaluation", "evaluation__protocol", "reference_configuration").annotate(
+        value_number=Cast("value", FloatField())
+    )
     serializer_class = ResultSerializer
     filterset_class = ResultFilter
     filter_backends = [filters.DjangoFilterBackend, ValueOrderingFilter]
@@ -241,7 +251,7 @@ class EvidenceRowViewSet(ReviewActionsMixin, CatalogueViewSet):
     create, update and review."""
 
     lookup_url_kwarg = "evidence_id"  # the path names the id as the field does
-    queryset = m.EvidenceRow.objects.select_related("protocol", "evaluation", "source")
+    queryset = EvidenceRow.objects.select_related("protocol", "evaluation", "source")
     serializer_class = EvidenceRowSerializer
     lean_list = True
     filterset_class = EvidenceRowFilter
@@ -252,7 +262,7 @@ class BaselineRoleViewSet(ReviewActionsMixin, CatalogueViewSet):
     Read by anyone; curators create, update and review."""
 
     lookup_url_kwarg = "baseline_role_id"  # the path names the id as the field does
-    queryset = m.BaselineRole.objects.select_related("protocol", "configuration")
+    queryset = BaselineRole.objects.select_related("protocol", "configuration")
     serializer_class = BaselineRoleSerializer
     lean_list = True
     filterset_class = BaselineRoleFilter
@@ -263,7 +273,7 @@ class DecisionViewSet(CatalogueViewSet):
     Read by anyone; curators create and update."""
 
     lookup_url_kwarg = "decision_id"  # the path names the id as the field does
-    queryset = m.Decision.objects.prefetch_related("protocols")
+    queryset = Decision.objects.prefetch_related("protocols")
     serializer_class = DecisionSerializer
     ordering_fields = CatalogueViewSet.ordering_fields + ["title"]
 

@@ -17,7 +17,6 @@ from rest_framework.response import Response
 
 from common.api import ConditionalGetMixin, KnownParametersMixin, StableCursorPagination
 from records import agreement
-from records import models as m
 from records.api import CatalogueReadViewSet
 from records.api_rows import newest_update
 from records.filters import (
@@ -25,6 +24,17 @@ from records.filters import (
     GenomicModelFilter,
     TaskEquivalenceFilter,
     WorkFilter,
+)
+from records.models import (
+    Configuration,
+    Evaluation,
+    GenomicModel,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    TaskEquivalence,
+    Work,
 )
 from records.serializers_identity import (
     AgreementSerializer,
@@ -43,9 +53,9 @@ class GenomicModelViewSet(CatalogueReadViewSet):
 
     lookup_url_kwarg = "model_id"  # the path names the id as the field does
 
-    queryset = m.GenomicModel.objects.select_related("introduced_in", "merged_into").prefetch_related(
-        Prefetch("aliases", queryset=m.ModelAlias.objects.select_related("source").order_by("alias", "id")),
-        Prefetch("configurations", queryset=m.Configuration.objects.order_by("stable_id")),
+    queryset = GenomicModel.objects.select_related("introduced_in", "merged_into").prefetch_related(
+        Prefetch("aliases", queryset=ModelAlias.objects.select_related("source").order_by("alias", "id")),
+        Prefetch("configurations", queryset=Configuration.objects.order_by("stable_id")),
     )
     serializer_class = GenomicModelSerializer
     filterset_class = GenomicModelFilter
@@ -58,8 +68,8 @@ class WorkViewSet(CatalogueReadViewSet):
 
     lookup_url_kwarg = "work_id"  # the path names the id as the field does
 
-    queryset = m.Work.objects.prefetch_related(
-        Prefetch("versions", queryset=m.Source.objects.order_by("published_date", "stable_id"))
+    queryset = Work.objects.prefetch_related(
+        Prefetch("versions", queryset=Source.objects.order_by("published_date", "stable_id"))
     )
     serializer_class = WorkSerializer
     filterset_class = WorkFilter
@@ -72,7 +82,7 @@ class TaskEquivalenceViewSet(CatalogueReadViewSet):
 
     lookup_url_kwarg = "equivalence_id"  # the path names the id as the field does
 
-    queryset = m.TaskEquivalence.objects.select_related("task", "same_as", "source")
+    queryset = TaskEquivalence.objects.select_related("task", "same_as", "source")
     serializer_class = TaskEquivalenceSerializer
     filterset_class = TaskEquivalenceFilter
     lean_list = True
@@ -113,7 +123,7 @@ class AgreementPagination(StableCursorPagination):
 class AgreementViewSet(KnownParametersMixin, ConditionalGetMixin, viewsets.GenericViewSet):
     """Whether independent measurements of a model on a task agree (records.agreement's rules)."""
 
-    queryset = m.Evaluation.objects.all()  # filtered, then read through agreement.evidence_queryset
+    queryset = Evaluation.objects.all()  # filtered, then read through agreement.evidence_queryset
     serializer_class = AgreementSerializer
     filterset_class = AgreementFilter
     filter_backends = [filters.DjangoFilterBackend]
@@ -142,13 +152,13 @@ class AgreementViewSet(KnownParametersMixin, ConditionalGetMixin, viewsets.Gener
         paginator = self.paginator
         assert isinstance(paginator, AgreementPagination)
         page = paginator.paginate_list(found, request)
-        self.last_modified = newest_update(m.Evaluation, AGREEMENT_INPUTS)
+        self.last_modified = newest_update(Evaluation, AGREEMENT_INPUTS)
         rows = [agreement_row(item) for item in page]
         return self.get_paginated_response(self.get_serializer(rows, many=True).data)
 
 
 #: The tables whose changes change an agreement, for Last-Modified.
-AGREEMENT_INPUTS = (m.Result, m.Configuration, m.GenomicModel, m.TaskEquivalence, m.Source, m.Protocol)
+AGREEMENT_INPUTS = (Result, Configuration, GenomicModel, TaskEquivalence, Source, Protocol)
 
 
 # -- bulk import ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import Max, Model, QuerySet, Subquery
 from rest_framework import serializers
 
-from records import models as m
+from records.models import Evaluation, Result, evaluation_comparable
 from reviews.models import Reviewable, ReviewState
 
 Row = dict[str, Any]
@@ -70,7 +70,7 @@ class RowShape:
 
 
 def _evaluation_comparable(review_state: str, original_state: str | None, different_measurement: str) -> bool:
-    return m.evaluation_comparable(
+    return evaluation_comparable(
         review_state=review_state, original_state=original_state, different_measurement=different_measurement
     )
 
@@ -81,7 +81,7 @@ def _reviewed_comparable(review_state: str) -> bool:
 
 def _computed(model: type[Model]) -> dict[str, tuple[Sequence[str], Callable]]:
     """The serializers' one column that is a model property, as the rule the property applies."""
-    if model is m.Evaluation:
+    if model is Evaluation:
         return {
             "comparable": (("review_state", "repeats__review_state", "different_measurement"), _evaluation_comparable)
         }
@@ -114,7 +114,7 @@ def list_page(rows: Iterable[Row], serializer_class: type[serializers.ModelSeria
 
         result = row_shape(NestedResultSerializer)
         for row in (
-            m.Result.objects.filter(evaluation_id__in=list(nested))
+            Result.objects.filter(evaluation_id__in=list(nested))
             .order_by("stable_id")
             .values("evaluation_id", *result.lookups)
         ):

@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
-from records import models as m
 from records.agreement import TaskTable
 from records.comparisons import ComparisonGroup, ResultRow
+from records.models import Dataset, Direction, Evaluation, MeasuredBy, Protocol, Relation, Result, UncertaintyKind
 from records.values import display, exact_text
 
 WIDTH = 340
@@ -46,12 +46,12 @@ ROW_GAP = 8
 CONCERN_CHARS = 130
 LABEL_CHARS = 44
 MAX_BARS = 30  # bars a comparison chart draws, best first (a protocol of thousands of rows draws its best)
-MARKERS = {m.MeasuredBy.AUTHORS: "circle", m.MeasuredBy.THIRD_PARTY: "square", m.MeasuredBy.PORTAL: "diamond"}
+MARKERS = {MeasuredBy.AUTHORS: "circle", MeasuredBy.THIRD_PARTY: "square", MeasuredBy.PORTAL: "diamond"}
 KINDS = {
-    m.UncertaintyKind.SD: "± s.d.",
-    m.UncertaintyKind.SE: "± s.e.",
-    m.UncertaintyKind.CI: "CI",
-    m.UncertaintyKind.RANGE: "range",
+    UncertaintyKind.SD: "± s.d.",
+    UncertaintyKind.SE: "± s.e.",
+    UncertaintyKind.CI: "CI",
+    UncertaintyKind.RANGE: "range",
 }
 APART = "Excluded from comparison (shown apart, not ranked)"
 OVERLAP_RULE = (
@@ -83,7 +83,7 @@ class Interval:
         return f"{self.kind}: {exact_text(self.low)} to {exact_text(self.high)}"
 
 
-def interval_of(result: m.Result) -> Interval | None:
+def interval_of(result: Result) -> Interval | None:
     """The interval a result's structured uncertainty states, or None (none stated, or no figure)."""
     kind = result.uncertainty_kind
     if not kind:
@@ -93,10 +93,10 @@ def interval_of(result: m.Result) -> Interval | None:
     high = result.upper_bound if result.upper_bound is not None else (value + spread if spread is not None else None)
     if low is None and high is None:
         return None
-    text = KINDS.get(m.UncertaintyKind(kind), kind)
-    if kind == m.UncertaintyKind.CI and result.uncertainty_level is not None:
+    text = KINDS.get(UncertaintyKind(kind), kind)
+    if kind == UncertaintyKind.CI and result.uncertainty_level is not None:
         text = f"{display(result.uncertainty_level)}% CI"
-    if kind == m.UncertaintyKind.CI and spread is not None:
+    if kind == UncertaintyKind.CI and spread is not None:
         text = f"± {text}"
     return Interval(
         low=low if low is not None else value,
@@ -111,8 +111,8 @@ class Point:
     """One result to draw, whichever page it comes from."""
 
     label: str
-    result: m.Result
-    evaluation: m.Evaluation
+    result: Result
+    evaluation: Evaluation
     origin: str  # "measured by the model's authors"
     best: bool = False
     rank: int | None = None
@@ -318,7 +318,7 @@ def draw(
             value_text=value_text,
             exact=exact_text(point.result.value),
             origin=point.origin,
-            marker=MARKERS.get(m.MeasuredBy(point.evaluation.measured_by), "circle"),
+            marker=MARKERS.get(MeasuredBy(point.evaluation.measured_by), "circle"),
             x0=x(0.0),
             x1=x(point.result.value),
             label_y=y + 12,
@@ -420,7 +420,7 @@ def _point(row: ResultRow, *, excluded: bool) -> Point:
 
 
 def comparison_chart(
-    *, protocol: m.Protocol, group: ComparisonGroup, include_excluded: bool, several: bool = False
+    *, protocol: Protocol, group: ComparisonGroup, include_excluded: bool, several: bool = False
 ) -> Chart:
     """The chart of one comparison group; `several` when it is one of a protocol's small multiples
     (its title then names the dataset or task)."""
@@ -449,11 +449,11 @@ def comparison_chart(
 
 def task_chart(
     *,
-    dataset: m.Dataset,
+    dataset: Dataset,
     table: TaskTable,
     key: str,
-    label_of: Callable[[m.Evaluation], str],
-    origin_of: Callable[[m.Evaluation], str],
+    label_of: Callable[[Evaluation], str],
+    origin_of: Callable[[Evaluation], str],
 ) -> Chart:
     """A task page's table (records.agreement.task_tables) drawn as the protocol page's charts are:
     one bar a measurement (its most precise printing), best first; the marker says who measured it."""
@@ -469,8 +469,8 @@ def task_chart(
         )
         for row in table.rows
     ]
-    direction = m.Direction(table.direction).label if table.direction in m.Direction.values else ""
-    ranked = table.direction != m.Direction.NONE
+    direction = Direction(table.direction).label if table.direction in Direction.values else ""
+    ranked = table.direction != Direction.NONE
     return draw(
         chart_id=f"chart-{key}",
         title=_short(f"{dataset.name}: {table.metric} ({table.unit})", 80),
@@ -485,12 +485,12 @@ def task_chart(
 
 
 def protocol_charts(
-    *, protocol: m.Protocol, groups: list[ComparisonGroup], include_excluded: bool, several: bool = False
+    *, protocol: Protocol, groups: list[ComparisonGroup], include_excluded: bool, several: bool = False
 ) -> list[Chart]:
     """One chart per group (small multiples for a suite: `several`, or more than one group, names
     each chart's dataset or task); one empty chart when nothing is recorded."""
     several = several or len(groups) > 1
-    groups = groups or [ComparisonGroup(dataset=None, relation=m.Relation.ABSOLUTE, reference=None)]
+    groups = groups or [ComparisonGroup(dataset=None, relation=Relation.ABSOLUTE, reference=None)]
     return [
         comparison_chart(protocol=protocol, group=group, include_excluded=include_excluded, several=several)
         for group in groups

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 
-from records import models as m
+from records.models import Configuration, Dataset, Evaluation, Protocol, Result
 from records.page_rows import ConfigurationLine, OriginalLine, evaluation_url, labels_of
 from records.values import display
 from reviews.models import ReviewStateFacts
@@ -41,7 +41,7 @@ class ComparedResult:
     uncertainty_kind: str
     num_runs: int | None
     reference_configuration: ConfigurationLine | None
-    _uncertainty_labels: ClassVar[dict[str, str]] = labels_of(m.Result, "uncertainty_kind")
+    _uncertainty_labels: ClassVar[dict[str, str]] = labels_of(Result, "uncertainty_kind")
 
     def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
         (
@@ -97,12 +97,12 @@ class ComparedEvaluation(ReviewStateFacts):
     concern_source_id: int | None
     concern: str
     configuration: ConfigurationLine
-    dataset: m.Dataset
+    dataset: Dataset
     repeats: OriginalLine | None
     results: _Results
-    _measured_by_labels: ClassVar[dict[str, str]] = labels_of(m.Evaluation, "measured_by")
-    _reading_labels: ClassVar[dict[str, str]] = labels_of(m.Evaluation, "reading_method")
-    _review_labels: ClassVar[dict[str, str]] = labels_of(m.Evaluation, "review_state")
+    _measured_by_labels: ClassVar[dict[str, str]] = labels_of(Evaluation, "measured_by")
+    _reading_labels: ClassVar[dict[str, str]] = labels_of(Evaluation, "reading_method")
+    _review_labels: ClassVar[dict[str, str]] = labels_of(Evaluation, "review_state")
 
     def get_absolute_url(self) -> str:
         return evaluation_url(self.stable_id)
@@ -166,13 +166,13 @@ def _raw_rows(queryset: Any) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def compared_evaluations(protocol: m.Protocol, *, dataset: m.Dataset | None = None) -> list[ComparedEvaluation]:
+def compared_evaluations(protocol: Protocol, *, dataset: Dataset | None = None) -> list[ComparedEvaluation]:
     """Every evaluation of the protocol (of one dataset or task, when given: its comparisons are
     the same), with its results (by stable id), light, ordered as pages list them (configuration
     name, stable id): four queries whatever their number (evaluations, results, and the
     configurations and datasets they name)."""
-    evaluations_of = m.Evaluation.objects.filter(protocol=protocol)
-    results_of = m.Result.objects.filter(evaluation__protocol=protocol)
+    evaluations_of = Evaluation.objects.filter(protocol=protocol)
+    results_of = Result.objects.filter(evaluation__protocol=protocol)
     if dataset is not None:
         evaluations_of = evaluations_of.filter(dataset=dataset)
         results_of = results_of.filter(evaluation__dataset=dataset)
@@ -203,11 +203,9 @@ def compared_evaluations(protocol: m.Protocol, *, dataset: m.Dataset | None = No
     named.update(row[4] for row in result_rows if row[4] is not None)  # references
     configurations = {
         row[0]: ConfigurationLine(*row)
-        for row in _raw_rows(
-            m.Configuration.objects.filter(pk__in=named).order_by().values_list(*_CONFIGURATION_COLUMNS)
-        )
+        for row in _raw_rows(Configuration.objects.filter(pk__in=named).order_by().values_list(*_CONFIGURATION_COLUMNS))
     }
-    datasets = m.Dataset.objects.in_bulk({line.dataset_id for line in evaluations.values()})
+    datasets = Dataset.objects.in_bulk({line.dataset_id for line in evaluations.values()})
     for line in evaluations.values():
         line.configuration = configurations[line.configuration_id]
         line.dataset = datasets[line.dataset_id]

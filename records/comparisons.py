@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from records import models as m
 from records.agreement import tied_within_spread
+from records.models import Configuration, Dataset, Direction, Protocol, Relation
 from reviews.models import EXCLUDED_STATES, ReviewState
 
 
@@ -59,9 +59,9 @@ class ResultRow:
 class ComparisonGroup:
     """The results of one protocol on one dataset or task, with one relation to one reference."""
 
-    dataset: m.Dataset | None  # None only for the empty group of a protocol with no result
+    dataset: Dataset | None  # None only for the empty group of a protocol with no result
     relation: str
-    reference: m.Configuration | None
+    reference: Configuration | None
     rows: list[ResultRow] = field(default_factory=list)
     best_value: Decimal | None = None
     compared_count: int = 0
@@ -71,24 +71,24 @@ class ComparisonGroup:
         """A stable key for anchors and query strings."""
         if self.dataset is None:
             return "none"
-        suffix = "" if self.relation == m.Relation.ABSOLUTE else f"--{self.relation}-{self.reference.stable_id}"
+        suffix = "" if self.relation == Relation.ABSOLUTE else f"--{self.relation}-{self.reference.stable_id}"
         return f"{self.dataset.stable_id}{suffix}"
 
     @property
     def label(self) -> str:
         if self.dataset is None:
             return "No results"
-        if self.relation == m.Relation.ABSOLUTE:
+        if self.relation == Relation.ABSOLUTE:
             return self.dataset.name
-        relation = "ratio to" if self.relation == m.Relation.RATIO else "difference from"
+        relation = "ratio to" if self.relation == Relation.RATIO else "difference from"
         return f"{self.dataset.name} ({relation} {self.reference.short_name or self.reference.name})"
 
 
-def _dataset_order(dataset: m.Dataset) -> tuple:
+def _dataset_order(dataset: Dataset) -> tuple:
     return (dataset.suite_id or 0, dataset.position, dataset.name, dataset.stable_id)
 
 
-def compare(*, protocol: m.Protocol, evaluations: Sequence[Any], include_excluded: bool) -> list[ComparisonGroup]:
+def compare(*, protocol: Protocol, evaluations: Sequence[Any], include_excluded: bool) -> list[ComparisonGroup]:
     """The protocol's results in comparison groups, each sorted best first, with best and ranks marked.
 
     `evaluations` (models, or records.page_rows lines that read alike) carry their results (prefetched with their reference configuration), dataset
@@ -119,17 +119,15 @@ def compare(*, protocol: m.Protocol, evaluations: Sequence[Any], include_exclude
                     different_measurement=different,
                 )
             )
-    ordered = sorted(
-        groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != m.Relation.ABSOLUTE, g.key)
-    )
+    ordered = sorted(groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != Relation.ABSOLUTE, g.key))
     for group in ordered:
         _rank(group, direction=protocol.metric_direction)
     return ordered
 
 
 def _rank(group: ComparisonGroup, *, direction: str) -> None:
-    lower_is_better = direction == m.Direction.LOWER
-    ranked = direction != m.Direction.NONE
+    lower_is_better = direction == Direction.LOWER
+    ranked = direction != Direction.NONE
 
     def order(row: ResultRow):
         value = row.result.value
@@ -164,7 +162,7 @@ def _rank(group: ComparisonGroup, *, direction: str) -> None:
 
 @dataclass
 class MatrixRow:
-    configuration: m.Configuration
+    configuration: Configuration
     cells: list[list[ResultRow]]
 
 

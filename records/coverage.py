@@ -19,14 +19,25 @@ suite), refused with `common.errors.Invalid` when a value names nothing in the c
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import BooleanField, Case, Count, Exists, OuterRef, Q, QuerySet, Value, When
 
 from common.errors import Invalid
-from records import models as m
+from records.models import (
+    Area,
+    BaselineKind,
+    BaselineRole,
+    BaselineStatus,
+    Context,
+    Dataset,
+    Evaluation,
+    Protocol,
+    Result,
+)
 from reviews.models import ReviewState
 
 if TYPE_CHECKING:
@@ -48,17 +59,17 @@ class Measured(TypedDict):
     measured: bool  # the annotation baseline_roles() adds
 
 
-def baseline_roles() -> QuerySet[WithAnnotations[m.BaselineRole, Measured]]:
+def baseline_roles() -> QuerySet[WithAnnotations[BaselineRole, Measured]]:
     """Baseline roles with `measured`: the role is active (not retired) and a source-checked evaluation of
     its protocol measures its configuration. The one rule of baseline coverage (pages, CSV, release)."""
-    measured_here = m.Evaluation.objects.filter(
+    measured_here = Evaluation.objects.filter(
         protocol_id=OuterRef("protocol_id"),
         configuration_id=OuterRef("configuration_id"),
         review_state=ReviewState.SOURCE_CHECKED,
     )
-    return m.BaselineRole.objects.order_by().annotate(
+    return BaselineRole.objects.order_by().annotate(
         measured=Case(
-            When(status=m.BaselineStatus.RETIRED, then=Value(False)),
+            When(status=BaselineStatus.RETIRED, then=Value(False)),
             default=Exists(measured_here),
             output_field=BooleanField(),
         )
@@ -79,7 +90,7 @@ class EvaluationGroup:
 def evaluation_groups(protocol_pks: Collection[int]) -> list[EvaluationGroup]:
     """The protocols' evaluations, counted by configuration, review state and who measured them (one query)."""
     rows = (
-        m.Evaluation.objects.filter(protocol_id__in=list(protocol_pks))
+        Evaluation.objects.filter(protocol_id__in=list(protocol_pks))
         .order_by()
         .values_list("protocol_id", "configuration_id", "review_state", "measured_by")
         .annotate(n=Count("id"))
@@ -87,7 +98,7 @@ def evaluation_groups(protocol_pks: Collection[int]) -> list[EvaluationGroup]:
     return [EvaluationGroup(*row) for row in rows]
 
 
-class Counted(Protocol):
+class Counted(typing.Protocol):
     """What a protocol's summary counts: an EvaluationGroup, or a CSV's group (with names)."""
 
     @property
@@ -103,7 +114,7 @@ class Counted(Protocol):
 def result_counts(protocol_pks: Collection[int]) -> dict[int, int]:
     """Result rows of each protocol's evaluations (one query; protocols without any are absent)."""
     return dict(
-        m.Result.objects.filter(evaluation__protocol_id__in=list(protocol_pks))
+        Result.objects.filter(evaluation__protocol_id__in=list(protocol_pks))
         .order_by()
         .values("evaluation__protocol_id")
         .annotate(n=Count("id"))
@@ -143,9 +154,9 @@ class ProtocolSummary:
         gaps = []
         if not self.by_state.get(ReviewState.SOURCE_CHECKED):
             gaps.append("no source-checked result")
-        if not self.measured(m.BaselineKind.NULL_CONTROL):
+        if not self.measured(BaselineKind.NULL_CONTROL):
             gaps.append("null control not measured")
-        if not self.measured(m.BaselineKind.CONVENTIONAL_REFERENCE):
+        if not self.measured(BaselineKind.CONVENTIONAL_REFERENCE):
             gaps.append("conventional reference not measured")
         if not self.has_reviewed_recipe:
             gaps.append("no reviewed recipe")
@@ -233,34 +244,32 @@ class FilterChoices:
 
 def filter_choices() -> FilterChoices:
     """The areas, contexts and suites a reader may choose (three queries)."""
-    has_tasks = Exists(m.Dataset.objects.filter(suite_id=OuterRef("pk")))
+    has_tasks = Exists(Dataset.objects.filter(suite_id=OuterRef("pk")))
     return FilterChoices(
-        areas=[Choice(*row) for row in m.Area.objects.order_by("label", "stable_id").values_list("stable_id", "label")],
+        areas=[Choice(*row) for row in Area.objects.order_by("label", "stable_id").values_list("stable_id", "label")],
         contexts=[
-            Choice(*row) for row in m.Context.objects.order_by("label", "stable_id").values_list("stable_id", "label")
+            Choice(*row) for row in Context.objects.order_by("label", "stable_id").values_list("stable_id", "label")
         ],
         suites=[
             Choice(*row)
-            for row in m.Dataset.objects.filter(has_tasks)
-            .order_by("name", "stable_id")
-            .values_list("stable_id", "name")
+            for row in Dataset.objects.filter(has_tasks).order_by("name", "stable_id").values_list("stable_id", "name")
         ],
     )
 
 
-def protocols_chosen(filters: Filters) -> QuerySet[m.Protocol]:
+def protocols_chosen(filters: Filters) -> QuerySet[Protocol]:
     """The protocols the filters choose, unordered (each filter an EXISTS: no join multiplies rows)."""
-    protocols = m.Protocol.objects.order_by()
+    protocols = Protocol.objects.order_by()
     if filters.area:
-        areas = m.Protocol.areas.through.objects.filter(protocol_id=OuterRef("pk"), area__stable_id=filters.area)
+        areas = Protocol.areas.through.objects.filter(protocol_id=OuterRef("pk"), area__stable_id=filters.area)
         protocols = protocols.filter(Exists(areas))
     if filters.context:
-        contexts = m.Protocol.contexts.through.objects.filter(
+        contexts = Protocol.contexts.through.objects.filter(
             protocol_id=OuterRef("pk"), context__stable_id=filters.context
         )
         protocols = protocols.filter(Exists(contexts))
     if filters.suite:
         in_suite = Q(dataset__stable_id=filters.suite) | Q(dataset__suite__stable_id=filters.suite)
-        datasets = m.Protocol.datasets.through.objects.filter(in_suite, protocol_id=OuterRef("pk"))
+        datasets = Protocol.datasets.through.objects.filter(in_suite, protocol_id=OuterRef("pk"))
         protocols = protocols.filter(Exists(datasets))
     return protocols

@@ -22,7 +22,17 @@ from decimal import Decimal
 
 from django.db.models import QuerySet
 
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    Protocol,
+    Relation,
+    Result,
+    Source,
+)
 from records.models.base import _url_parts
 from records.values import display
 from reviews.models import EXCLUDED_STATES, ReviewState
@@ -61,7 +71,7 @@ _RESULT = (
     "lower_bound",
     "upper_bound",
 )
-_MEASURED_BY = dict(m.MeasuredBy.choices)
+_MEASURED_BY = dict(MeasuredBy.choices)
 _REVIEW_STATES = dict(ReviewState.choices)
 
 
@@ -94,14 +104,14 @@ class ConfigurationRow:
     stable_id: str
     name: str
     short_name: str
-    model: m.GenomicModel | None
+    model: GenomicModel | None
 
     @property
     def model_id(self) -> int | None:
         return self.model.pk if self.model is not None else None
 
     def get_absolute_url(self) -> str:
-        prefix, suffix = _url_parts(m.Configuration.page_url_name)
+        prefix, suffix = _url_parts(Configuration.page_url_name)
         return f"{prefix}{self.stable_id}{suffix}"
 
     def __str__(self) -> str:
@@ -129,11 +139,11 @@ class EvaluationRow:
 
     pk: int
     stable_id: str
-    protocol: m.Protocol
-    dataset: m.Dataset
+    protocol: Protocol
+    dataset: Dataset
     configuration: ConfigurationRow
-    source: m.Source | None
-    original_source: m.Source | None
+    source: Source | None
+    original_source: Source | None
     repeats_id: int | None
     repeats: RepeatedState | None
     state: str  # the review state as read (`review_state`): these rows are never written
@@ -171,7 +181,7 @@ class EvaluationRow:
 
     @property
     def is_copy(self) -> bool:
-        """As m.Evaluation.is_copy: this source reports a number first published elsewhere."""
+        """As Evaluation.is_copy: this source reports a number first published elsewhere."""
         return bool(self.repeats_id or self.original_source is not None or self.original_citation)
 
     @property
@@ -179,7 +189,7 @@ class EvaluationRow:
         return self.review_state in EXCLUDED_STATES
 
     def get_absolute_url(self) -> str:
-        prefix, suffix = _url_parts(m.Evaluation.page_url_name)
+        prefix, suffix = _url_parts(Evaluation.page_url_name)
         return f"{prefix}{self.stable_id}{suffix}"
 
     def get_measured_by_display(self) -> str:
@@ -196,26 +206,26 @@ def evaluation_rows(*, lookups: Mapping[str, object]) -> list[EvaluationRow]:
     by id (protocols, datasets, models, sources: a page's few) or joined to the same lookups
     (configurations, often one a row), never through a subquery per kind, which PostgreSQL's
     planner may answer by scanning every evaluation of each dataset."""
-    chosen: QuerySet[m.Evaluation] = m.Evaluation.objects.filter(**lookups).exclude(different_measurement__gt="")
+    chosen: QuerySet[Evaluation] = Evaluation.objects.filter(**lookups).exclude(different_measurement__gt="")
     rows = list(chosen.order_by("id").values_list(*_EVALUATION))  # one fetch (a server-side cursor costs more)
-    protocols = m.Protocol.objects.filter(pk__in=sorted({row[2] for row in rows})).in_bulk()
-    datasets = m.Dataset.objects.filter(pk__in=sorted({row[3] for row in rows})).in_bulk()
-    sources = m.Source.objects.filter(pk__in=sorted({pk for row in rows for pk in row[5:7] if pk})).in_bulk()
+    protocols = Protocol.objects.filter(pk__in=sorted({row[2] for row in rows})).in_bulk()
+    datasets = Dataset.objects.filter(pk__in=sorted({row[3] for row in rows})).in_bulk()
+    sources = Source.objects.filter(pk__in=sorted({pk for row in rows for pk in row[5:7] if pk})).in_bulk()
     joined = {f"evaluations__{lookup}": value for lookup, value in lookups.items()}
     named = list(
-        m.Configuration.objects.filter(**joined)
+        Configuration.objects.filter(**joined)
         .values_list("id", "stable_id", "name", "short_name", "model_id")
         .distinct()
         .order_by()
     )
-    models = m.GenomicModel.objects.filter(pk__in=sorted({row[4] for row in named if row[4]})).in_bulk()
+    models = GenomicModel.objects.filter(pk__in=sorted({row[4] for row in named if row[4]})).in_bulk()
     configurations = {  # values, each naming its model's one instance
         pk: ConfigurationRow(pk, stable_id, name, short_name, models.get(model_id) if model_id else None)
         for pk, stable_id, name, short_name, model_id in named
     }
     results: dict[int, Results] = defaultdict(Results)
-    absolute = m.Result.objects.filter(
-        relation=m.Relation.ABSOLUTE, **{f"evaluation__{lookup}": value for lookup, value in lookups.items()}
+    absolute = Result.objects.filter(
+        relation=Relation.ABSOLUTE, **{f"evaluation__{lookup}": value for lookup, value in lookups.items()}
     ).exclude(evaluation__different_measurement__gt="")
     for pk, stable_id, evaluation_id, *values in absolute.order_by("stable_id").values_list(*_RESULT):
         results[evaluation_id].append(ResultRow(pk, stable_id, *values))

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db import transaction
 
 from common.types import Actor
-from records import models as m
 from records.imports import SECTION_BY_KEY, ImportReport, records_import, review_plan
+from records.models import Evaluation, Protocol
 from reviews.models import ReviewState
 from reviews.services import review_transition_apply
 from reviews.transitions import TRANSITIONS
@@ -75,7 +75,7 @@ def examples_load(*, paths: list[Path] | None = None, actor: Actor = None) -> Ex
     return report
 
 
-def _applied(record: m.Evaluation | m.Protocol, transition: str) -> bool:
+def _applied(record: Evaluation | Protocol, transition: str) -> bool:
     """Whether the transition was applied to the record before (a curator's later reinstate stands)."""
     from django.contrib.contenttypes.models import ContentType
 

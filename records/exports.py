@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.db.models import QuerySet
 
-from records import models as m
+from records.models import Protocol, Result, evaluation_comparable
 from records.values import exact_text
 
 # column -> lookup from a Result. Everything a reader needs to judge a conflict travels with each
@@ -102,14 +102,14 @@ def matrix_rows(results: QuerySet, *, chunk_size: int = 2000, key: str = "pk") -
     lookups = [*MATRIX_COLUMNS.values(), *_DERIVING.values()]
     state = list(MATRIX_COLUMNS).index("review_state")
     for values in values_by_pk(results, lookups, chunk_size=chunk_size, key=key):
-        comparable = m.evaluation_comparable(
+        comparable = evaluation_comparable(
             review_state=values[state], original_state=values[-1], different_measurement=values[-2]
         )
         yield dict(zip(MATRIX_FIELDNAMES, (*values[:_STATE_AT], comparable, *values[_STATE_AT:-2]), strict=True))
 
 
-def protocol_matrix_rows(protocol: m.Protocol) -> list[dict[str, object]]:
-    rows = matrix_rows(m.Result.objects.filter(evaluation__protocol=protocol))
+def protocol_matrix_rows(protocol: Protocol) -> list[dict[str, object]]:
+    rows = matrix_rows(Result.objects.filter(evaluation__protocol=protocol))
     return sorted(rows, key=lambda row: row["result_id"])
 
 

@@ -8,8 +8,26 @@ from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
 
 from common.api import StrictBooleanFilter, record_filter
-from records import models as m
 from records.agreement import family_of
+from records.models import (
+    Area,
+    BaselineRole,
+    Configuration,
+    Context,
+    Dataset,
+    Evaluation,
+    EvidenceRow,
+    GenomicModel,
+    MeasuredBy,
+    Protocol,
+    ReadingMethod,
+    Relation,
+    Result,
+    Source,
+    TaskEquivalence,
+    Work,
+    comparable_q,
+)
 from records.works import work_find
 from reviews.models import ReviewState
 
@@ -18,7 +36,7 @@ def comparable_filter(prefix: str = "", *, repeats: bool = False) -> StrictBoole
     """`comparable=true`: rows whose (evaluation's) source was checked and that are not excluded;
     for evaluations and results, the rule of records.models.evaluation_comparable (a repeat counts
     through its original)."""
-    comparable = m.comparable_q(prefix) if repeats else Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
+    comparable = comparable_q(prefix) if repeats else Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED})
 
     def apply(queryset, name, value):
         return queryset.filter(comparable) if value else queryset.exclude(comparable)
@@ -30,30 +48,30 @@ def comparable_filter(prefix: str = "", *, repeats: bool = False) -> StrictBoole
 
 
 def protocol_filter(field_name: str) -> filters.ModelChoiceFilter:
-    return record_filter(m.Protocol, "protocol", field_name=field_name, help_text="Protocol stable id.")
+    return record_filter(Protocol, "protocol", field_name=field_name, help_text="Protocol stable id.")
 
 
 def evaluation_filter(field_name: str) -> filters.ModelChoiceFilter:
-    return record_filter(m.Evaluation, "evaluation", field_name=field_name, help_text="Evaluation stable id.")
+    return record_filter(Evaluation, "evaluation", field_name=field_name, help_text="Evaluation stable id.")
 
 
 def configuration_filter(field_name: str) -> filters.ModelChoiceFilter:
     return record_filter(
-        m.Configuration, "configuration", field_name=field_name, help_text="Configuration stable id (the tested model)."
+        Configuration, "configuration", field_name=field_name, help_text="Configuration stable id (the tested model)."
     )
 
 
 def dataset_filter(field_name: str, help_text: str) -> filters.ModelChoiceFilter:
-    return record_filter(m.Dataset, "dataset or task", field_name=field_name, help_text=help_text)
+    return record_filter(Dataset, "dataset or task", field_name=field_name, help_text=help_text)
 
 
 def area_filter(field_name: str, help_text: str) -> filters.ModelChoiceFilter:
-    return record_filter(m.Area, "area", field_name=field_name, help_text=help_text)
+    return record_filter(Area, "area", field_name=field_name, help_text=help_text)
 
 
 def model_filter(prefix: str) -> filters.ModelChoiceFilter:
     return record_filter(
-        m.GenomicModel,
+        GenomicModel,
         "model",
         field_name=f"{prefix}configuration__model",
         help_text="Model stable id: the rows of configurations of this model.",
@@ -64,11 +82,11 @@ def task_filter(prefix: str) -> filters.ModelChoiceFilter:
     """`task_id`: the rows measured on this dataset or task, or on a task a source says is the same data
     (its family, records.agreement.family_of)."""
 
-    def apply(queryset: QuerySet, name: str, task: m.Dataset) -> QuerySet:
+    def apply(queryset: QuerySet, name: str, task: Dataset) -> QuerySet:
         return queryset.filter(**{f"{prefix}dataset_id__in": sorted(family_of(task.pk))})
 
     return record_filter(
-        m.Dataset,
+        Dataset,
         "dataset or task",
         field_name=f"{prefix}dataset",  # for the schema's type: the filter is `apply`
         method=apply,
@@ -77,18 +95,18 @@ def task_filter(prefix: str) -> filters.ModelChoiceFilter:
 
 
 def work_filter(field_name: str, what: str) -> filters.ModelChoiceFilter:
-    return record_filter(m.Work, "work", field_name=field_name, help_text=f"Work stable id: {what}.")
+    return record_filter(Work, "work", field_name=field_name, help_text=f"Work stable id: {what}.")
 
 
 class ProtocolFilter(filters.FilterSet):
     area = area_filter("areas", "Area stable id, e.g. dna-genomes.")
-    context = record_filter(m.Context, "context", field_name="contexts", help_text="Context stable id, e.g. research.")
+    context = record_filter(Context, "context", field_name="contexts", help_text="Context stable id, e.g. research.")
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
     comparable = comparable_filter()
     dataset_id = dataset_filter("datasets", "Dataset or task stable id: the protocols that use it.")
 
     class Meta:
-        model = m.Protocol
+        model = Protocol
         fields = ["area", "context", "review_state", "comparable", "dataset_id"]
 
 
@@ -96,13 +114,13 @@ class EvaluationFilter(filters.FilterSet):
     protocol_id = protocol_filter("protocol")
     dataset_id = dataset_filter("dataset", "Dataset or task stable id: the evaluations measured on it.")
     configuration_id = configuration_filter("configuration")
-    measured_by = filters.ChoiceFilter(choices=m.MeasuredBy.choices)
-    reading_method = filters.ChoiceFilter(choices=m.ReadingMethod.choices)
+    measured_by = filters.ChoiceFilter(choices=MeasuredBy.choices)
+    reading_method = filters.ChoiceFilter(choices=ReadingMethod.choices)
     source_id = record_filter(
-        m.Source, "source", field_name="source", help_text="Source stable id: the source that reports it."
+        Source, "source", field_name="source", help_text="Source stable id: the source that reports it."
     )
     repeats_id = record_filter(
-        m.Evaluation,
+        Evaluation,
         "evaluation",
         field_name="repeats",
         help_text="Evaluation stable id: the evaluations that report its measurement again.",
@@ -115,7 +133,7 @@ class EvaluationFilter(filters.FilterSet):
     work_id = work_filter("source__work", "evaluations reported by any version of it")
 
     class Meta:
-        model = m.Evaluation
+        model = Evaluation
         fields = [
             "protocol_id",
             "dataset_id",
@@ -138,10 +156,10 @@ class ResultFilter(filters.FilterSet):
     protocol_id = protocol_filter("evaluation__protocol")
     dataset_id = dataset_filter("evaluation__dataset", "Dataset or task stable id: the results measured on it.")
     configuration_id = configuration_filter("evaluation__configuration")
-    measured_by = filters.ChoiceFilter(field_name="evaluation__measured_by", choices=m.MeasuredBy.choices)
-    relation = filters.ChoiceFilter(choices=m.Relation.choices)
+    measured_by = filters.ChoiceFilter(field_name="evaluation__measured_by", choices=MeasuredBy.choices)
+    relation = filters.ChoiceFilter(choices=Relation.choices)
     reference_configuration_id = record_filter(
-        m.Configuration,
+        Configuration,
         "configuration",
         field_name="reference_configuration",
         help_text="Configuration stable id: the results relative to it.",
@@ -154,7 +172,7 @@ class ResultFilter(filters.FilterSet):
     work_id = work_filter("evaluation__source__work", "results of evaluations reported by any version of it")
 
     class Meta:
-        model = m.Result
+        model = Result
         fields = [
             "evaluation_id",
             "protocol_id",
@@ -173,13 +191,13 @@ class ResultFilter(filters.FilterSet):
 
 
 class DatasetFilter(filters.FilterSet):
-    suite_id = record_filter(m.Dataset, "suite", field_name="suite", help_text="Suite stable id: its tasks.")
+    suite_id = record_filter(Dataset, "suite", field_name="suite", help_text="Suite stable id: its tasks.")
     is_suite = StrictBooleanFilter(
         field_name="suite", lookup_expr="isnull", help_text="True: suites and stand-alone datasets only."
     )
 
     class Meta:
-        model = m.Dataset
+        model = Dataset
         fields = ["suite_id", "is_suite", "metric"]
 
 
@@ -190,7 +208,7 @@ class EvidenceRowFilter(filters.FilterSet):
     comparable = comparable_filter()
 
     class Meta:
-        model = m.EvidenceRow
+        model = EvidenceRow
         fields = ["protocol_id", "evaluation_id", "review_state", "comparable", "support"]
 
 
@@ -199,18 +217,18 @@ class BaselineRoleFilter(filters.FilterSet):
     review_state = filters.ChoiceFilter(choices=ReviewState.choices)
 
     class Meta:
-        model = m.BaselineRole
+        model = BaselineRole
         fields = ["protocol_id", "kind", "status", "review_state"]
 
 
 class ConfigurationFilter(filters.FilterSet):
     model_id = record_filter(
-        m.GenomicModel, "model", field_name="model", help_text="Model stable id: the configurations of this model."
+        GenomicModel, "model", field_name="model", help_text="Model stable id: the configurations of this model."
     )
     work_id = work_filter("source__work", "configurations described by any version of it")
 
     class Meta:
-        model = m.Configuration
+        model = Configuration
         fields = ["family", "method", "model_id", "work_id"]
 
 
@@ -218,7 +236,7 @@ class GenomicModelFilter(filters.FilterSet):
     work_id = work_filter("introduced_in", "the models it introduced")
 
     class Meta:
-        model = m.GenomicModel
+        model = GenomicModel
         fields = ["family", "work_id"]
 
 
@@ -233,7 +251,7 @@ class WorkFilter(filters.FilterSet):
     )
 
     class Meta:
-        model = m.Work
+        model = Work
         fields = ["identifier"]
 
     def find(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
@@ -243,17 +261,17 @@ class WorkFilter(filters.FilterSet):
 
 class TaskEquivalenceFilter(filters.FilterSet):
     task_id = record_filter(
-        m.Dataset,
+        Dataset,
         "dataset or task",
         method="either_side",
         help_text="Dataset or task stable id: the equivalences it is on either side of.",
     )
 
     class Meta:
-        model = m.TaskEquivalence
+        model = TaskEquivalence
         fields = ["task_id"]
 
-    def either_side(self, queryset: QuerySet, name: str, task: m.Dataset) -> QuerySet:
+    def either_side(self, queryset: QuerySet, name: str, task: Dataset) -> QuerySet:
         return queryset.filter(Q(task=task) | Q(same_as=task))
 
 
@@ -264,5 +282,5 @@ class AgreementFilter(filters.FilterSet):
     task_id = task_filter("")
 
     class Meta:
-        model = m.Evaluation
+        model = Evaluation
         fields = ["model_id", "task_id"]

@@ -23,8 +23,19 @@ from django.http import QueryDict
 from django.utils.text import slugify
 
 from records import agreement, charts, evidence_rows, page_lists, timeline
-from records import models as m
 from records.model_page import MEASUREMENTS_SHOWN, METRIC_PARAM, TASK_PARAM, conflicting_first, verdict_counts
+from records.models import (
+    Configuration,
+    Dataset,
+    Direction,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    Protocol,
+    Source,
+    TaskEquivalence,
+    Work,
+)
 from records.selectors import evaluations_queryset, record_or_404
 from records.values import display
 
@@ -39,11 +50,11 @@ EVALUATIONS_PER_PAGE = 25
 # -- who measured, as rows say it --------------------------------------------------------------------
 
 
-def measured_by_text(evaluation: m.Evaluation) -> str:
+def measured_by_text(evaluation: Evaluation) -> str:
     """ "the model's authors", "a third party (Zhou et al. 2024)", "this portal"."""
-    if evaluation.measured_by == m.MeasuredBy.AUTHORS:
+    if evaluation.measured_by == MeasuredBy.AUTHORS:
         return "the model's authors"
-    if evaluation.measured_by == m.MeasuredBy.THIRD_PARTY:
+    if evaluation.measured_by == MeasuredBy.THIRD_PARTY:
         name = evaluation.measured_by_name
         return f"a third party ({name})" if name else "a third party"
     return "this portal"
@@ -60,12 +71,12 @@ def printing_text(printing: agreement.Printing) -> str:
     return f"{text} {result.unit}".strip()
 
 
-def subject_of(evaluation: m.Evaluation) -> m.GenomicModel | m.Configuration:
+def subject_of(evaluation: Evaluation) -> GenomicModel | Configuration:
     configuration = evaluation.configuration
     return configuration.model if configuration.model is not None else configuration
 
 
-def subject_label(evaluation: m.Evaluation) -> str:
+def subject_label(evaluation: Evaluation) -> str:
     subject = subject_of(evaluation)
     return getattr(subject, "short_name", "") or subject.name
 
@@ -85,14 +96,14 @@ class TaskTableView:
 
     @property
     def direction_label(self) -> str:
-        return m.Direction(self.table.direction).label if self.table.direction in m.Direction.values else ""
+        return Direction(self.table.direction).label if self.table.direction in Direction.values else ""
 
     @property
     def ranked(self) -> bool:
         return any(row.rank is not None for row in self.table.rows)
 
     @property
-    def protocols_named(self) -> list[m.Protocol]:
+    def protocols_named(self) -> list[Protocol]:
         return self.table.protocols[:PROTOCOLS_NAMED]
 
     @property
@@ -123,15 +134,15 @@ class AgreementView:
 
 @dataclass
 class TaskPage:
-    dataset: m.Dataset
-    family: list[m.Dataset]  # the other tasks a source says are the same data
-    equivalences: list[m.TaskEquivalence]
+    dataset: Dataset
+    family: list[Dataset]  # the other tasks a source says are the same data
+    equivalences: list[TaskEquivalence]
     tables: list[TaskTableView]
     agreements: page_lists.Listed[AgreementView]
     verdict_counts: list[tuple[str, int]]
-    sources: page_lists.Listed[m.Source]
-    suite_tasks: page_lists.Listed[m.Dataset]
-    protocols: page_lists.Listed[m.Protocol]
+    sources: page_lists.Listed[Source]
+    suite_tasks: page_lists.Listed[Dataset]
+    protocols: page_lists.Listed[Protocol]
     evaluation_count: int
     rule: str = agreement.AGREEMENT_RULE
 
@@ -147,16 +158,16 @@ class TaskPage:
 def task_page(*, stable_id: str, params: QueryDict) -> TaskPage:
     """The dataset (task) page: its own facts, its family, tables, charts, timelines and agreements,
     each long list one page at a time (`params`: records.page_lists); at most sixteen queries."""
-    dataset = record_or_404(m.Dataset.objects.select_related("source", "suite"), stable_id)
+    dataset = record_or_404(Dataset.objects.select_related("source", "suite"), stable_id)
     family_ids = agreement.family_of(dataset.pk)
     evaluations = evidence_rows.evaluation_rows(lookups={"dataset_id__in": sorted(family_ids)})
     families = {task: dataset.pk for task in family_ids}
     equivalences = list(
-        m.TaskEquivalence.objects.filter(Q(task_id__in=family_ids) | Q(same_as_id__in=family_ids))
+        TaskEquivalence.objects.filter(Q(task_id__in=family_ids) | Q(same_as_id__in=family_ids))
         .select_related("task__suite", "same_as__suite", "source")
         .order_by("task__name", "same_as__name", "stable_id")
     )
-    family: dict[int, m.Dataset] = {}
+    family: dict[int, Dataset] = {}
     for link in equivalences:
         for task in (link.task, link.same_as):
             if task.pk != dataset.pk:
@@ -206,7 +217,7 @@ def task_page(*, stable_id: str, params: QueryDict) -> TaskPage:
     )
 
 
-def _table_view(*, dataset: m.Dataset, table: agreement.TaskTable, params: QueryDict) -> TaskTableView:
+def _table_view(*, dataset: Dataset, table: agreement.TaskTable, params: QueryDict) -> TaskTableView:
     key = slugify(f"{table.metric}-{table.unit}") or "metric"
     rows = page_lists.listed(table.rows, key=key, params=params, per_page=TABLE_ROWS)
     return TaskTableView(
@@ -222,8 +233,8 @@ def _metric_name(table: agreement.TaskTable) -> str:
     return table.protocols[0].metric_name if table.protocols else table.metric
 
 
-def _sources(evaluations: Iterable[evidence_rows.EvaluationRow]) -> list[m.Source]:
-    seen: dict[int, m.Source] = {}
+def _sources(evaluations: Iterable[evidence_rows.EvaluationRow]) -> list[Source]:
+    seen: dict[int, Source] = {}
     for evaluation in evaluations:
         for source in (evaluation.source, evaluation.original_source):
             if source is not None:
@@ -231,7 +242,7 @@ def _sources(evaluations: Iterable[evidence_rows.EvaluationRow]) -> list[m.Sourc
     return sorted(seen.values(), key=lambda source: (source.title.lower(), source.stable_id))
 
 
-def task_chart(*, dataset: m.Dataset, table: agreement.TaskTable, key: str) -> charts.Chart:
+def task_chart(*, dataset: Dataset, table: agreement.TaskTable, key: str) -> charts.Chart:
     """A task table's rows drawn as the protocol page's charts are (records.charts.task_chart)."""
     return charts.task_chart(dataset=dataset, table=table, key=key, label_of=subject_label, origin_of=measured_by_text)
 
@@ -241,18 +252,18 @@ def task_chart(*, dataset: m.Dataset, table: agreement.TaskTable, key: str) -> c
 
 @dataclass
 class WorkPage:
-    work: m.Work
-    versions: page_lists.Listed[m.Source]  # each with `evaluation_count`
-    models: page_lists.Listed[m.GenomicModel]
+    work: Work
+    versions: page_lists.Listed[Source]  # each with `evaluation_count`
+    models: page_lists.Listed[GenomicModel]
     evaluation_count: int
 
 
 def work_page(*, stable_id: str, params: QueryDict) -> WorkPage:
     """A work's page: its versions (each with the evaluations it reports) and the models it
     introduced, each list a page at a time (six queries)."""
-    work = record_or_404(m.Work.objects.all(), stable_id)
+    work = record_or_404(Work.objects.all(), stable_id)
     versions = (
-        m.Source.objects.filter(work=work)
+        Source.objects.filter(work=work)
         .annotate(evaluation_count=Count("evaluations", distinct=True))
         .order_by("published_date", "title", "stable_id")
     )
@@ -260,18 +271,18 @@ def work_page(*, stable_id: str, params: QueryDict) -> WorkPage:
         work=work,
         versions=page_lists.listed(versions, key="versions", params=params),
         models=page_lists.listed(
-            m.GenomicModel.objects.filter(introduced_in=work).order_by("name", "stable_id"), key="models", params=params
+            GenomicModel.objects.filter(introduced_in=work).order_by("name", "stable_id"), key="models", params=params
         ),
-        evaluation_count=m.Evaluation.objects.filter(source__work=work).count(),
+        evaluation_count=Evaluation.objects.filter(source__work=work).count(),
     )
 
 
 @dataclass
 class SourcePage:
-    source: m.Source
-    protocols: page_lists.Listed[m.Protocol]
-    evaluations: page_lists.Listed[m.Evaluation]
-    datasets: page_lists.Listed[m.Dataset]
+    source: Source
+    protocols: page_lists.Listed[Protocol]
+    evaluations: page_lists.Listed[Evaluation]
+    datasets: page_lists.Listed[Dataset]
 
     @property
     def citing(self) -> int:
@@ -281,20 +292,20 @@ class SourcePage:
 def source_page(*, stable_id: str, params: QueryDict) -> SourcePage:
     """A source's page: the protocols, evaluations (reported or cited for a concern) and datasets
     citing it, each list a page at a time (at most seven queries)."""
-    source = record_or_404(m.Source.objects.select_related("work"), stable_id)
-    evaluations: QuerySet[m.Evaluation] = (
-        m.Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
+    source = record_or_404(Source.objects.select_related("work"), stable_id)
+    evaluations: QuerySet[Evaluation] = (
+        Evaluation.objects.filter(Q(source=source) | Q(concern_source=source))
         .select_related("protocol")
         .order_by("title", "stable_id")
     )
     return SourcePage(
         source=source,
         protocols=page_lists.listed(
-            m.Protocol.objects.filter(source=source).order_by("title", "stable_id"), key="protocols", params=params
+            Protocol.objects.filter(source=source).order_by("title", "stable_id"), key="protocols", params=params
         ),
         evaluations=page_lists.listed(evaluations, key="evaluations", params=params),
         datasets=page_lists.listed(
-            m.Dataset.objects.filter(source=source, suite__isnull=True).order_by("name", "stable_id"),
+            Dataset.objects.filter(source=source, suite__isnull=True).order_by("name", "stable_id"),
             key="datasets",
             params=params,
         ),
@@ -303,13 +314,13 @@ def source_page(*, stable_id: str, params: QueryDict) -> SourcePage:
 
 @dataclass
 class ConfigurationPage:
-    configuration: m.Configuration
-    evaluations: page_lists.Listed[m.Evaluation]
+    configuration: Configuration
+    evaluations: page_lists.Listed[Evaluation]
 
 
 def configuration_page(*, stable_id: str, params: QueryDict) -> ConfigurationPage:
     """A configuration's page: its evaluations with their results and review state, a page at a time."""
-    configuration = record_or_404(m.Configuration.objects.select_related("source", "model"), stable_id)
+    configuration = record_or_404(Configuration.objects.select_related("source", "model"), stable_id)
     evaluations = evaluations_queryset().filter(configuration=configuration).order_by("protocol__title", "stable_id")
     return ConfigurationPage(
         configuration=configuration,

@@ -19,14 +19,14 @@ from django.utils import timezone
 
 from common.errors import Forbidden, Invalid
 from common.types import Actor, acting_user
-from records import models as m
 from records.imports import SECTIONS
 from records.imports.document import NESTED
 from records.jobs import IMPORT_JOBS, QUEUED, SUCCEEDED, ImportJobConflict, document_parse
+from records.models import ImportJob, Limitation
 from records.tasks import import_job_send
 
 #: Adding and changing every kind of record an import document can hold (limitations come with protocols).
-_IMPORTED_MODELS: tuple[type[models.Model], ...] = (*(section.model for section in SECTIONS), m.Limitation)
+_IMPORTED_MODELS: tuple[type[models.Model], ...] = (*(section.model for section in SECTIONS), Limitation)
 IMPORT_PERMISSIONS = tuple(
     f"records.{action}_{model._meta.model_name}" for model in _IMPORTED_MODELS for action in ("add", "change")
 )
@@ -81,8 +81,8 @@ def import_job_enqueue(
     actor: Actor,
     dry_run: bool,
     overwrite: Sequence[str] = (),
-    dry_run_job: m.ImportJob | None = None,
-) -> m.ImportJob:
+    dry_run_job: ImportJob | None = None,
+) -> ImportJob:
     """Queue an import of `document_text` (the JSON as sent, so numbers keep their digits) as a job.
 
     Atomic and audited: the job and its first `ImportJobEvent` are written together, and its
@@ -98,7 +98,7 @@ def import_job_enqueue(
     overwrite = [str(name) for name in overwrite]
     with transaction.atomic():
         now = timezone.now()
-        job = m.ImportJob(
+        job = ImportJob(
             document=document_text,
             title=str(document.get("title") or "")[:500],
             record_count=import_document_size(document),
@@ -122,7 +122,7 @@ def import_job_enqueue(
     return job
 
 
-def import_job_confirm(*, dry_run_job: m.ImportJob, actor: Actor, overwrite: Sequence[str] = ()) -> m.ImportJob:
+def import_job_confirm(*, dry_run_job: ImportJob, actor: Actor, overwrite: Sequence[str] = ()) -> ImportJob:
     """Queue the real import of a finished dry run's stored document (no upload again)."""
     if not import_job_may_read(job=dry_run_job, actor=actor):
         raise Forbidden("this dry run is another curator's", field="permission")
@@ -139,26 +139,26 @@ def import_job_confirm(*, dry_run_job: m.ImportJob, actor: Actor, overwrite: Seq
     )
 
 
-def import_job_may_read(*, job: m.ImportJob, actor: Actor) -> bool:
+def import_job_may_read(*, job: ImportJob, actor: Actor) -> bool:
     """A job is its owner's to read, and every curator's who may import."""
     if actor is None or not actor.is_authenticated:
         return False
     return job.requested_by_id == actor.pk or may_import(actor)
 
 
-def import_job_visible(*, job_id: int, actor: Actor) -> m.ImportJob | None:
+def import_job_visible(*, job_id: int, actor: Actor) -> ImportJob | None:
     """The job, when `actor` may read it; None when there is no such job or it is not theirs to read."""
-    job = m.ImportJob.objects.select_related("requested_by").filter(pk=job_id).first()
+    job = ImportJob.objects.select_related("requested_by").filter(pk=job_id).first()
     if job is None or not import_job_may_read(job=job, actor=actor):
         return None
     return job
 
 
-def import_job_url(job: m.ImportJob) -> str:
+def import_job_url(job: ImportJob) -> str:
     return reverse("api-import-job", args=[job.pk])
 
 
-def import_job_status(job: m.ImportJob) -> dict[str, Any]:
+def import_job_status(job: ImportJob) -> dict[str, Any]:
     """The job as the status endpoint answers it: status, progress, and the report or the errors."""
     return {
         "id": job.pk,

@@ -20,7 +20,7 @@ from django.db.models import Prefetch, Q
 from django.http import QueryDict
 
 from records import agreement, comparisons, evidence_rows, page_lists
-from records import models as m
+from records.models import Configuration, Dataset, Direction, GenomicModel, ModelAlias, Protocol, Result
 from records.selectors import record_or_404
 from reviews.models import EXCLUDED_STATES
 
@@ -55,7 +55,7 @@ def conflicting_first(item: agreement.Agreement) -> int:
 class RankNote:
     """A printing's place in its protocol's comparison (records.comparisons.compare)."""
 
-    protocol: m.Protocol
+    protocol: Protocol
     group: str  # the comparison's dataset or task
     text: str
     rank: int | None = None
@@ -73,7 +73,7 @@ class ModelTask:
     """The model on one task family and metric: its measurements (those shown with their ranks) and the verdict."""
 
     agreement: agreement.Agreement
-    tasks: list[m.Dataset]  # the tasks of the family it was measured on
+    tasks: list[Dataset]  # the tasks of the family it was measured on
     lines: page_lists.Listed[MeasurementLine] = field(
         default_factory=lambda: page_lists.first_of([], count=MEASUREMENTS_SHOWN)
     )
@@ -93,10 +93,10 @@ class ModelTask:
 
 @dataclass
 class ModelPage:
-    model: m.GenomicModel
-    aliases: list[m.ModelAlias]
-    configurations: page_lists.Listed[m.Configuration]
-    merged: list[m.GenomicModel]  # models merged into this one
+    model: GenomicModel
+    aliases: list[ModelAlias]
+    configurations: page_lists.Listed[Configuration]
+    merged: list[GenomicModel]  # models merged into this one
     tasks: page_lists.Listed[ModelTask]
     verdict_counts: list[tuple[str, int]]
     evaluation_count: int
@@ -117,14 +117,14 @@ def model_page(*, stable_id: str, params: QueryDict) -> ModelPage:
     """The model's page (at most sixteen queries): its facts, and per task family and metric its
     measurements, their ranks within their protocols' comparisons and the verdict."""
     model = record_or_404(
-        m.GenomicModel.objects.select_related("introduced_in", "merged_into").prefetch_related(
-            Prefetch("aliases", queryset=m.ModelAlias.objects.select_related("source").order_by("alias")),
-            Prefetch("merged", queryset=m.GenomicModel.objects.order_by("name", "stable_id")),
+        GenomicModel.objects.select_related("introduced_in", "merged_into").prefetch_related(
+            Prefetch("aliases", queryset=ModelAlias.objects.select_related("source").order_by("alias")),
+            Prefetch("merged", queryset=GenomicModel.objects.order_by("name", "stable_id")),
         ),
         stable_id,
     )
     configurations = page_lists.listed(
-        m.Configuration.objects.filter(model=model).order_by("name", "stable_id"),
+        Configuration.objects.filter(model=model).order_by("name", "stable_id"),
         key="configurations",
         params=params,
         per_page=CONFIGURATIONS_PER_PAGE,
@@ -209,7 +209,7 @@ class _Competitor:
         self,
         pk: int,
         protocol_id: int,
-        dataset: m.Dataset,
+        dataset: Dataset,
         state: str,
         different: str,
         repeats_id: int | None,
@@ -265,7 +265,7 @@ def protocol_ranks(evaluations: Sequence[evidence_rows.EvaluationRow]) -> dict[t
         where |= Q(evaluation__protocol_id=protocol_id, evaluation__dataset_id__in=sorted(dataset_ids))
     lines: dict[int, _Competitor] = {}
     references: set[int] = set()
-    for row in m.Result.objects.filter(where).values_list(*_COMPETING):  # one fetch: a page's groups
+    for row in Result.objects.filter(where).values_list(*_COMPETING):  # one fetch: a page's groups
         (pk, stable_id, value, relation, reference, spread, lower, upper, evaluation_id, protocol_id, dataset_id) = row[
             :11
         ]
@@ -297,7 +297,7 @@ def protocol_ranks(evaluations: Sequence[evidence_rows.EvaluationRow]) -> dict[t
         )
         if reference:
             references.add(reference)
-    named = m.Configuration.objects.in_bulk(sorted(references)) if references else {}
+    named = Configuration.objects.in_bulk(sorted(references)) if references else {}
     by_protocol: dict[int, list[_Competitor]] = defaultdict(list)
     for line in lines.values():
         for result in line.results:
@@ -316,7 +316,7 @@ def protocol_ranks(evaluations: Sequence[evidence_rows.EvaluationRow]) -> dict[t
     return notes
 
 
-def _rank_text(protocol: m.Protocol, group: comparisons.ComparisonGroup, row: comparisons.ResultRow) -> str:
+def _rank_text(protocol: Protocol, group: comparisons.ComparisonGroup, row: comparisons.ResultRow) -> str:
     if row.rank is not None:
         text = f"rank {row.rank} of {group.compared_count}"
         if row.is_best:
@@ -334,6 +334,6 @@ def _rank_text(protocol: m.Protocol, group: comparisons.ComparisonGroup, row: co
         return "not ranked: excluded from comparison"
     if not row.in_comparison:
         return "not ranked: source not yet checked"
-    if protocol.metric_direction == m.Direction.NONE:
+    if protocol.metric_direction == Direction.NONE:
         return "not ranked: a descriptive fact"
     return "not ranked: no other source-checked row to compare with"

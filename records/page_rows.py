@@ -19,7 +19,16 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Model
 
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Evaluation,
+    GenomicModel,
+    Protocol,
+    Result,
+    Source,
+    evaluation_comparable,
+)
 from records.models.base import _url_parts
 from records.values import display
 from reviews.models import ReviewStateFacts
@@ -35,7 +44,7 @@ def _url(url_name: str, stable_id: str) -> str:
 
 
 def evaluation_url(stable_id: str) -> str:
-    return _url(m.Evaluation.page_url_name, stable_id)
+    return _url(Evaluation.page_url_name, stable_id)
 
 
 class ModelLine:
@@ -50,7 +59,7 @@ class ModelLine:
         return self.name or self.stable_id
 
     def get_absolute_url(self) -> str:
-        return _url(m.GenomicModel.page_url_name, self.stable_id)
+        return _url(GenomicModel.page_url_name, self.stable_id)
 
 
 class ConfigurationLine:
@@ -75,7 +84,7 @@ class ConfigurationLine:
         return self.name or self.stable_id
 
     def get_absolute_url(self) -> str:
-        return _url(m.Configuration.page_url_name, self.stable_id)
+        return _url(Configuration.page_url_name, self.stable_id)
 
 
 class OriginalLine(ReviewStateFacts):
@@ -91,7 +100,7 @@ class OriginalLine(ReviewStateFacts):
         return self.title or self.stable_id
 
     def get_absolute_url(self) -> str:
-        return _url(m.Evaluation.page_url_name, self.stable_id)
+        return _url(Evaluation.page_url_name, self.stable_id)
 
 
 class ResultLine:
@@ -102,13 +111,13 @@ class ResultLine:
         "id",
         "stable_id",
         "evaluation_id",
-        *m.Result.MEASUREMENT_FIELDS,
+        *Result.MEASUREMENT_FIELDS,
         "reference_configuration_id",
         "reference_configuration",
     )
     FIELDS = __slots__[2:-1]
-    _relation_labels = labels_of(m.Result, "relation")
-    _uncertainty_labels = labels_of(m.Result, "uncertainty_kind")
+    _relation_labels = labels_of(Result, "relation")
+    _uncertainty_labels = labels_of(Result, "uncertainty_kind")
 
     def __init__(self, row: tuple[Any, ...], reference: ConfigurationLine | None) -> None:
         """`row`: the id, then FIELDS in order (a values_list() row; more columns may follow)."""
@@ -200,16 +209,16 @@ class EvaluationLine(ReviewStateFacts):
     dataset_id: int
     source_id: int | None
     repeats_id: int | None
-    protocol: m.Protocol
+    protocol: Protocol
     configuration: ConfigurationLine
-    dataset: m.Dataset
-    source: m.Source | None
-    concern_source: m.Source | None
+    dataset: Dataset
+    source: Source | None
+    concern_source: Source | None
     repeats: OriginalLine | None
     results: _Results
-    _measured_by_labels = labels_of(m.Evaluation, "measured_by")
-    _reading_labels = labels_of(m.Evaluation, "reading_method")
-    _review_labels = labels_of(m.Evaluation, "review_state")
+    _measured_by_labels = labels_of(Evaluation, "measured_by")
+    _reading_labels = labels_of(Evaluation, "reading_method")
+    _review_labels = labels_of(Evaluation, "review_state")
 
     def __init__(self, row: tuple[Any, ...]) -> None:
         """`row`: the id, then FIELDS in order (a values_list() row; more columns may follow)."""
@@ -222,7 +231,7 @@ class EvaluationLine(ReviewStateFacts):
         return self.title or self.stable_id
 
     def get_absolute_url(self) -> str:
-        return _url(m.Evaluation.page_url_name, self.stable_id)
+        return _url(Evaluation.page_url_name, self.stable_id)
 
     def get_measured_by_display(self) -> str:
         return self._measured_by_labels.get(self.measured_by, self.measured_by)
@@ -239,7 +248,7 @@ class EvaluationLine(ReviewStateFacts):
 
     @property
     def is_comparable(self) -> bool:
-        return m.evaluation_comparable(
+        return evaluation_comparable(
             review_state=self.review_state,
             original_state=self.repeats.review_state if self.repeats is not None else None,
             different_measurement=self.different_measurement,
@@ -271,13 +280,13 @@ def _positions(columns: tuple[str, ...], *names: str) -> list[int]:
     return [columns.index(name) for name in names]
 
 
-def protocol_evaluations(protocol: m.Protocol, *, ids: Collection[int] | None = None) -> list[EvaluationLine]:
+def protocol_evaluations(protocol: Protocol, *, ids: Collection[int] | None = None) -> list[EvaluationLine]:
     """The protocol's evaluations (those of `ids`, when given) in page order (configuration name,
     stable id), each with its results (by stable id): five queries whatever their number
     (evaluations, results, and the datasets, sources and reviewers they name). Rows are
     values_list() tuples: a dict a row cost more than the rest of reading them."""
-    evaluations_of = m.Evaluation.objects.filter(protocol=protocol)
-    results_of = m.Result.objects.filter(evaluation__protocol=protocol)
+    evaluations_of = Evaluation.objects.filter(protocol=protocol)
+    results_of = Result.objects.filter(evaluation__protocol=protocol)
     if ids is not None:
         evaluations_of = evaluations_of.filter(pk__in=list(ids))
         results_of = results_of.filter(evaluation_id__in=list(ids))
@@ -297,8 +306,8 @@ def protocol_evaluations(protocol: m.Protocol, *, ids: Collection[int] | None = 
     )
     configuration_columns = _positions(_EVALUATION_COLUMNS, *_CONFIGURATION)
     original_columns = _positions(_EVALUATION_COLUMNS, *_ORIGINAL)
-    datasets = m.Dataset.objects.in_bulk({row[at_dataset] for row in rows})
-    sources = m.Source.objects.in_bulk(
+    datasets = Dataset.objects.in_bulk({row[at_dataset] for row in rows})
+    sources = Source.objects.in_bulk(
         {row[at] for row in rows for at in (at_source, at_concern_source) if row[at] is not None}
     )
     reviewers = get_user_model().objects.in_bulk({row[at_reviewer] for row in rows if row[at_reviewer] is not None})

@@ -17,7 +17,7 @@ from django.db.models import Prefetch
 from django.http import Http404, QueryDict
 
 from records import charts, compared_rows, comparisons, page_rows
-from records import models as m
+from records.models import BaselineKind, BaselineRole, Dataset, Evaluation, EvidenceRow, Protocol, Source
 from records.page_lists import Listed, listed
 from records.selectors import EVALUATION_FACETS, Faceted, faceted, with_last_reviews, with_review_log
 from records.values import display
@@ -33,7 +33,7 @@ EVALUATIONS_PER_PAGE = 20  # evaluations, with their quotes, a page of the evalu
 
 @dataclass
 class BaselineLine:
-    role: m.BaselineRole
+    role: BaselineRole
     measured: bool
 
 
@@ -41,14 +41,14 @@ class BaselineLine:
 class ChartLink:
     """One of the page's charts: the comparison of one dataset or task, drawn by the chart address."""
 
-    dataset: m.Dataset
+    dataset: Dataset
     label: str
     description: str
 
 
 @dataclass
 class ProtocolPage:
-    protocol: m.Protocol
+    protocol: Protocol
     # Every evaluation of the protocol, read light (records.compared_rows).
     evaluations: list[compared_rows.ComparedEvaluation]
     # Every comparison group (of the chosen dataset or task only, when one is chosen).
@@ -56,7 +56,7 @@ class ProtocolPage:
     include_excluded: bool
     dataset_filter: str
     baselines: list[BaselineLine]
-    sources: list[m.Source]
+    sources: list[Source]
     result_count: int
     measured_by_counts: dict[str, int]
     # The results shown: a page of the matrix's configurations (`?table=rows&page=<n>`), or of the
@@ -154,21 +154,21 @@ def reader_choices(params: QueryDict) -> tuple[bool, str]:
     return params.get(INCLUDE_PARAM) == INCLUDE_EXCLUDED, params.get(DATASET_PARAM, "")[:150]
 
 
-def _protocol(stable_id: str) -> m.Protocol:
+def _protocol(stable_id: str) -> Protocol:
     protocol = (
-        m.Protocol.objects.select_related("source", "review_state_changed_by")
+        Protocol.objects.select_related("source", "review_state_changed_by")
         .prefetch_related(
-            Prefetch("datasets", queryset=m.Dataset.objects.prefetch_related("tasks")),
+            Prefetch("datasets", queryset=Dataset.objects.prefetch_related("tasks")),
             "areas",
             "contexts",
             "limitations",
             Prefetch(
                 "baseline_roles",
-                queryset=m.BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
+                queryset=BaselineRole.objects.select_related("configuration", "review_state_changed_by"),
             ),
             Prefetch(
                 "evidence_rows",
-                queryset=m.EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
+                queryset=EvidenceRow.objects.select_related("source", "evaluation", "review_state_changed_by"),
             ),
             "decisions",
         )
@@ -181,7 +181,7 @@ def _protocol(stable_id: str) -> m.Protocol:
 
 
 def protocol_comparison(
-    *, protocol: m.Protocol, include_excluded: bool, dataset: str = ""
+    *, protocol: Protocol, include_excluded: bool, dataset: str = ""
 ) -> tuple[list[compared_rows.ComparedEvaluation], list[comparisons.ComparisonGroup]]:
     """The protocol's evaluations (light) and its comparison groups, of one dataset or task when
     `dataset` names one."""
@@ -198,7 +198,7 @@ def _of_dataset(groups: list[comparisons.ComparisonGroup], dataset: str) -> list
 
 
 def in_full(
-    protocol: m.Protocol, rows: Iterable[comparisons.ResultRow], *, also: Iterable[int] = ()
+    protocol: Protocol, rows: Iterable[comparisons.ResultRow], *, also: Iterable[int] = ()
 ) -> dict[int, page_rows.EvaluationLine]:
     """Put the rows' evaluations and results, read in full, in place of their light readings; returns
     the evaluations read (those of the rows and of `also`, by primary key): one read whatever their number."""
@@ -217,15 +217,15 @@ def in_full(
 def protocol_charts(*, stable_id: str, include_excluded: bool, dataset: str = "") -> list[charts.Chart]:
     """The protocol's charts (of one dataset or task when `dataset` names one): each group's best
     rows, up to charts.MAX_BARS, read in full and drawn."""
-    protocol = m.Protocol.objects.filter(stable_id=stable_id).first()
+    protocol = Protocol.objects.filter(stable_id=stable_id).first()
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
     # One dataset's or task's comparisons are the same read alone: read only its rows (none of an unknown one).
-    chosen = m.Dataset.objects.filter(stable_id=dataset).first() if dataset else None
+    chosen = Dataset.objects.filter(stable_id=dataset).first() if dataset else None
     evaluations = [] if dataset and chosen is None else compared_rows.compared_evaluations(protocol, dataset=chosen)
     groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
     several = len(groups) > 1 or (
-        chosen is not None and m.Evaluation.objects.filter(protocol=protocol).exclude(dataset=chosen).exists()
+        chosen is not None and Evaluation.objects.filter(protocol=protocol).exclude(dataset=chosen).exists()
     )
     drawn = []
     for group in groups:
@@ -257,7 +257,7 @@ def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
     table.items = [by_pk[evaluation.pk] for evaluation in table.items if evaluation.pk in by_pk]
 
     checked = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
-    kind_order = list(m.BaselineKind.values)  # the null control first, as on the seed page
+    kind_order = list(BaselineKind.values)  # the null control first, as on the seed page
     baselines = [
         BaselineLine(role=role, measured=role.configuration_id is not None and role.configuration_id in checked)
         for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
@@ -285,7 +285,7 @@ def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
     )
 
 
-def _chart_links(protocol: m.Protocol, groups: list[comparisons.ComparisonGroup]) -> list[ChartLink]:
+def _chart_links(protocol: Protocol, groups: list[comparisons.ComparisonGroup]) -> list[ChartLink]:
     """One chart a dataset or task with results (its groups relative to a reference drawn with it)."""
     links: dict[int, ChartLink] = {}
     for group in groups:
@@ -311,7 +311,7 @@ def _chart_links(protocol: m.Protocol, groups: list[comparisons.ComparisonGroup]
     return list(links.values())
 
 
-def cited_sources(*, protocol: m.Protocol, evaluations: Iterable[Any]) -> list[m.Source]:
+def cited_sources(*, protocol: Protocol, evaluations: Iterable[Any]) -> list[Source]:
     """Every source the protocol page cites, once each, in order of first citation."""
     order: dict[int, None] = {protocol.source_id: None}
     for evaluation in evaluations:
@@ -320,5 +320,5 @@ def cited_sources(*, protocol: m.Protocol, evaluations: Iterable[Any]) -> list[m
                 order.setdefault(pk, None)
     for row in protocol.evidence_rows.all():
         order.setdefault(row.source_id, None)
-    loaded = m.Source.objects.in_bulk(list(order))
+    loaded = Source.objects.in_bulk(list(order))
     return [loaded[pk] for pk in order if pk in loaded]

@@ -20,7 +20,19 @@ from typing import Any, cast
 
 from django.urls import reverse
 
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    GenomicModel,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    Work,
+    alias_key,
+)
 from records.models.search import SearchEntry, SearchKind
 from records.search_text import indexed, name_keys
 from records.values import display, exact_text
@@ -52,10 +64,10 @@ def _models(model_ids: Iterable[int | None]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
     models: dict[int, dict[str, Any]] = {
-        row["id"]: {**row, "aliases": []} for row in m.GenomicModel.objects.filter(id__in=ids).values()
+        row["id"]: {**row, "aliases": []} for row in GenomicModel.objects.filter(id__in=ids).values()
     }
     for model_id, alias in (
-        m.ModelAlias.objects.filter(model_id__in=ids).order_by("alias").values_list("model_id", "alias")
+        ModelAlias.objects.filter(model_id__in=ids).order_by("alias").values_list("model_id", "alias")
     ):
         models[model_id]["aliases"].append(alias)
     return models
@@ -86,14 +98,14 @@ def model_entries(ids: Sequence[int]) -> list[SearchEntry]:
                 subject_text=indexed(model["family"], model["public_id"]),
                 body_text=indexed(model["description"]),
                 name_keys=name_keys(*names),
-                title_key=_cut(m.alias_key(model["name"]), 500),
+                title_key=_cut(alias_key(model["name"]), 500),
             )
         )
     return entries
 
 
 def configuration_entries(ids: Sequence[int]) -> list[SearchEntry]:
-    rows = list(m.Configuration.objects.filter(id__in=ids).values())
+    rows = list(Configuration.objects.filter(id__in=ids).values())
     models = _models(row["model_id"] for row in rows)
     entries = []
     for row in rows:
@@ -111,7 +123,7 @@ def configuration_entries(ids: Sequence[int]) -> list[SearchEntry]:
                 subject_text=indexed(*_model_text(model), row["family"], row["method"], whole=True),
                 body_text=indexed(row["description"]),
                 name_keys=name_keys(row["name"], row["short_name"]),
-                title_key=_cut(m.alias_key(row["short_name"] or row["name"]), 500),
+                title_key=_cut(alias_key(row["short_name"] or row["name"]), 500),
             )
         )
     return entries
@@ -120,7 +132,7 @@ def configuration_entries(ids: Sequence[int]) -> list[SearchEntry]:
 def dataset_entries(ids: Sequence[int]) -> list[SearchEntry]:
     """Datasets and tasks; a task is found by its name, its key in its suite and the suite's name."""
     rows = list(
-        m.Dataset.objects.filter(id__in=ids).values(
+        Dataset.objects.filter(id__in=ids).values(
             "id", "stable_id", "name", "description", "task_key", "metric", "suite__name", "suite__stable_id"
         )
     )
@@ -141,14 +153,14 @@ def dataset_entries(ids: Sequence[int]) -> list[SearchEntry]:
                 place_text=indexed(suite),
                 body_text=indexed(row["description"], row["metric"]),
                 name_keys=name_keys(row["name"], row["task_key"]),
-                title_key=_cut(m.alias_key(row["name"]), 500),
+                title_key=_cut(alias_key(row["name"]), 500),
             )
         )
     return entries
 
 
 def protocol_entries(ids: Sequence[int]) -> list[SearchEntry]:
-    rows = m.Protocol.objects.filter(id__in=ids).values(
+    rows = Protocol.objects.filter(id__in=ids).values(
         "id",
         "stable_id",
         "title",
@@ -179,14 +191,14 @@ def protocol_entries(ids: Sequence[int]) -> list[SearchEntry]:
                 row["source__authors_short"] or "",
             ),
             name_keys=name_keys(row["title"]),
-            title_key=_cut(m.alias_key(row["title"]), 500),
+            title_key=_cut(alias_key(row["title"]), 500),
         )
         for row in rows
     ]
 
 
 def source_entries(ids: Sequence[int]) -> list[SearchEntry]:
-    rows = m.Source.objects.filter(id__in=ids).values(
+    rows = Source.objects.filter(id__in=ids).values(
         "id",
         "stable_id",
         "title",
@@ -211,14 +223,14 @@ def source_entries(ids: Sequence[int]) -> list[SearchEntry]:
             place_text=indexed(row["authors_short"], row["venue"]),
             body_text=indexed(row["citation"], row["copy_consulted"]),
             name_keys=name_keys(row["title"]),
-            title_key=_cut(m.alias_key(row["title"]), 500),
+            title_key=_cut(alias_key(row["title"]), 500),
         )
         for row in rows
     ]
 
 
 def work_entries(ids: Sequence[int]) -> list[SearchEntry]:
-    rows = m.Work.objects.filter(id__in=ids).values("id", "stable_id", "title", "authors_short", "description")
+    rows = Work.objects.filter(id__in=ids).values("id", "stable_id", "title", "authors_short", "description")
     return [
         SearchEntry(
             kind=SearchKind.WORK,
@@ -231,14 +243,14 @@ def work_entries(ids: Sequence[int]) -> list[SearchEntry]:
             place_text=indexed(row["authors_short"]),
             body_text=indexed(row["description"]),
             name_keys=name_keys(row["title"]),
-            title_key=_cut(m.alias_key(row["title"]), 500),
+            title_key=_cut(alias_key(row["title"]), 500),
         )
         for row in rows
     ]
 
 
 def decision_entries(ids: Sequence[int]) -> list[SearchEntry]:
-    rows = m.Decision.objects.filter(id__in=ids).values("id", "stable_id", "title", "description")
+    rows = Decision.objects.filter(id__in=ids).values("id", "stable_id", "title", "description")
     return [
         SearchEntry(
             kind=SearchKind.DECISION,
@@ -276,7 +288,7 @@ _EVALUATION_FIELDS = (
 
 
 def _evaluation_rows(ids: Iterable[int]) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
-    rows = list(m.Evaluation.objects.filter(id__in=ids).values(*_EVALUATION_FIELDS))
+    rows = list(Evaluation.objects.filter(id__in=ids).values(*_EVALUATION_FIELDS))
     return rows, _models(row["configuration__model_id"] for row in rows)
 
 
@@ -298,7 +310,7 @@ def evaluation_entries(ids: Sequence[int]) -> list[SearchEntry]:
     rows, models = _evaluation_rows(ids)
     values: dict[int, list[str]] = defaultdict(list)
     for evaluation_id, value, unit in (
-        m.Result.objects.filter(evaluation_id__in=[row["id"] for row in rows])
+        Result.objects.filter(evaluation_id__in=[row["id"] for row in rows])
         .order_by("evaluation_id", "stable_id")
         .values_list("evaluation_id", "value", "unit")
     ):
@@ -346,7 +358,7 @@ def result_entries(ids: Sequence[int]) -> list[SearchEntry]:
     """Results by value (`number`, `exact_value`) and printed text; the hit shows the value with its
     printed digits, unit and task, and (read with the hit) its evaluation's review state."""
     results = list(
-        m.Result.objects.filter(id__in=ids).values("id", "stable_id", "value", "unit", "printed_value", "evaluation_id")
+        Result.objects.filter(id__in=ids).values("id", "stable_id", "value", "unit", "printed_value", "evaluation_id")
     )
     rows, models = _evaluation_rows({result["evaluation_id"] for result in results})
     evaluations = {row["id"]: row for row in rows}

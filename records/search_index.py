@@ -25,7 +25,18 @@ from typing import Any
 
 from django.db import connection, models, transaction
 
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    GenomicModel,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    Work,
+)
 from records.models.search import SearchEntry, SearchKind
 from records.search_documents import BUILDERS
 
@@ -52,61 +63,61 @@ def _ids(queryset: models.Manager[Any], field: str) -> _Ids:
 # record ids). A model's name shows on its configurations, their evaluations and results; its
 # aliases are text of the model, configuration and evaluation entries.
 DEPENDENTS: dict[type[models.Model], tuple[tuple[str, _Ids], ...]] = {
-    m.GenomicModel: (
+    GenomicModel: (
         (SearchKind.MODEL, lambda ids: ids),
-        (SearchKind.CONFIGURATION, _ids(m.Configuration.objects, "model_id")),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "configuration__model_id")),
-        (SearchKind.RESULT, _ids(m.Result.objects, "evaluation__configuration__model_id")),
+        (SearchKind.CONFIGURATION, _ids(Configuration.objects, "model_id")),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "configuration__model_id")),
+        (SearchKind.RESULT, _ids(Result.objects, "evaluation__configuration__model_id")),
     ),
-    m.ModelAlias: (
+    ModelAlias: (
         (
             SearchKind.MODEL,
-            lambda ids: m.ModelAlias.objects.filter(id__in=sorted(ids)).values_list("model_id", flat=True),
+            lambda ids: ModelAlias.objects.filter(id__in=sorted(ids)).values_list("model_id", flat=True),
         ),
-        (SearchKind.CONFIGURATION, _ids(m.Configuration.objects, "model__aliases__id")),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "configuration__model__aliases__id")),
+        (SearchKind.CONFIGURATION, _ids(Configuration.objects, "model__aliases__id")),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "configuration__model__aliases__id")),
     ),
-    m.Configuration: (
+    Configuration: (
         (SearchKind.CONFIGURATION, lambda ids: ids),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "configuration_id")),
-        (SearchKind.RESULT, _ids(m.Result.objects, "evaluation__configuration_id")),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "configuration_id")),
+        (SearchKind.RESULT, _ids(Result.objects, "evaluation__configuration_id")),
     ),
-    m.Dataset: (
-        (SearchKind.DATASET, lambda ids: {*ids, *_ids(m.Dataset.objects, "suite_id")(ids)}),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "dataset_id")),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "dataset__suite_id")),
-        (SearchKind.RESULT, _ids(m.Result.objects, "evaluation__dataset_id")),
-        (SearchKind.RESULT, _ids(m.Result.objects, "evaluation__dataset__suite_id")),
+    Dataset: (
+        (SearchKind.DATASET, lambda ids: {*ids, *_ids(Dataset.objects, "suite_id")(ids)}),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "dataset_id")),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "dataset__suite_id")),
+        (SearchKind.RESULT, _ids(Result.objects, "evaluation__dataset_id")),
+        (SearchKind.RESULT, _ids(Result.objects, "evaluation__dataset__suite_id")),
     ),
-    m.Protocol: (
+    Protocol: (
         (SearchKind.PROTOCOL, lambda ids: ids),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "protocol_id")),
-        (SearchKind.RESULT, _ids(m.Result.objects, "evaluation__protocol_id")),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "protocol_id")),
+        (SearchKind.RESULT, _ids(Result.objects, "evaluation__protocol_id")),
     ),
-    m.Source: (
+    Source: (
         (SearchKind.SOURCE, lambda ids: ids),
-        (SearchKind.PROTOCOL, _ids(m.Protocol.objects, "source_id")),
-        (SearchKind.EVALUATION, _ids(m.Evaluation.objects, "source_id")),
+        (SearchKind.PROTOCOL, _ids(Protocol.objects, "source_id")),
+        (SearchKind.EVALUATION, _ids(Evaluation.objects, "source_id")),
     ),
-    m.Work: ((SearchKind.WORK, lambda ids: ids),),
-    m.Decision: ((SearchKind.DECISION, lambda ids: ids),),
-    m.Evaluation: (
+    Work: ((SearchKind.WORK, lambda ids: ids),),
+    Decision: ((SearchKind.DECISION, lambda ids: ids),),
+    Evaluation: (
         (SearchKind.EVALUATION, lambda ids: ids),
-        (SearchKind.RESULT, _ids(m.Result.objects, "evaluation_id")),
+        (SearchKind.RESULT, _ids(Result.objects, "evaluation_id")),
     ),
-    m.Result: (
+    Result: (
         (SearchKind.RESULT, lambda ids: ids),
         (
             SearchKind.EVALUATION,
-            lambda ids: m.Result.objects.filter(id__in=sorted(ids)).values_list("evaluation_id", flat=True),
+            lambda ids: Result.objects.filter(id__in=sorted(ids)).values_list("evaluation_id", flat=True),
         ),
     ),
 }
 # A record whose text shows on the entry of the record it belongs to: moving it (an alias to
 # another model, a result to another evaluation) changes that record's old entry too.
 PARENT_FIELDS: dict[type[models.Model], tuple[str, type[models.Model]]] = {
-    m.ModelAlias: ("model", m.GenomicModel),
-    m.Result: ("evaluation", m.Evaluation),
+    ModelAlias: ("model", GenomicModel),
+    Result: ("evaluation", Evaluation),
 }
 
 _batch: contextvars.ContextVar[SearchRefs | None] = contextvars.ContextVar("search_index_batch", default=None)
@@ -284,13 +295,13 @@ def search_index_rebuild(*, progress: Callable[[str, int], None] | None = None) 
 
 
 RECORD_MODELS: dict[str, type[models.Model]] = {
-    SearchKind.MODEL: m.GenomicModel,
-    SearchKind.CONFIGURATION: m.Configuration,
-    SearchKind.DATASET: m.Dataset,
-    SearchKind.PROTOCOL: m.Protocol,
-    SearchKind.SOURCE: m.Source,
-    SearchKind.WORK: m.Work,
-    SearchKind.DECISION: m.Decision,
-    SearchKind.EVALUATION: m.Evaluation,
-    SearchKind.RESULT: m.Result,
+    SearchKind.MODEL: GenomicModel,
+    SearchKind.CONFIGURATION: Configuration,
+    SearchKind.DATASET: Dataset,
+    SearchKind.PROTOCOL: Protocol,
+    SearchKind.SOURCE: Source,
+    SearchKind.WORK: Work,
+    SearchKind.DECISION: Decision,
+    SearchKind.EVALUATION: Evaluation,
+    SearchKind.RESULT: Result,
 }

@@ -15,8 +15,8 @@ from django.conf import settings
 from django.db import transaction
 
 from common.types import Actor
-from records import models as m
 from records.imports import FORMAT_NAME, FORMAT_VERSION, ImportReport, records_import
+from records.models import Evaluation, Protocol
 from reviews.models import ReviewState
 from reviews.services import review_transition_apply
 
@@ -232,9 +232,9 @@ def seed_document() -> dict[str, Any]:
 # The review the seed page records: (model, stable id, transitions with their reasons).
 CHECKED = f"Source checked on the published record page {SEED_PAGE}."
 SEED_REVIEWS: tuple[tuple[type, str, tuple[tuple[str, str], ...]], ...] = (
-    (m.Protocol, PROTOCOL_ID, (("check_source", CHECKED),)),
+    (Protocol, PROTOCOL_ID, (("check_source", CHECKED),)),
     *(
-        (m.Evaluation, evaluation_id, (("check_source", CHECKED), ("exclude", CONCERN)))
+        (Evaluation, evaluation_id, (("check_source", CHECKED), ("exclude", CONCERN)))
         for _config_id, evaluation_id, _size, _parameters, _minutes in MODELS
     ),
 )

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.db.models import Count, Model, Prefetch, QuerySet
 from django.http import Http404, QueryDict
 
-from records import models as m
+from records.models import Evaluation, GenomicModel, Protocol, Result, Source
 from records.page_lists import PAGE_PARAM, TABLE_PARAM, Listed, listed
 from reviews.models import Reviewable
 from reviews.selectors import ReviewLog, last_review_entries
@@ -27,29 +27,29 @@ class Catalogue:
     """The home page: what the catalogue holds, and a page of its protocols by title."""
 
     counts: dict[str, int]
-    protocols: Listed[m.Protocol]  # each with `evaluation_count`
+    protocols: Listed[Protocol]  # each with `evaluation_count`
 
 
 def catalogue(*, params: QueryDict) -> Catalogue:
     """A constant number of queries: the counts, and the page of protocols with their evaluations counted."""
     counts = {
-        "protocols": m.Protocol.objects.count(),
-        "evaluations": m.Evaluation.objects.count(),
-        "models": m.GenomicModel.objects.filter(merged_into__isnull=True).count(),
-        "sources": m.Source.objects.count(),
+        "protocols": Protocol.objects.count(),
+        "evaluations": Evaluation.objects.count(),
+        "models": GenomicModel.objects.filter(merged_into__isnull=True).count(),
+        "sources": Source.objects.count(),
     }
-    ids = m.Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True)
+    ids = Protocol.objects.order_by("title", "stable_id").values_list("pk", flat=True)
     protocols: Listed[Any] = listed(ids, key="protocols", params=params, per_page=PROTOCOLS_PER_PAGE)
-    counted = m.Protocol.objects.filter(pk__in=protocols.items).annotate(evaluation_count=Count("evaluations"))
+    counted = Protocol.objects.filter(pk__in=protocols.items).annotate(evaluation_count=Count("evaluations"))
     protocols.items = sorted(counted, key=lambda p: (p.title, p.stable_id))
     return Catalogue(counts=counts, protocols=protocols)
 
 
-def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation]:
+def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[Evaluation]:
     """Evaluations with what their rows show; `with_protocol=False` when they are prefetched from
     their protocol, which Django then sets on each (one instance, not one a row)."""
     related = ("protocol",) if with_protocol else ()
-    return m.Evaluation.objects.select_related(
+    return Evaluation.objects.select_related(
         *related,
         "configuration__model",
         "dataset",
@@ -59,7 +59,7 @@ def evaluations_queryset(*, with_protocol: bool = True) -> QuerySet[m.Evaluation
         "repeats",
         "repeats__source",
     ).prefetch_related(
-        Prefetch("results", queryset=m.Result.objects.select_related("reference_configuration").order_by("stable_id"))
+        Prefetch("results", queryset=Result.objects.select_related("reference_configuration").order_by("stable_id"))
     )
 
 

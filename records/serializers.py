@@ -9,8 +9,23 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from common.api import StrictCharField
-from records import models as m
 from records.api_fields import CATALOGUE_FIELDS, ExactDecimalField, ref, stable_id_field
+from records.models import (
+    Area,
+    BaselineRole,
+    Configuration,
+    Context,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    GenomicModel,
+    Protocol,
+    Result,
+    Source,
+    UncertaintyKind,
+    Work,
+)
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from reviews.models import ReviewState
 
@@ -100,7 +115,7 @@ class SourceSerializer(CatalogueSerializer):
     id_field = "source_id"
     source_id = stable_id_field()
     work_id = ref(
-        m.Work,
+        Work,
         "work",
         required=False,
         allow_null=True,
@@ -108,7 +123,7 @@ class SourceSerializer(CatalogueSerializer):
     )
 
     class Meta:
-        model = m.Source
+        model = Source
         fields = (
             "source_id",
             "title",
@@ -136,7 +151,7 @@ class TaskSerializer(serializers.ModelSerializer):
     dataset_id = serializers.CharField(source="stable_id", read_only=True)
 
     class Meta:
-        model = m.Dataset
+        model = Dataset
         fields = (
             "dataset_id",
             "name",
@@ -153,12 +168,12 @@ class TaskSerializer(serializers.ModelSerializer):
 class DatasetSerializer(CatalogueSerializer):
     id_field = "dataset_id"
     dataset_id = stable_id_field()
-    suite_id = ref(m.Dataset, "suite", required=False, allow_null=True)
-    source_id = ref(m.Source, "source", required=False, allow_null=True)
+    suite_id = ref(Dataset, "suite", required=False, allow_null=True)
+    source_id = ref(Source, "source", required=False, allow_null=True)
     tasks = TaskSerializer(many=True, read_only=True)
 
     class Meta:
-        model = m.Dataset
+        model = Dataset
         fields = (
             "dataset_id",
             "name",
@@ -183,9 +198,9 @@ class DatasetSerializer(CatalogueSerializer):
 class ConfigurationSerializer(CatalogueSerializer):
     id_field = "configuration_id"
     configuration_id = stable_id_field()
-    source_id = ref(m.Source, "source", required=False, allow_null=True)
+    source_id = ref(Source, "source", required=False, allow_null=True)
     model_id = ref(
-        m.GenomicModel,
+        GenomicModel,
         "model",
         required=False,
         allow_null=True,
@@ -193,7 +208,7 @@ class ConfigurationSerializer(CatalogueSerializer):
     )
 
     class Meta:
-        model = m.Configuration
+        model = Configuration
         fields = (
             "configuration_id",
             "name",
@@ -213,11 +228,11 @@ class ConfigurationSerializer(CatalogueSerializer):
 class BaselineRoleSerializer(ReviewFieldsMixin, CatalogueSerializer):
     id_field = "baseline_role_id"
     baseline_role_id = stable_id_field()
-    protocol_id = ref(m.Protocol, "protocol")
-    configuration_id = ref(m.Configuration, "configuration", required=False, allow_null=True)
+    protocol_id = ref(Protocol, "protocol")
+    configuration_id = ref(Configuration, "configuration", required=False, allow_null=True)
 
     class Meta:
-        model = m.BaselineRole
+        model = BaselineRole
         fields = (
             "baseline_role_id",
             "protocol_id",
@@ -236,10 +251,10 @@ class BaselineRoleSerializer(ReviewFieldsMixin, CatalogueSerializer):
 class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
     id_field = "protocol_id"
     protocol_id = stable_id_field()
-    source_id = ref(m.Source, "source")
-    dataset_ids = ref(m.Dataset, "datasets", many=True, required=False)
-    areas = ref(m.Area, many=True, required=False)
-    contexts = ref(m.Context, many=True, required=False)
+    source_id = ref(Source, "source")
+    dataset_ids = ref(Dataset, "datasets", many=True, required=False)
+    areas = ref(Area, many=True, required=False)
+    contexts = ref(Context, many=True, required=False)
     limitations = serializers.ListField(
         child=StrictCharField(max_length=5000),
         source="limitations_texts",
@@ -249,7 +264,7 @@ class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
     baseline_roles = serializers.SerializerMethodField()
 
     class Meta:
-        model = m.Protocol
+        model = Protocol
         fields = (
             "protocol_id",
             "title",
@@ -288,10 +303,10 @@ class ProtocolSerializer(ReviewFieldsMixin, CatalogueSerializer):
 class ResultSerializer(CatalogueSerializer):
     id_field = "result_id"
     result_id = stable_id_field()
-    evaluation_id = ref(m.Evaluation, "evaluation")
+    evaluation_id = ref(Evaluation, "evaluation")
     value = ExactDecimalField(help_text='The exact value with its printed precision, e.g. "0.410" or "3.00E+11".')
     uncertainty_kind = serializers.ChoiceField(
-        choices=m.UncertaintyKind.choices,
+        choices=UncertaintyKind.choices,
         allow_blank=True,
         required=False,
         help_text="Blank when the source reports none.",
@@ -303,7 +318,7 @@ class ResultSerializer(CatalogueSerializer):
         required=False, allow_null=True, help_text="A confidence interval's level in percent."
     )
     reference_configuration_id = ref(
-        m.Configuration,
+        Configuration,
         "reference_configuration",
         required=False,
         allow_null=True,
@@ -311,11 +326,11 @@ class ResultSerializer(CatalogueSerializer):
     )
 
     class Meta:
-        model = m.Result
+        model = Result
         fields = (
             "result_id",
             "evaluation_id",
-            *m.Result.MEASUREMENT_FIELDS,
+            *Result.MEASUREMENT_FIELDS,
             "reference_configuration_id",
             "created_at",
             "updated_at",
@@ -334,25 +349,25 @@ class NestedResultSerializer(ResultSerializer):
 class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
     id_field = "evaluation_id"
     evaluation_id = stable_id_field()
-    protocol_id = ref(m.Protocol, "protocol")
-    configuration_id = ref(m.Configuration, "configuration")
-    dataset_id = ref(m.Dataset, "dataset")
-    source_id = ref(m.Source, "source", required=False, allow_null=True, help_text="The source that reports it.")
+    protocol_id = ref(Protocol, "protocol")
+    configuration_id = ref(Configuration, "configuration")
+    dataset_id = ref(Dataset, "dataset")
+    source_id = ref(Source, "source", required=False, allow_null=True, help_text="The source that reports it.")
     repeats_id = ref(
-        m.Evaluation,
+        Evaluation,
         "repeats",
         required=False,
         allow_null=True,
         help_text="The evaluation whose measurement this one reports again (a copy, not a replication).",
     )
     original_source_id = ref(
-        m.Source,
+        Source,
         "original_source",
         required=False,
         allow_null=True,
         help_text="The catalogued source that first published this number, when this source reports it again.",
     )
-    concern_source_id = ref(m.Source, "concern_source", required=False, allow_null=True)
+    concern_source_id = ref(Source, "concern_source", required=False, allow_null=True)
     results = NestedResultSerializer(many=True, read_only=True)
     comparable = serializers.BooleanField(
         source="is_comparable",
@@ -361,7 +376,7 @@ class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
     )
 
     class Meta:
-        model = m.Evaluation
+        model = Evaluation
         fields = (
             "evaluation_id",
             "title",
@@ -396,12 +411,12 @@ class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
 class EvidenceRowSerializer(ReviewFieldsMixin, CatalogueSerializer):
     id_field = "evidence_id"
     evidence_id = stable_id_field()
-    protocol_id = ref(m.Protocol, "protocol")
-    evaluation_id = ref(m.Evaluation, "evaluation", required=False, allow_null=True)
-    source_id = ref(m.Source, "source")
+    protocol_id = ref(Protocol, "protocol")
+    evaluation_id = ref(Evaluation, "evaluation", required=False, allow_null=True)
+    source_id = ref(Source, "source")
 
     class Meta:
-        model = m.EvidenceRow
+        model = EvidenceRow
         fields = (
             "evidence_id",
             "protocol_id",
@@ -422,9 +437,9 @@ class EvidenceRowSerializer(ReviewFieldsMixin, CatalogueSerializer):
 class DecisionSerializer(CatalogueSerializer):
     id_field = "decision_id"
     decision_id = stable_id_field()
-    protocol_ids = ref(m.Protocol, "protocols", many=True, required=False)
+    protocol_ids = ref(Protocol, "protocols", many=True, required=False)
 
     class Meta:
-        model = m.Decision
+        model = Decision
         fields = ("decision_id", "title", "description", "protocol_ids", "created_at", "updated_at")
         read_only_fields = ("created_at", "updated_at")

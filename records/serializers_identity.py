@@ -10,9 +10,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from common.links import absolute_url
-from records import models as m
 from records.agreement import AGREEMENT_RULE, Agreement, Measurement, Verdict
 from records.api_fields import CATALOGUE_FIELDS
+from records.models import CuratedModel, GenomicModel, MeasuredBy, ModelAlias, Source, TaskEquivalence, Work
 from records.values import exact_text
 from reviews.models import ReviewState
 
@@ -27,7 +27,7 @@ class PageUrlField(serializers.Field):
         kwargs.setdefault("help_text", "The record's public page.")
         super().__init__(**kwargs)
 
-    def to_representation(self, value: m.CuratedModel) -> str | None:
+    def to_representation(self, value: CuratedModel) -> str | None:
         try:
             path = value.get_absolute_url()
         except NoReverseMatch:
@@ -44,7 +44,7 @@ class ModelAliasSerializer(serializers.ModelSerializer):
     source_id = read_ref(source="source", allow_null=True, help_text="The source that prints the alias.")
 
     class Meta:
-        model = m.ModelAlias
+        model = ModelAlias
         fields = ("alias", "source_id", "locator")
         read_only_fields = fields
 
@@ -63,7 +63,7 @@ class GenomicModelSerializer(serializers.ModelSerializer):
     page_url = PageUrlField()
 
     class Meta:
-        model = m.GenomicModel
+        model = GenomicModel
         fields = (
             "model_id",
             "name",
@@ -89,7 +89,7 @@ class WorkVersionSerializer(serializers.ModelSerializer):
     url = serializers.URLField(read_only=True, allow_blank=True, help_text="Its address; empty when none is recorded.")
 
     class Meta:
-        model = m.Source
+        model = Source
         fields = ("source_id", "title", "kind", "published_date", "doi", "arxiv_id", "arxiv_version", "url", "commit")
         read_only_fields = fields
 
@@ -105,7 +105,7 @@ class WorkSerializer(serializers.ModelSerializer):
     page_url = PageUrlField()
 
     class Meta:
-        model = m.Work
+        model = Work
         fields = (
             "work_id",
             "title",
@@ -127,7 +127,7 @@ class TaskEquivalenceSerializer(serializers.ModelSerializer):
     source_id = read_ref(source="source", help_text="The source that says so.")
 
     class Meta:
-        model = m.TaskEquivalence
+        model = TaskEquivalence
         fields = (
             "equivalence_id",
             "task_id",
@@ -148,7 +148,7 @@ class AgreementMeasurementSerializer(serializers.Serializer):
     evaluation_id = serializers.CharField(help_text="The evaluation whose printing is compared (the most precise).")
     source_id = serializers.CharField(allow_null=True, help_text="Its source (null for the portal's own run).")
     work_id = serializers.CharField(allow_null=True, help_text="The work its source is a version of.")
-    measured_by = serializers.ChoiceField(choices=m.MeasuredBy.choices)
+    measured_by = serializers.ChoiceField(choices=MeasuredBy.choices)
     measured_by_name = serializers.CharField()
     value = serializers.CharField(help_text='The exact value as printed, with its digits, e.g. "0.410".')
     unit = serializers.CharField()

@@ -31,9 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from records import models as m
 from records.agreement import Measurement, TaskTable, scale_of
 from records.charts import CHAR, MARKERS, PROSE_CHAR, TITLE_CHAR, WIDTH, Interval, interval_of, nice_ticks, tick_label
+from records.models import Direction, MeasuredBy, Source
 from records.values import display
 
 PAD = 8
@@ -72,7 +72,7 @@ def date_end(text: str) -> datetime.date | None:
 class Dating:
     end: datetime.date
     text: str  # as the source gives it: "2023", "2023-10", "2023-10-09"
-    source: m.Source
+    source: Source
 
 
 def dating_of(measurement: Measurement) -> Dating | None:
@@ -228,8 +228,8 @@ def timeline(
 ) -> Timeline | None:
     """The best value over time of one metric's task tables (one a unit, its values on one scale:
     records.agreement.scale_of), or None (no direction, or fewer than two dates)."""
-    direction_value = tables[0].direction if tables else m.Direction.NONE
-    if direction_value not in (m.Direction.HIGHER, m.Direction.LOWER):
+    direction_value = tables[0].direction if tables else Direction.NONE
+    if direction_value not in (Direction.HIGHER, Direction.LOWER):
         return None
     rows = [row for table in tables for row in table.rows]
     dated = []
@@ -240,7 +240,7 @@ def timeline(
     if len({dating.end for dating, _ in dated}) < 2:
         return None
     dated.sort(key=lambda item: item[0].end)  # stable: a date's measurements in the tables' order
-    lower = direction_value == m.Direction.LOWER
+    lower = direction_value == Direction.LOWER
     found = new_bests(dated, lower_is_better=lower)
     first_end, last_end = dated[0][0].end, dated[-1][0].end
     all_steps = len(found)
@@ -254,13 +254,13 @@ def timeline(
             dating=dating,
             label=label_of(measurement),
             value_text=_value_text(measurement),
-            marker=MARKERS.get(m.MeasuredBy(measurement.measured_by), "circle"),
+            marker=MARKERS.get(MeasuredBy(measurement.measured_by), "circle"),
             interval=interval_of(measurement.shown.result),
             scale=scale_of(measurement.shown.result.unit),
         )
         for number, (dating, measurement) in enumerate(found, start=1)
     ]
-    direction = m.Direction(direction_value).label
+    direction = Direction(direction_value).label
     scaled = any(scale_of(table.unit) != 1 for table in tables)
     y = 20.0
     title_lines = []

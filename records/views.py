@@ -8,7 +8,7 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 
 from records import chart_output, exports, page_cache, protocol_page, selectors
-from records import models as m
+from records.models import Protocol
 
 
 @require_safe
@@ -31,7 +31,7 @@ def protocol_chart(request, stable_id: str, extension: str):
 @require_safe
 def protocol_rows(request, stable_id: str, extension: str):
     """The protocol's result rows, in the release's model evaluation matrix columns."""
-    protocol = selectors.record_or_404(m.Protocol.objects.all(), stable_id)
+    protocol = selectors.record_or_404(Protocol.objects.all(), stable_id)
     rows = exports.protocol_matrix_rows(protocol)
     if extension == "json":
         response = JsonResponse(

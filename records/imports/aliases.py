@@ -9,8 +9,8 @@ so a dry run shows which model each configuration will name.
 
 from __future__ import annotations
 
-from records import models as m
 from records.imports.document import Entry, ImportReport
+from records.models import ModelAlias, alias_key
 
 
 def configurations_matched(*, entries: list[Entry], report: ImportReport) -> None:
@@ -21,16 +21,14 @@ def configurations_matched(*, entries: list[Entry], report: ImportReport) -> Non
     names = {
         e.stable_id: [text for text in (e.values.get("short_name"), e.values.get("name")) if text] for e in unmatched
     }
-    keys = {m.alias_key(text) for texts in names.values() for text in texts} - {""}
-    known: dict[str, str] = dict(
-        m.ModelAlias.objects.filter(key__in=sorted(keys)).values_list("key", "model__stable_id")
-    )
+    keys = {alias_key(text) for texts in names.values() for text in texts} - {""}
+    known: dict[str, str] = dict(ModelAlias.objects.filter(key__in=sorted(keys)).values_list("key", "model__stable_id"))
     for entry in entries:  # the document's own aliases win over the catalogue's
         if entry.section.key == "model_aliases" and entry.references.get("model"):
-            known[m.alias_key(entry.values.get("alias") or "")] = entry.references["model"]
+            known[alias_key(entry.values.get("alias") or "")] = entry.references["model"]
     for entry in unmatched:
         for text in names[entry.stable_id]:
-            model = known.get(m.alias_key(text))
+            model = known.get(alias_key(text))
             if model:
                 entry.references["model"] = model
                 report.matched[entry.stable_id] = {"model": model, "alias": text}

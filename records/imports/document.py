@@ -9,7 +9,23 @@ from typing import Any
 from django.db import models
 
 from common.errors import DomainError
-from records import models as m
+from records.models import (
+    Area,
+    BaselineRole,
+    Configuration,
+    Context,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    GenomicModel,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    TaskEquivalence,
+    Work,
+)
 
 FORMAT_NAME = "benchmark-evidence-import"
 FORMAT_VERSION = 2
@@ -36,12 +52,12 @@ class Section:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("areas", m.Area, ("label",), required=("label",)),
-    Section("contexts", m.Context, ("label",), required=("label",)),
-    Section("works", m.Work, ("title", "authors_short", "description"), required=("title",)),
+    Section("areas", Area, ("label",), required=("label",)),
+    Section("contexts", Context, ("label",), required=("label",)),
+    Section("works", Work, ("title", "authors_short", "description"), required=("title",)),
     Section(
         "sources",
-        m.Source,
+        Source,
         (
             "title",
             "venue",
@@ -62,21 +78,21 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "models",
-        m.GenomicModel,
+        GenomicModel,
         ("name", "family", "parameter_count", "public_id", "revision", "description"),
         references={"introduced_in": ("introduced_in", "works")},
         required=("name",),
     ),
     Section(
         "model_aliases",
-        m.ModelAlias,
+        ModelAlias,
         ("alias", "locator"),
         references={"model": ("model", "models"), "source": ("source", "sources")},
         required=("alias", "model"),
     ),
     Section(
         "datasets",
-        m.Dataset,
+        Dataset,
         (
             "name",
             "description",
@@ -94,21 +110,21 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "task_equivalences",
-        m.TaskEquivalence,
+        TaskEquivalence,
         ("locator", "quote"),
         references={"task": ("task", "datasets"), "same_as": ("same_as", "datasets"), "source": ("source", "sources")},
         required=("task", "same_as", "source", "locator", "quote"),
     ),
     Section(
         "configurations",
-        m.Configuration,
+        Configuration,
         ("name", "short_name", "family", "parameter_count", "method", "description"),
         references={"source": ("source", "sources"), "model": ("model", "models")},
         required=("name",),
     ),
     Section(
         "protocols",
-        m.Protocol,
+        Protocol,
         (
             "title",
             "summary",
@@ -129,14 +145,14 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "baseline_roles",
-        m.BaselineRole,
+        BaselineRole,
         ("kind", "status", "selection_rule", "requirements"),
         references={"protocol": ("protocol", "protocols"), "configuration": ("configuration", "configurations")},
         required=("kind", "selection_rule", "protocol"),
     ),
     Section(
         "evaluations",
-        m.Evaluation,
+        Evaluation,
         (
             "title",
             "measured_by",
@@ -166,8 +182,8 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "results",
-        m.Result,
-        m.Result.MEASUREMENT_FIELDS,
+        Result,
+        Result.MEASUREMENT_FIELDS,
         references={
             "evaluation": ("evaluation", "evaluations"),
             "reference_configuration": ("reference_configuration", "configurations"),
@@ -176,7 +192,7 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "evidence_rows",
-        m.EvidenceRow,
+        EvidenceRow,
         ("property_name", "statement", "locator", "quote", "support"),
         references={
             "protocol": ("protocol", "protocols"),
@@ -187,7 +203,7 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "decisions",
-        m.Decision,
+        Decision,
         ("title", "description"),
         many={"protocols": ("protocols", "protocols")},
         required=("title",),

@@ -19,12 +19,12 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from common.versions import version_current
-from records import models as m
 from records.imports.aliases import configurations_matched
 from records.imports.checks import constraint_errors, unique_key
 from records.imports.document import SECTION_BY_KEY, Entry, ImportReport, entry_targets, referenced_ids
 from records.imports.merge import document_state, merge_fields
 from records.imports.validation import document_entries
+from records.models import ImportSnapshot, Source
 from records.services import errors_by_field
 
 Progress = Callable[[int, int], None]
@@ -43,7 +43,7 @@ class PlannedRecord:
     limitations: list[str] | None  # the protocol's limitations to set, None to leave them
     changed: list[str]  # what changes on an existing record (empty: nothing)
     wanted: dict[str, Any]  # the document's state of the record: the next snapshot
-    snapshot: m.ImportSnapshot | None
+    snapshot: ImportSnapshot | None
 
 
 @dataclass
@@ -165,11 +165,11 @@ def _existing(entries: list[Entry]) -> dict[str, dict[str, models.Model]]:
     return found
 
 
-def _snapshots(title: str, entries: list[Entry]) -> dict[tuple[str, str], m.ImportSnapshot]:
+def _snapshots(title: str, entries: list[Entry]) -> dict[tuple[str, str], ImportSnapshot]:
     ids = sorted({entry.stable_id for entry in entries})
-    found: dict[tuple[str, str], m.ImportSnapshot] = {}
+    found: dict[tuple[str, str], ImportSnapshot] = {}
     for start in range(0, len(ids), CHUNK):
-        for snapshot in m.ImportSnapshot.objects.filter(document=title, stable_id__in=ids[start : start + CHUNK]):
+        for snapshot in ImportSnapshot.objects.filter(document=title, stable_id__in=ids[start : start + CHUNK]):
             found[(snapshot.section, snapshot.stable_id)] = snapshot
     return found
 
@@ -200,7 +200,7 @@ def _plan_entry(
     resolve: Callable[[str, str], models.Model | None],
     existing: dict[str, dict[str, models.Model]],
     in_document: set[tuple[str, str]],
-    snapshot: m.ImportSnapshot | None,
+    snapshot: ImportSnapshot | None,
     overwrite: bool,
     report: ImportReport,
     stable_id_of: Callable[[type, int | None], str | None],
@@ -321,7 +321,7 @@ def _field_refs(expression: Any) -> list[str]:
 
 
 def _clash_message(model: type[models.Model], constraint: models.UniqueConstraint, other: PlannedRecord) -> str:
-    if model is m.Source:  # as records.works.source_duplicates says it of a source already written
+    if model is Source:  # as records.works.source_duplicates says it of a source already written
         field = constraint.fields[0] if constraint.fields else _expression_field(constraint)
         label = model._meta.get_field(field).verbose_name
         return f"source {other.entry.stable_id!r} already has this {label}: use it instead of creating a duplicate"

@@ -11,7 +11,6 @@ from django.db import models
 
 from common.numbers import is_number_field, refuse_other_digits
 from common.text import text_canonical, text_canonical_or_same
-from records import models as m
 from records.fields import ExactDecimalField
 from records.imports.document import (
     DOCUMENT_KEYS,
@@ -27,6 +26,7 @@ from records.imports.document import (
     entry_targets,
     referenced_ids,
 )
+from records.models import Evaluation, Protocol
 from records.rules import unit_problem
 
 
@@ -317,18 +317,18 @@ def _check_units(entries: list[Entry], errors: list) -> None:
     protocol_of = {e.stable_id: e.references.get("protocol") for e in entries if e.section.key == "evaluations"}
     unit_of = {e.stable_id: e.values.get("metric_unit") for e in entries if e.section.key == "protocols"}
     missing = {p for p in protocol_of.values() if p and p not in unit_of}
-    unit_of.update(dict(m.Protocol.objects.filter(stable_id__in=missing).values_list("stable_id", "metric_unit")))
+    unit_of.update(dict(Protocol.objects.filter(stable_id__in=missing).values_list("stable_id", "metric_unit")))
     for entry in entries:
         if entry.section.key != "results":
             continue
         evaluation = entry.references.get("evaluation", "")
         if evaluation not in protocol_of:
             protocol_of[evaluation] = (
-                m.Evaluation.objects.filter(stable_id=evaluation).values_list("protocol__stable_id", flat=True).first()
+                Evaluation.objects.filter(stable_id=evaluation).values_list("protocol__stable_id", flat=True).first()
             )
             unit_of.setdefault(
                 protocol_of[evaluation],
-                m.Protocol.objects.filter(stable_id=protocol_of[evaluation])
+                Protocol.objects.filter(stable_id=protocol_of[evaluation])
                 .values_list("metric_unit", flat=True)
                 .first(),
             )

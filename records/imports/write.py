@@ -23,9 +23,9 @@ from django.utils import timezone
 from common.history import history_note
 from common.types import Actor, acting_user
 from common.versions import version_bump
-from records import models as m
 from records.imports.document import ImportInvalid
 from records.imports.plan import ImportPlan, PlannedRecord
+from records.models import ImportSnapshot, Result
 from records.search_index import search_index_batch, search_index_update
 from records.services import errors_by_field, protocol_limitations_set, record_upsert
 from reviews.models import Reviewable
@@ -104,7 +104,7 @@ def _plan_write(
 def _bulk(item: PlannedRecord, created: set[int]) -> bool:
     if item.entry.section.many or item.entry.limitations is not None:
         return False
-    evaluation = item.values.get("evaluation") if isinstance(item.record, m.Result) else None
+    evaluation = item.values.get("evaluation") if isinstance(item.record, Result) else None
     return evaluation is None or id(evaluation) in created  # a result of a new evaluation reopens nothing
 
 
@@ -172,7 +172,7 @@ def snapshot_inserts(
     transaction opens (their values are all known from the plan), so that it only runs them."""
     imported_by = acting_user(actor)
     new = [
-        m.ImportSnapshot(
+        ImportSnapshot(
             document=plan.title,
             section=item.entry.section.key,
             stable_id=item.entry.stable_id,
@@ -183,11 +183,11 @@ def snapshot_inserts(
         for item in (plan.records if records is None else records)
         if item.snapshot is None
     ]
-    fields = [field for field in m.ImportSnapshot._meta.concrete_fields if not field.primary_key]
+    fields = [field for field in ImportSnapshot._meta.concrete_fields if not field.primary_key]
     size = max(1, min(BATCH, connection.ops.bulk_batch_size(fields, new))) if new else BATCH
     statements: list[tuple[str, Any]] = []
     for start in range(0, len(new), size):
-        query = sql.InsertQuery(m.ImportSnapshot)
+        query = sql.InsertQuery(ImportSnapshot)
         query.insert_values(fields, new[start : start + size])
         statements.extend(query.get_compiler(connection=connection).as_sql())
     return statements
@@ -198,7 +198,7 @@ def _write_snapshots(
 ) -> None:
     """What the document now holds for each record: the base of its next three-way merge."""
     imported_by = acting_user(actor)
-    changed: list[m.ImportSnapshot] = []
+    changed: list[ImportSnapshot] = []
     for item in records:
         if item.snapshot is not None and plan.snapshot_needed(item):
             item.snapshot.values = item.wanted
@@ -208,4 +208,4 @@ def _write_snapshots(
     with connection.cursor() as cursor:
         for statement, params in inserts:
             cursor.execute(statement, params)
-    m.ImportSnapshot.objects.bulk_update(changed, ["values", "imported_at", "imported_by"], batch_size=BATCH)
+    ImportSnapshot.objects.bulk_update(changed, ["values", "imported_at", "imported_by"], batch_size=BATCH)
