@@ -33,10 +33,11 @@ from django.db import connection
 from django.db.models import Count, Max
 
 from benchmarks.selectors import reviewed_recipe_protocols
+from common.licences import data_licence
 from records import coverage, exports
 from records import models as m
 from records.agreement import AGREEMENT_RULE
-from releases import conf, identity_rows, matrix
+from releases import citation, conf, identity_rows, matrix
 from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
@@ -447,13 +448,19 @@ def bundle_write(
         package_title=PACKAGE_TITLE,
         output_dir=output_dir,
         bag_info_extra=bag_info_extra(),
+        publisher=citation.publisher(),
         chunk_rows=chunk_size,
         progress=progress,
     )
 
 
 def bag_info_extra() -> Mapping[str, str]:
-    return {"Source-Organization": conf.site_name(), "External-Description": PACKAGE_TITLE}
+    licence = data_licence()
+    return {
+        "Source-Organization": conf.site_name(),
+        "External-Description": PACKAGE_TITLE,
+        "License": f"{licence.spdx_id} {licence.url}",
+    }
 
 
 def table_row_counts() -> dict[str, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from records import models as m
 from records.agreement import AGREEMENT_RULE, Verdict
 from releases.bundle import Field, ForeignKey, TableSpec
+from releases.bundle.package import EXACT_VALUE_NOTE
 from reviews.models import ReviewState
 
 REVIEW_STATES = tuple(ReviewState.values)
@@ -172,7 +173,7 @@ AGREEMENT_MEASUREMENTS = TableSpec(
             "value",
             "number",
             required=True,
-            description="The value exactly as recorded, every printed digit kept (0.410 is not 0.41), in its unit.",
+            description=EXACT_VALUE_NOTE,
         ),
         Field("unit", "string", required=True),
         Field("measured_by", "string", required=True, enum=MEASURED_BY),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from records import models as m
 from releases.bundle import Field, ForeignKey, TableSpec
+from releases.bundle.package import EXACT_VALUE_NOTE
 from releases.identity_tables import (
     AGREEMENT_MEASUREMENTS,
     AGREEMENTS,
@@ -143,7 +144,7 @@ MODEL_EVALUATION_MATRIX = TableSpec(
             "value",
             "number",
             required=True,
-            description="The exact value with the precision it was printed with (0.410 is not 0.41).",
+            description=EXACT_VALUE_NOTE,
         ),
         Field("unit", "string", required=True),
         Field("printed_value", "string", required=True, description="The value as the source prints it."),

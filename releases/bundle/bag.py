@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import BinaryIO
 
 from common.pipeline import OneThread
@@ -227,12 +228,18 @@ def bag_info_text(
     return "".join(f"{label}: {info[label]}\n" for label in sorted(info))
 
 
-def write_tag_files(bag: Path, payload: Sequence[FileInfo], bag_info: str) -> tuple[FileInfo, ...]:
-    """Write the tag files; return their infos (the tag manifests last)."""
+def write_tag_files(
+    bag: Path, payload: Sequence[FileInfo], bag_info: str, *, metadata: Mapping[str, bytes] = MappingProxyType({})
+) -> tuple[FileInfo, ...]:
+    """Write the tag files (and `metadata`: more tag files by their path in the bag, e.g.
+    metadata/datacite.json); return their infos (the tag manifests last)."""
     tags: list[FileInfo] = [
         write_bytes(bag / "bagit.txt", "bagit.txt", BAGIT_TXT.encode("utf-8")),
         write_bytes(bag / "bag-info.txt", "bag-info.txt", bag_info.encode("utf-8")),
     ]
+    for name, content in sorted(metadata.items()):
+        (bag / name).parent.mkdir(parents=True, exist_ok=True)
+        tags.append(write_bytes(bag / name, name, content))
     tags += [_write_manifest(bag, "manifest", algorithm, payload) for algorithm in CHECKSUM_ALGORITHMS]
     tag_manifests = [_write_manifest(bag, "tagmanifest", algorithm, tags) for algorithm in CHECKSUM_ALGORITHMS]
     return (*tags, *tag_manifests)

@@ -24,6 +24,45 @@ class Licence:
 
 
 @dataclass(frozen=True)
+class Publisher:
+    """Who publishes the releases and under which terms: what every release's citation shares."""
+
+    name: str  # the portal's name: the publisher and, as its curators, the creator
+    site_url: str  # the portal's address (scheme://host[:port]), no trailing slash
+    licence: Licence
+    description: str
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def creator(self) -> str:
+        return f"{self.name} curators"
+
+    def release(
+        self, *, release_id: str, release_date: datetime.date, download_url: str = "", download_bytes: int | None = None
+    ) -> ReleaseCitation:
+        return ReleaseCitation(
+            release_id=release_id,
+            release_date=release_date,
+            publisher=self.name,
+            url=f"{self.site_url}/releases/{release_id}/",
+            licence=self.licence,
+            description=self.description,
+            keywords=self.keywords,
+            download_url=download_url,
+            download_bytes=download_bytes,
+        )
+
+    def package_metadata(self) -> dict[str, object]:
+        """What datapackage.json says of the data's terms and makers (never the host or a date:
+        the payload, and so the release id, depends only on the catalogue and these)."""
+        return {
+            "licenses": [{"name": self.licence.spdx_id, "path": self.licence.url, "title": self.licence.name}],
+            "contributors": [{"title": self.creator, "role": "author"}],
+            "keywords": list(self.keywords),
+        }
+
+
+@dataclass(frozen=True)
 class ReleaseCitation:
     """What is cited: one published release of the catalogue."""
 

@@ -19,6 +19,12 @@ EXACT_TEXT_NOTE = (
     "text columns as text. Unlike the portal's page-level CSV downloads, which prefix such cells with "
     "a single quote, these tables are never rewritten."
 )
+#: What a `value` column promises, and how to read it without losing digits.
+EXACT_VALUE_NOTE = (
+    "The exact value with every digit it was printed with (0.410 is not 0.41), in its unit. Read it as "
+    'text or as a decimal, never as a binary float, or those digits are lost (pandas: dtype={"value": str}, '
+    "then decimal.Decimal; DuckDB: types={'value': 'VARCHAR'})."
+)
 RELEASE_JSON = "release.json"
 _FORBIDDEN_METADATA_KEYS = frozenset({"release_id", "release_date"})
 

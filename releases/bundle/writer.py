@@ -23,6 +23,7 @@ from releases.bundle.bag import (
     write_tag_files,
     write_tarball,
 )
+from releases.bundle.citation import DATACITE_JSON, Publisher, citation_datacite
 from releases.bundle.order import (
     Rows,
     cell_batches,
@@ -85,6 +86,7 @@ def write_bundle(
     package_title: str,
     output_dir: Path,
     bag_info_extra: Mapping[str, str] = _EMPTY_BAG_INFO,
+    publisher: Publisher | None = None,
     chunk_rows: int = 50_000,
     progress: Progress | None = None,
 ) -> BundleResult:
@@ -104,6 +106,9 @@ def write_bundle(
     ``progress`` gets ``("sort <table>", rows read)`` after each chunk (not for a
     :class:`KeyOrdered` table: nothing is sorted), ``("write <table>", rows written)``
     every ``chunk_rows`` rows and at the end of the table, and ``("write archive", total rows)``.
+
+    With a ``publisher``, datapackage.json names the licence, the contributors and keywords, and the
+    bag carries the release's DataCite metadata as a tag file (``metadata/datacite.json``).
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
@@ -114,12 +119,26 @@ def write_bundle(
     scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=output_dir))
     try:
         bag = scratch / "bag"
+        package_metadata = publisher.package_metadata() if publisher is not None else {}
         payload, row_counts = _write_payload(
-            bag / "data", tables, release_json, package_name, package_title, chunk_rows, progress, scratch
+            bag / "data",
+            tables,
+            release_json,
+            package_name,
+            package_title,
+            package_metadata,
+            chunk_rows,
+            progress,
+            scratch,
         )
         sha256 = {f.name: f.sha256 for f in payload}
         release_id = compute_release_id(release_date=release_date, payload_sha256=sha256)
-        tag_files = write_tag_files(bag, payload, bag_info_text(release_id, release_date, payload, bag_info_extra))
+        metadata: dict[str, bytes] = {}
+        if publisher is not None:
+            citation = publisher.release(release_id=release_id, release_date=release_date)
+            metadata[DATACITE_JSON] = json_bytes(citation_datacite(citation))
+        bag_info = bag_info_text(release_id, release_date, payload, bag_info_extra)
+        tag_files = write_tag_files(bag, payload, bag_info, metadata=metadata)
         report(progress, "write archive", sum(row_counts.values()))
         written_tar = scratch / "bag.tar.gz"
         tarball_info = write_tarball(written_tar, bag, release_id)
@@ -148,6 +167,7 @@ def _write_payload(
     release_json: bytes,
     package_name: str,
     package_title: str,
+    package_metadata: Mapping[str, object],
     chunk_rows: int,
     progress: Progress | None,
     spill_dir: Path,
@@ -162,7 +182,7 @@ def _write_payload(
         )
         tables_written.append((spec, info))
     release = write_bytes(data / RELEASE_JSON, f"data/{RELEASE_JSON}", release_json)
-    package = datapackage_descriptor(package_name, package_title, tables_written, release)
+    package = {**datapackage_descriptor(package_name, package_title, tables_written, release), **package_metadata}
     descriptor = write_bytes(data / DATAPACKAGE_JSON, f"data/{DATAPACKAGE_JSON}", json_bytes(package))
     payload = [info for _, info in tables_written] + [release, descriptor]
     return tuple(sorted(payload, key=lambda f: f.name)), row_counts

@@ -35,7 +35,7 @@ def _app_of_library(name: str) -> str | None:
 def template_problems(text: str, *, app: str = "records") -> list[str]:
     """What in a template of `app` reaches into another of the portal's apps."""
     problems = []
-    others = _project_apps() - {app}
+    others = _project_apps() - {app, "common"}  # common is every app's base (its filters: structured_data)
     for match in _LOAD.finditer(text):
         words = match.group(1).split()
         libraries = words[-1:] if "from" in words else words  # "{% load name from library %}"

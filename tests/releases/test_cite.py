@@ -66,3 +66,37 @@ def test_text_in_the_data_cannot_close_the_json_ld_block(published_release, clie
     assert "<script>alert(1)" not in html
     (dataset,) = json_ld_blocks(html)
     assert dataset["publisher"]["name"] == "</script><script>alert(1)</script>"
+
+
+def test_the_bundle_names_its_licence_and_carries_its_datacite_metadata(published_release, settings):
+    import bagit
+
+    from releases.store import release_directory, release_file_path
+
+    names = set(published_release.files.values_list("name", flat=True))
+    assert {"metadata/datacite.json", "data/datapackage.json", "bag-info.txt"} <= names
+    package = json.loads(release_file_path(published_release, "data/datapackage.json").read_text())
+    assert package["licenses"] == [
+        {
+            "name": "CC-BY-4.0",
+            "path": "https://creativecommons.org/licenses/by/4.0/",
+            "title": "Creative Commons Attribution 4.0 International",
+        }
+    ]
+    assert package["contributors"] == [{"title": f"{settings.PORTAL_SITE_NAME} curators", "role": "author"}]
+    values = [
+        field["description"]
+        for resource in package["resources"]
+        for field in resource.get("schema", {}).get("fields", [])
+        if field["name"] == "value"
+    ]
+    assert values and all('dtype={"value": str}' in description for description in values)
+    bag_info = release_file_path(published_release, "bag-info.txt").read_text()
+    assert "License: CC-BY-4.0 https://creativecommons.org/licenses/by/4.0/\n" in bag_info
+    metadata = json.loads(release_file_path(published_release, "metadata/datacite.json").read_text())
+    assert schema45.validate(metadata), list(schema45.validator.iter_errors(metadata))
+    assert metadata["version"] == published_release.release_id
+    assert metadata["url"].endswith(f"/releases/{published_release.release_id}/")
+    bag = bagit.Bag(str(release_directory(published_release.release_id) / published_release.release_id))
+    assert "metadata/datacite.json" in bag.tagfile_entries()
+    bag.validate()
