@@ -34,7 +34,7 @@ from django.db.models import Count  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from records import models as m  # noqa: E402
+from records.models import Protocol  # noqa: E402
 
 
 def timed(client: Client, path: str, *, fresh: bool) -> tuple[float, float, int, int]:
@@ -73,7 +73,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     call_command("import_seed", stdout=quiet)
     call_command("load_examples", stdout=quiet)
-    protocol = m.Protocol.objects.annotate(results=Count("evaluations__results")).order_by("-results").first()
+    protocol = Protocol.objects.annotate(results=Count("evaluations__results")).order_by("-results").first()
     assert protocol is not None
     print(
         f"{connection.vendor}, {type(caches['default']).__name__}; demo content loaded in {time.perf_counter() - started:.1f} s; "

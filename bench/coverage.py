@@ -44,7 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from records import models as m  # noqa: E402
+from records.models import Area, Configuration, Context, Dataset, Evaluation, GenomicModel, Protocol, Result, Source  # noqa: E402
 from reviews.services import review_transition_apply  # noqa: E402
 
 PROTOCOLS = 200
@@ -71,29 +71,25 @@ def configurations_of(index: int, count: int) -> list[int]:
 
 def grow() -> None:
     """The catalogue."""
-    source = m.Source.objects.create(stable_id="bench-source", title="Bench paper")
-    areas = m.Area.objects.bulk_create(
-        m.Area(stable_id=f"bench-area-{n}", label=f"Bench area {n}") for n in range(AREAS)
+    source = Source.objects.create(stable_id="bench-source", title="Bench paper")
+    areas = Area.objects.bulk_create(Area(stable_id=f"bench-area-{n}", label=f"Bench area {n}") for n in range(AREAS))
+    contexts = Context.objects.bulk_create(
+        Context(stable_id=f"bench-context-{n}", label=f"Bench context {n}") for n in range(2)
     )
-    contexts = m.Context.objects.bulk_create(
-        m.Context(stable_id=f"bench-context-{n}", label=f"Bench context {n}") for n in range(2)
+    suites = Dataset.objects.bulk_create(
+        Dataset(stable_id=f"bench-suite-{n}", name=f"Bench suite {n}") for n in range(SUITES)
     )
-    suites = m.Dataset.objects.bulk_create(
-        m.Dataset(stable_id=f"bench-suite-{n}", name=f"Bench suite {n}") for n in range(SUITES)
-    )
-    tasks = m.Dataset.objects.bulk_create(
-        m.Dataset(
-            stable_id=f"bench-task-{s}-{t}", name=f"Bench task {s}.{t}", suite=suite, task_key=f"t{t}", position=t
-        )
+    tasks = Dataset.objects.bulk_create(
+        Dataset(stable_id=f"bench-task-{s}-{t}", name=f"Bench task {s}.{t}", suite=suite, task_key=f"t{t}", position=t)
         for s, suite in enumerate(suites)
         for t in range(TASKS)
     )
-    models = m.GenomicModel.objects.bulk_create(
-        m.GenomicModel(stable_id=f"bench-model-{n}", name=f"Bench model {n:04d}") for n in range(MODELS)
+    models = GenomicModel.objects.bulk_create(
+        GenomicModel(stable_id=f"bench-model-{n}", name=f"Bench model {n:04d}") for n in range(MODELS)
     )
-    configurations = m.Configuration.objects.bulk_create(
+    configurations = Configuration.objects.bulk_create(
         (
-            m.Configuration(
+            Configuration(
                 stable_id=f"bench-cfg-{n}",
                 name=f"Bench configuration {n:04d}",
                 short_name=f"cfg {n}",
@@ -106,8 +102,8 @@ def grow() -> None:
     )
     recorded = PROTOCOLS - EMPTY
     per_protocol, extra = divmod(RESULTS // TASKS, recorded)  # configurations per protocol
-    protocols = m.Protocol.objects.bulk_create(
-        m.Protocol(
+    protocols = Protocol.objects.bulk_create(
+        Protocol(
             stable_id=f"bench-protocol-{p:03d}",
             title=f"Bench protocol {p:03d}",
             summary="Bench.",
@@ -127,9 +123,9 @@ def grow() -> None:
         chosen = configurations_of(p, per_protocol + (1 if p < extra else 0))
         suite_tasks = tasks[(p % SUITES) * TASKS : (p % SUITES + 1) * TASKS]
         with transaction.atomic():
-            evaluations = m.Evaluation.objects.bulk_create(
+            evaluations = Evaluation.objects.bulk_create(
                 (
-                    m.Evaluation(
+                    Evaluation(
                         stable_id=f"bench-ev-{p}-{c}-{t}",
                         title="Bench evaluation",
                         protocol=protocol,
@@ -146,9 +142,9 @@ def grow() -> None:
                 ),
                 batch_size=BATCH,
             )
-            m.Result.objects.bulk_create(
+            Result.objects.bulk_create(
                 (
-                    m.Result(
+                    Result(
                         stable_id=f"{e.stable_id}-r",
                         evaluation=e,
                         value=Decimal(40 + (i * 13 + p) % 50) / 100,
@@ -160,7 +156,7 @@ def grow() -> None:
                 batch_size=BATCH,
             )
     # Mixed states on the first page's cells, through the review service as a curator's are.
-    first_task = m.Evaluation.objects.filter(protocol__in=protocols[:50], dataset__position=0)
+    first_task = Evaluation.objects.filter(protocol__in=protocols[:50], dataset__position=0)
     for evaluation in first_task.filter(configuration__in=configurations[:POPULAR]).order_by("pk").iterator():
         review_transition_apply(
             record=evaluation, transition="check_source", actor=None, reason="bench", automatic=True
@@ -202,12 +198,12 @@ def main() -> None:
     requests = parser.parse_args().requests
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    if not m.Protocol.objects.filter(stable_id__startswith="bench-protocol-").exists():
+    if not Protocol.objects.filter(stable_id__startswith="bench-protocol-").exists():
         grow()  # a scratch database that holds the catalogue already is measured as it is
     print(
-        f"database: {connection.vendor}; {m.Protocol.objects.count()} protocols, "
-        f"{m.Configuration.objects.count():,} configurations ({m.GenomicModel.objects.count():,} models), "
-        f"{m.Evaluation.objects.count():,} evaluations, {m.Result.objects.count():,} results "
+        f"database: {connection.vendor}; {Protocol.objects.count()} protocols, "
+        f"{Configuration.objects.count():,} configurations ({GenomicModel.objects.count():,} models), "
+        f"{Evaluation.objects.count():,} evaluations, {Result.objects.count():,} results "
         f"(built in {time.perf_counter() - started:.0f} s)"
     )
     client = Client(HTTP_HOST="localhost")

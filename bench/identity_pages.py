@@ -41,7 +41,7 @@ from django.db.models import Q  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from records import models as m  # noqa: E402
+from records.models import Configuration, Dataset, Evaluation, GenomicModel, Protocol, Result, Source, Work  # noqa: E402
 from reviews.services import review_transition_apply  # noqa: E402
 
 TASKS = 20
@@ -62,21 +62,21 @@ def published(w: int) -> str:
 
 def grow(works: int) -> tuple[str, str]:
     """The catalogue; returns (the task every paper scores, the model every paper tests)."""
-    pool = m.GenomicModel.objects.bulk_create(
-        m.GenomicModel(stable_id=f"bench-model-{n}", name=f"Bench model {n:03d}", family="Bench") for n in range(MODELS)
+    pool = GenomicModel.objects.bulk_create(
+        GenomicModel(stable_id=f"bench-model-{n}", name=f"Bench model {n:03d}", family="Bench") for n in range(MODELS)
     )
-    suite = m.Dataset.objects.create(stable_id="bench-suite", name="Bench suite")
-    tasks = m.Dataset.objects.bulk_create(
-        m.Dataset(stable_id=f"bench-task-{n}", name=f"Bench task {n}", suite=suite, task_key=f"task_{n}", position=n)
+    suite = Dataset.objects.create(stable_id="bench-suite", name="Bench suite")
+    tasks = Dataset.objects.bulk_create(
+        Dataset(stable_id=f"bench-task-{n}", name=f"Bench task {n}", suite=suite, task_key=f"task_{n}", position=n)
         for n in range(TASKS)
     )
     for w in range(works):
         with transaction.atomic():
-            work = m.Work.objects.create(stable_id=f"bench-work-{w}", title=f"Bench paper {w}")
-            source = m.Source.objects.create(
+            work = Work.objects.create(stable_id=f"bench-work-{w}", title=f"Bench paper {w}")
+            source = Source.objects.create(
                 stable_id=f"bench-source-{w}", title=f"Bench paper {w}", work=work, published_date=published(w)
             )
-            protocol = m.Protocol.objects.create(
+            protocol = Protocol.objects.create(
                 stable_id=f"bench-protocol-{w}",
                 title=f"Bench paper {w}, MCC",
                 summary="Bench.",
@@ -88,12 +88,12 @@ def grow(works: int) -> tuple[str, str]:
             )
             protocol.datasets.set(tasks)
             chosen = [pool[0], *(pool[1 + (w * 7 + k) % (MODELS - 1)] for k in range(MODELS_PER_WORK - 1))]
-            configurations = m.Configuration.objects.bulk_create(
-                m.Configuration(stable_id=f"bench-cfg-{w}-{model.pk}", name=f"{model.name} in paper {w}", model=model)
+            configurations = Configuration.objects.bulk_create(
+                Configuration(stable_id=f"bench-cfg-{w}-{model.pk}", name=f"{model.name} in paper {w}", model=model)
                 for model in chosen
             )
-            evaluations = m.Evaluation.objects.bulk_create(
-                m.Evaluation(
+            evaluations = Evaluation.objects.bulk_create(
+                Evaluation(
                     stable_id=f"bench-ev-{w}-{c.pk}-{t.pk}",
                     title="Bench evaluation",
                     protocol=protocol,
@@ -111,8 +111,8 @@ def grow(works: int) -> tuple[str, str]:
                 for t in tasks
             )
             scale = Decimal(1) if w % 2 else Decimal(100)
-            m.Result.objects.bulk_create(
-                m.Result(
+            Result.objects.bulk_create(
+                Result(
                     stable_id=f"{e.stable_id}-r",
                     evaluation=e,
                     value=(Decimal(40 + (index * 13 + w) % 50) / 100 * scale).quantize(Decimal("0.001") * scale),
@@ -126,7 +126,7 @@ def grow(works: int) -> tuple[str, str]:
                 for index, e in enumerate(evaluations)
             )
     # The rows the two pages rank are source checked, through the review service as a curator's are.
-    checked = m.Evaluation.objects.filter(Q(dataset=tasks[0]) | Q(configuration__model=pool[0]))
+    checked = Evaluation.objects.filter(Q(dataset=tasks[0]) | Q(configuration__model=pool[0]))
     for evaluation in checked.iterator():
         review_transition_apply(
             record=evaluation, transition="check_source", actor=None, reason="bench", automatic=True
@@ -162,17 +162,17 @@ def main() -> None:
     task, model = grow(works)
     with connection.cursor() as cursor:  # the planner's statistics, as a database in use has them
         cursor.execute("ANALYZE")
-    evaluations = m.Evaluation.objects.count()
+    evaluations = Evaluation.objects.count()
     print(
-        f"database: {connection.vendor}; {works} papers, {m.GenomicModel.objects.count()} models, "
+        f"database: {connection.vendor}; {works} papers, {GenomicModel.objects.count()} models, "
         f"{evaluations:,} evaluations (built in {time.perf_counter() - started:.0f} s)"
     )
     print(
-        f"task {task}: {m.Evaluation.objects.filter(dataset__stable_id=task).count():,} evaluations; "
-        f"model {model}: {m.Evaluation.objects.filter(configuration__model__stable_id=model).count():,}"
+        f"task {task}: {Evaluation.objects.filter(dataset__stable_id=task).count():,} evaluations; "
+        f"model {model}: {Evaluation.objects.filter(configuration__model__stable_id=model).count():,}"
     )
     client = Client(HTTP_HOST="localhost")
-    configuration = m.Configuration.objects.filter(model__stable_id=model).order_by("stable_id").first()
+    configuration = Configuration.objects.filter(model__stable_id=model).order_by("stable_id").first()
     assert configuration is not None
     pages = {
         "task page": f"/datasets/{task}/",

@@ -50,8 +50,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, connections, transaction  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
-from records import models as m  # noqa: E402
 from records.imports import FORMAT_NAME, FORMAT_VERSION, records_import  # noqa: E402
+from records.models import Configuration, Dataset, Evaluation, Protocol, Result, Source  # noqa: E402
 from reviews.services import roles_ensure  # noqa: E402
 
 TASKS = 20
@@ -159,24 +159,24 @@ def bulk_insert(doc: dict) -> float:
 
 def _bulk_insert(doc: dict) -> None:
     (source_item,) = doc["sources"]
-    source = m.Source.objects.bulk_create([m.Source(**source_item)])[0]
+    source = Source.objects.bulk_create([Source(**source_item)])[0]
     (suite_item,) = doc["datasets"]
-    suite = m.Dataset.objects.bulk_create(
-        [m.Dataset(**{k: v for k, v in suite_item.items() if k not in ("tasks", "source")}, source=source)]
+    suite = Dataset.objects.bulk_create(
+        [Dataset(**{k: v for k, v in suite_item.items() if k not in ("tasks", "source")}, source=source)]
     )[0]
-    tasks = m.Dataset.objects.bulk_create(
-        [m.Dataset(**{**item, "source": source}, suite=suite) for item in suite_item["tasks"]]
+    tasks = Dataset.objects.bulk_create(
+        [Dataset(**{**item, "source": source}, suite=suite) for item in suite_item["tasks"]]
     )
     task_of = {task.stable_id: task for task in tasks}
-    configurations = m.Configuration.objects.bulk_create(
-        [m.Configuration(**{**item, "source": source}) for item in doc["configurations"]]
+    configurations = Configuration.objects.bulk_create(
+        [Configuration(**{**item, "source": source}) for item in doc["configurations"]]
     )
     configuration_of = {c.stable_id: c for c in configurations}
     (protocol_item,) = doc["protocols"]
     metric = protocol_item["metric"]
-    protocol = m.Protocol.objects.bulk_create(
+    protocol = Protocol.objects.bulk_create(
         [
-            m.Protocol(
+            Protocol(
                 stable_id=protocol_item["stable_id"],
                 title=protocol_item["title"],
                 summary=protocol_item["summary"],
@@ -186,9 +186,9 @@ def _bulk_insert(doc: dict) -> None:
         ]
     )[0]
     protocol.datasets.set([suite, *tasks])
-    evaluations = m.Evaluation.objects.bulk_create(
+    evaluations = Evaluation.objects.bulk_create(
         [
-            m.Evaluation(
+            Evaluation(
                 **{
                     k: v
                     for k, v in item.items()
@@ -203,9 +203,9 @@ def _bulk_insert(doc: dict) -> None:
         ],
         batch_size=1000,
     )
-    m.Result.objects.bulk_create(
+    Result.objects.bulk_create(
         [
-            m.Result(
+            Result(
                 **{
                     **result,
                     "value": Decimal(result["value"]),
@@ -309,7 +309,7 @@ def main() -> None:
         bulk = bulk_insert(document(f"bulk{size}", size))
         dry = timed_import(document(f"imp{size}", size), curator, dry_run=True)
         real = timed_import(document(f"imp{size}", size), curator, dry_run=False)
-        rows = m.Result.objects.filter(stable_id__startswith=f"imp{size}-").count()
+        rows = Result.objects.filter(stable_id__startswith=f"imp{size}-").count()
         assert rows == size
         print(
             f"{size:6d} results: bulk insert {bulk:6.2f} s, dry run {dry:6.2f} s ({dry / bulk:4.1f}x), "

@@ -36,8 +36,8 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from records import models as m  # noqa: E402
 from records.examples import examples_load  # noqa: E402
+from records.models import Configuration, Dataset, Evaluation, Protocol, Result, Source  # noqa: E402
 from reviews.services import review_transition_apply  # noqa: E402
 
 # (evaluations, tasks): configurations = evaluations / tasks
@@ -48,19 +48,17 @@ GOAL_MS = 100
 GOAL_BYTES = 200_000
 
 
-def seed(size: int, task_count: int) -> m.Protocol:
+def seed(size: int, task_count: int) -> Protocol:
     """A suite protocol of `size` evaluations; every hundredth row stays proposed, every
     two-hundred-and-first is excluded, the rest are source checked through the review service."""
     with transaction.atomic():
-        source = m.Source.objects.create(stable_id=f"bench-source-{size}", title=f"Bench paper of {size} rows")
-        suite = m.Dataset.objects.create(stable_id=f"bench-suite-{size}", name=f"Bench suite {size}")
-        tasks = m.Dataset.objects.bulk_create(
-            m.Dataset(
-                stable_id=f"bench-{size}-task-{n}", name=f"Task {n:02d}", suite=suite, task_key=f"t{n}", position=n
-            )
+        source = Source.objects.create(stable_id=f"bench-source-{size}", title=f"Bench paper of {size} rows")
+        suite = Dataset.objects.create(stable_id=f"bench-suite-{size}", name=f"Bench suite {size}")
+        tasks = Dataset.objects.bulk_create(
+            Dataset(stable_id=f"bench-{size}-task-{n}", name=f"Task {n:02d}", suite=suite, task_key=f"t{n}", position=n)
             for n in range(task_count)
         )
-        protocol = m.Protocol.objects.create(
+        protocol = Protocol.objects.create(
             stable_id=f"bench-protocol-{size}",
             title=f"Bench protocol with {size} evaluations",
             summary="Bench.",
@@ -71,12 +69,12 @@ def seed(size: int, task_count: int) -> m.Protocol:
             source=source,
         )
         protocol.datasets.set([suite])
-        configurations = m.Configuration.objects.bulk_create(
-            m.Configuration(stable_id=f"bench-{size}-config-{n}", name=f"Model {n:05d}")
+        configurations = Configuration.objects.bulk_create(
+            Configuration(stable_id=f"bench-{size}-config-{n}", name=f"Model {n:05d}")
             for n in range(size // task_count)
         )
-        evaluations = m.Evaluation.objects.bulk_create(
-            m.Evaluation(
+        evaluations = Evaluation.objects.bulk_create(
+            Evaluation(
                 stable_id=f"bench-{size}-evaluation-{c.pk}-{t.pk}",
                 title=f"{c.name} on {t.name}",
                 protocol=protocol,
@@ -91,8 +89,8 @@ def seed(size: int, task_count: int) -> m.Protocol:
             for c in configurations
             for t in tasks
         )
-        m.Result.objects.bulk_create(
-            m.Result(
+        Result.objects.bulk_create(
+            Result(
                 stable_id=f"{e.stable_id}-r",
                 evaluation=e,
                 value=Decimal(index * 7919 % 5000) / 100,

@@ -58,7 +58,17 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from records import models as m  # noqa: E402
+from records.models import (  # noqa: E402
+    BaselineKind,
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Evaluation,
+    EvidenceRow,
+    Protocol,
+    Result,
+    Source,
+)
 
 SIZES = (100_000, 1_000_000)
 RESULTS_PER_EVALUATION = 2
@@ -78,20 +88,20 @@ def rss_kib() -> int:
 
 def grow_catalogue(results: int) -> None:
     """Add rows until the catalogue holds `results` results (bulk inserts, proposed records)."""
-    have = m.Result.objects.count()
+    have = Result.objects.count()
     if have >= results:
         return
     protocols = results // RESULTS_PER_PROTOCOL
-    start_protocol = m.Protocol.objects.count()
+    start_protocol = Protocol.objects.count()
     sources = [
-        m.Source(stable_id=f"bench-source-{i}", title=f"Bench source {i}, a paper", venue="Bench", kind="paper")
+        Source(stable_id=f"bench-source-{i}", title=f"Bench source {i}, a paper", venue="Bench", kind="paper")
         for i in range(start_protocol, protocols)
     ]
-    m.Source.objects.bulk_create(sources, batch_size=BATCH)
-    source_ids = dict(m.Source.objects.values_list("stable_id", "pk"))
-    m.Protocol.objects.bulk_create(
+    Source.objects.bulk_create(sources, batch_size=BATCH)
+    source_ids = dict(Source.objects.values_list("stable_id", "pk"))
+    Protocol.objects.bulk_create(
         [
-            m.Protocol(
+            Protocol(
                 stable_id=f"bench-protocol-{i}",
                 title=f"Bench protocol {i}",
                 summary="Bench.",
@@ -106,43 +116,43 @@ def grow_catalogue(results: int) -> None:
         ],
         batch_size=BATCH,
     )
-    protocol_ids = dict(m.Protocol.objects.values_list("stable_id", "pk"))
-    m.BaselineRole.objects.bulk_create(
+    protocol_ids = dict(Protocol.objects.values_list("stable_id", "pk"))
+    BaselineRole.objects.bulk_create(
         [
-            m.BaselineRole(
+            BaselineRole(
                 stable_id=f"bench-protocol-{i}-{kind}",
                 protocol_id=protocol_ids[f"bench-protocol-{i}"],
                 kind=kind,
                 selection_rule="Select one.",
             )
             for i in range(start_protocol, protocols)
-            for kind in m.BaselineKind.values
+            for kind in BaselineKind.values
         ],
         batch_size=BATCH,
     )
-    if not m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").exists():
-        m.Dataset.objects.bulk_create(
-            [m.Dataset(stable_id=f"bench-dataset-{i}", name=f"Bench task {i}") for i in range(20)]
+    if not Dataset.objects.filter(stable_id__startswith="bench-dataset-").exists():
+        Dataset.objects.bulk_create(
+            [Dataset(stable_id=f"bench-dataset-{i}", name=f"Bench task {i}") for i in range(20)]
         )
     dataset_ids = list(
-        m.Dataset.objects.filter(stable_id__startswith="bench-dataset-").order_by("pk").values_list("pk", flat=True)
+        Dataset.objects.filter(stable_id__startswith="bench-dataset-").order_by("pk").values_list("pk", flat=True)
     )
-    start_configuration = m.Configuration.objects.count()
-    m.Configuration.objects.bulk_create(
+    start_configuration = Configuration.objects.count()
+    Configuration.objects.bulk_create(
         [
-            m.Configuration(stable_id=f"bench-config-{i}", name=f"Model {i:06d}, fine-tuned")
+            Configuration(stable_id=f"bench-config-{i}", name=f"Model {i:06d}, fine-tuned")
             for i in range(start_configuration, results // 10)
         ],
         batch_size=BATCH,
     )
-    configuration_ids = list(m.Configuration.objects.order_by("pk").values_list("pk", flat=True))
+    configuration_ids = list(Configuration.objects.order_by("pk").values_list("pk", flat=True))
 
-    start_evaluation = m.Evaluation.objects.count()
+    start_evaluation = Evaluation.objects.count()
     for first in range(start_evaluation, results // RESULTS_PER_EVALUATION, BATCH):
         last = min(first + BATCH, results // RESULTS_PER_EVALUATION)
-        m.Evaluation.objects.bulk_create(
+        Evaluation.objects.bulk_create(
             [
-                m.Evaluation(
+                Evaluation(
                     stable_id=f"bench-evaluation-{i}",
                     title=f"Bench evaluation {i}",
                     protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
@@ -159,13 +169,13 @@ def grow_catalogue(results: int) -> None:
             ]
         )
         evaluation_ids = dict(
-            m.Evaluation.objects.filter(
-                stable_id__in=[f"bench-evaluation-{i}" for i in range(first, last)]
-            ).values_list("stable_id", "pk")
+            Evaluation.objects.filter(stable_id__in=[f"bench-evaluation-{i}" for i in range(first, last)]).values_list(
+                "stable_id", "pk"
+            )
         )
-        m.Result.objects.bulk_create(
+        Result.objects.bulk_create(
             [
-                m.Result(
+                Result(
                     stable_id=f"bench-result-{i}-{j}",
                     evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
                     value=Decimal(i % 997) + Decimal(j) / Decimal(8),
@@ -176,9 +186,9 @@ def grow_catalogue(results: int) -> None:
                 for j in range(RESULTS_PER_EVALUATION)
             ]
         )
-        m.EvidenceRow.objects.bulk_create(
+        EvidenceRow.objects.bulk_create(
             [
-                m.EvidenceRow(
+                EvidenceRow(
                     stable_id=f"bench-evidence-{i}",
                     protocol_id=protocol_ids[f"bench-protocol-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
                     evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
@@ -271,8 +281,8 @@ def in_fresh_process(*args: str, tree: Path = ROOT) -> dict:
 
 def one_source_more() -> None:
     """New content for the next build: a build of unchanged content publishes nothing."""
-    n = m.Source.objects.filter(stable_id__startswith="bench-repeat-").count()
-    m.Source.objects.create(stable_id=f"bench-repeat-{n}", title=f"Repeat {n}", venue="Bench", kind="paper")
+    n = Source.objects.filter(stable_id__startswith="bench-repeat-").count()
+    Source.objects.create(stable_id=f"bench-repeat-{n}", title=f"Repeat {n}", venue="Bench", kind="paper")
 
 
 # ------------------------------------------------------------ the floor

@@ -43,7 +43,19 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from records import models as m  # noqa: E402
+from records.models import (  # noqa: E402
+    Configuration,
+    Dataset,
+    Evaluation,
+    GenomicModel,
+    ModelAlias,
+    Protocol,
+    Result,
+    SearchEntry,
+    Source,
+    Work,
+    alias_key,
+)
 from records.search_index import search_index_rebuild  # noqa: E402
 
 PAPERS = 200
@@ -128,39 +140,37 @@ def grow(results: int, seed: int = 28) -> None:
     protocols, configurations, evaluations and results; written with bulk_create (around the
     services: the index is built afterwards, by the rebuild)."""
     rng = random.Random(seed)
-    models = m.GenomicModel.objects.bulk_create(
+    models = GenomicModel.objects.bulk_create(
         [
-            m.GenomicModel(stable_id=f"known-{i}", name=name, family=name.split()[0])
+            GenomicModel(stable_id=f"known-{i}", name=name, family=name.split()[0])
             for i, (name, _) in enumerate(KNOWN_MODELS)
         ]
         + [
-            m.GenomicModel(
+            GenomicModel(
                 stable_id=f"genoformer-{n}", name=f"GenoFormer-{n} ({25 * (n % 12 + 1)}M)", family="GenoFormer"
             )
             for n in range(390)
         ]
     )
     aliases = [
-        m.ModelAlias(stable_id=f"alias-{model.stable_id}-{k}", model=model, alias=alias, key=m.alias_key(alias))
+        ModelAlias(stable_id=f"alias-{model.stable_id}-{k}", model=model, alias=alias, key=alias_key(alias))
         for model, (_, printed) in zip(models, KNOWN_MODELS, strict=False)
         for k, alias in enumerate(printed)
     ]
     aliases += [
-        m.ModelAlias(
-            stable_id=f"alias-{model.stable_id}", model=model, alias=model.name.split(" (")[0].replace("-", "")
-        )
+        ModelAlias(stable_id=f"alias-{model.stable_id}", model=model, alias=model.name.split(" (")[0].replace("-", ""))
         for model in models[len(KNOWN_MODELS) :]
     ]
     for alias in aliases:
-        alias.key = m.alias_key(alias.alias)
-    m.ModelAlias.objects.bulk_create(aliases)
+        alias.key = alias_key(alias.alias)
+    ModelAlias.objects.bulk_create(aliases)
     suites, tasks = [], []
     for s, (suite_name, names) in enumerate([*SUITES.items(), *((f"Regulatory suite {k}", []) for k in range(26))]):
-        suite = m.Dataset.objects.create(stable_id=f"suite-{s}", name=suite_name)
+        suite = Dataset.objects.create(stable_id=f"suite-{s}", name=suite_name)
         names = names or [f"Regulatory element {s}-{j}" for j in range(20)]
         tasks.append(
-            m.Dataset.objects.bulk_create(
-                m.Dataset(
+            Dataset.objects.bulk_create(
+                Dataset(
                     stable_id=f"task-{s}-{j}",
                     name=name,
                     suite=suite,
@@ -177,18 +187,18 @@ def grow(results: int, seed: int = 28) -> None:
         cited = f"{author} et al. {year}"
         rare = " Zanzibar" if p == 123 else ""
         with transaction.atomic():
-            work = m.Work.objects.create(
+            work = Work.objects.create(
                 stable_id=f"work-{p}", title=f"Genomic language models, study {p}", authors_short=cited
             )
-            source = m.Source.objects.create(
+            source = Source.objects.create(
                 stable_id=f"source-{p}",
                 title=f"Genomic language models, study {p}{rare}",
                 authors_short=cited,
                 work=work,
             )
             chosen = [*rng.sample(models[: len(KNOWN_MODELS)], 5), *rng.sample(models[len(KNOWN_MODELS) :], 20)]
-            configurations = m.Configuration.objects.bulk_create(
-                m.Configuration(
+            configurations = Configuration.objects.bulk_create(
+                Configuration(
                     stable_id=f"cfg-{p}-{c}",
                     name=f"{model.name}, {'fine-tuned' if c % 2 else 'frozen embeddings'} ({cited})",
                     short_name=model.name.split(" (")[0],
@@ -197,11 +207,11 @@ def grow(results: int, seed: int = 28) -> None:
                 )
                 for c, model in enumerate(chosen[:CONFIGURATIONS_PER_PAPER])
             )
-            rows: list[tuple[m.Protocol, m.Dataset]] = []
+            rows: list[tuple[Protocol, Dataset]] = []
             for k in range(PROTOCOLS_PER_PAPER):
                 suite_index = rng.randrange(len(suites)) if k else p % 4  # the named suites in every paper
                 metric, unit = METRICS[(p + k) % len(METRICS)]
-                protocol = m.Protocol.objects.create(
+                protocol = Protocol.objects.create(
                     stable_id=f"protocol-{p}-{k}",
                     title=f"{suites[suite_index].name.split(',')[0]}, {metric} ({cited}, Table {k + 1})",
                     summary=f"Fine-tuned and frozen models scored by {metric} on the suite's test sets.",
@@ -218,8 +228,8 @@ def grow(results: int, seed: int = 28) -> None:
                 for c, configuration in enumerate(configurations)
                 for r, (protocol, task) in enumerate(rows)
             ]
-            evaluations = m.Evaluation.objects.bulk_create(
-                m.Evaluation(
+            evaluations = Evaluation.objects.bulk_create(
+                Evaluation(
                     stable_id=f"ev-{p}-{c}-{r}",
                     title=f"{configuration.short_name} on {task.name}, {protocol.metric_name} ({cited}, Table {r // TASKS_PER_PROTOCOL + 1})",
                     protocol=protocol,
@@ -236,8 +246,8 @@ def grow(results: int, seed: int = 28) -> None:
                 for c, configuration, r, protocol, task in pairs[:per_paper]
             )
             values = [Decimal(rng.randrange(300, 999)) / 1000 for _ in evaluations]
-            m.Result.objects.bulk_create(
-                m.Result(
+            Result.objects.bulk_create(
+                Result(
                     stable_id=f"{evaluation.stable_id}-r",
                     evaluation=evaluation,
                     value=value,
@@ -302,18 +312,18 @@ def main() -> None:
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    if not m.Result.objects.exists():
+    if not Result.objects.exists():
         grow(args.results)
     built = time.perf_counter() - started
     started = time.perf_counter()
-    entries = m.SearchEntry.objects.count() if args.keep_index else search_index_rebuild()
+    entries = SearchEntry.objects.count() if args.keep_index else search_index_rebuild()
     indexed = time.perf_counter() - started
     with connection.cursor() as cursor:
         # A rebuild deletes every row and writes it again: compact the table as a fresh build's would be.
         cursor.execute("VACUUM FULL ANALYZE records_searchentry" if connection.vendor == "postgresql" else "ANALYZE")
     print(
-        f"database: {connection.vendor}; {m.Work.objects.count()} papers, {m.Configuration.objects.count():,} configurations, "
-        f"{m.Evaluation.objects.count():,} evaluations, {m.Result.objects.count():,} results (built in {built:.0f} s); "
+        f"database: {connection.vendor}; {Work.objects.count()} papers, {Configuration.objects.count():,} configurations, "
+        f"{Evaluation.objects.count():,} evaluations, {Result.objects.count():,} results (built in {built:.0f} s); "
         f"{entries:,} index entries (rebuilt in {indexed:.0f} s); load average {os.getloadavg()[0]:.1f}"
     )
     client = Client(HTTP_HOST="localhost")

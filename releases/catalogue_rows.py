@@ -35,8 +35,22 @@ from django.db.models import Count, Max
 from benchmarks.selectors import reviewed_recipe_protocols
 from common.licences import data_licence
 from records import coverage, exports
-from records import models as m
 from records.agreement import AGREEMENT_RULE
+from records.models import (
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Evaluation,
+    EvidenceRow,
+    GenomicModel,
+    Limitation,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    TaskEquivalence,
+    Work,
+)
 from releases import citation, conf, identity_rows, matrix
 from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
@@ -118,7 +132,7 @@ def _key() -> str:
 def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """protocol_coverage: each protocol's coverage as records.coverage computes it for the public page
     (evaluations counted, baseline roles and whether they are measured, reviewed recipe), in chunks."""
-    protocols = m.Protocol.objects.values(
+    protocols = Protocol.objects.values(
         "pk",
         "stable_id",
         "title",
@@ -243,30 +257,30 @@ _PROTOCOL_COLUMNS = {
 
 
 def source_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.Source.objects.all(), _SOURCE_COLUMNS, chunk_size=chunk_size)
+    return _plain_rows(Source.objects.all(), _SOURCE_COLUMNS, chunk_size=chunk_size)
 
 
 def dataset_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.Dataset.objects.all(), _DATASET_COLUMNS, chunk_size=chunk_size)
+    return _plain_rows(Dataset.objects.all(), _DATASET_COLUMNS, chunk_size=chunk_size)
 
 
 def configuration_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.Configuration.objects.all(), _CONFIGURATION_COLUMNS, chunk_size=chunk_size)
+    return _plain_rows(Configuration.objects.all(), _CONFIGURATION_COLUMNS, chunk_size=chunk_size)
 
 
 def protocol_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
     """Protocols with their dataset ids and ordered limitations (two queries per chunk)."""
-    protocols = m.Protocol.objects.values("pk", *_PROTOCOL_COLUMNS.values())
+    protocols = Protocol.objects.values("pk", *_PROTOCOL_COLUMNS.values())
     for chunk in exports.chunks_by_key(protocols, key=_key(), chunk_size=chunk_size):
         pks = [p["pk"] for p in chunk]
         datasets: dict[int, list[str]] = {pk: [] for pk in pks}
-        for protocol_id, dataset_id in m.Protocol.datasets.through.objects.filter(protocol_id__in=pks).values_list(
+        for protocol_id, dataset_id in Protocol.datasets.through.objects.filter(protocol_id__in=pks).values_list(
             "protocol_id", "dataset__stable_id"
         ):
             datasets[protocol_id].append(dataset_id)
         limitations: dict[int, list[str]] = {pk: [] for pk in pks}
         for protocol_id, text in (
-            m.Limitation.objects.filter(protocol_id__in=pks)
+            Limitation.objects.filter(protocol_id__in=pks)
             .order_by("protocol_id", "position")
             .values_list("protocol_id", "text")
         ):
@@ -297,7 +311,7 @@ _EVIDENCE_COLUMNS = {
 
 
 def evidence_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
-    for row in _plain_rows(m.EvidenceRow.objects.all(), _EVIDENCE_COLUMNS, chunk_size=chunk_size):
+    for row in _plain_rows(EvidenceRow.objects.all(), _EVIDENCE_COLUMNS, chunk_size=chunk_size):
         row["comparable"] = row["review_state"] == ReviewState.SOURCE_CHECKED
         yield row
 
@@ -362,7 +376,7 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
         "original_citation",
         "original_locator",
     ]
-    evaluations = m.Evaluation.objects.all()
+    evaluations = Evaluation.objects.all()
     for values in exports.values_by_pk(evaluations, evaluation_columns, chunk_size=chunk_size, key=_key()):
         yield "evaluation", values[0], content_digest(values)
     roles = coverage.baseline_roles().values(
@@ -389,19 +403,19 @@ WATERMARK_RECIPE_CHUNK = 500  # protocol ids per recipe lookup (an IN list: data
 
 def _watermarked_models():
     return (
-        m.Protocol,
-        m.Limitation,
-        m.Evaluation,
-        m.Result,
-        m.Configuration,
-        m.Dataset,
-        m.Source,
-        m.EvidenceRow,
-        m.BaselineRole,
-        m.Work,
-        m.GenomicModel,
-        m.ModelAlias,
-        m.TaskEquivalence,
+        Protocol,
+        Limitation,
+        Evaluation,
+        Result,
+        Configuration,
+        Dataset,
+        Source,
+        EvidenceRow,
+        BaselineRole,
+        Work,
+        GenomicModel,
+        ModelAlias,
+        TaskEquivalence,
     )
 
 
@@ -420,7 +434,7 @@ def catalogue_watermark() -> str:
         history = model.history.model.objects.order_by().aggregate(n=Count("pk"), last=Max("pk"))
         state[model._meta.label_lower] = [model._default_manager.order_by().count(), history["n"], history["last"]]
     with_recipe: set[str] = set()
-    protocols = m.Protocol.objects.values("pk", "stable_id")
+    protocols = Protocol.objects.values("pk", "stable_id")
     for chunk in exports.chunks_by_pk(protocols, chunk_size=WATERMARK_RECIPE_CHUNK):
         with_recipe |= reviewed_recipe_protocols([p["stable_id"] for p in chunk])
     state["reviewed_recipes"] = sorted(with_recipe)
@@ -467,12 +481,12 @@ def table_row_counts() -> dict[str, int]:
     """How many rows each table will have (the agreements' tables: at most so many): the build's
     progress is measured against these."""
     return {
-        PROTOCOL_COVERAGE.name: m.Protocol.objects.count(),
-        MODEL_EVALUATION_MATRIX.name: m.Result.objects.count(),
-        PROTOCOL_TABLE.name: m.Protocol.objects.count(),
-        DATASET_TABLE.name: m.Dataset.objects.count(),
-        CONFIGURATION_TABLE.name: m.Configuration.objects.count(),
-        SOURCE_TABLE.name: m.Source.objects.count(),
-        EVIDENCE.name: m.EvidenceRow.objects.count(),
+        PROTOCOL_COVERAGE.name: Protocol.objects.count(),
+        MODEL_EVALUATION_MATRIX.name: Result.objects.count(),
+        PROTOCOL_TABLE.name: Protocol.objects.count(),
+        DATASET_TABLE.name: Dataset.objects.count(),
+        CONFIGURATION_TABLE.name: Configuration.objects.count(),
+        SOURCE_TABLE.name: Source.objects.count(),
+        EVIDENCE.name: EvidenceRow.objects.count(),
         **identity_rows.row_counts(),
     }

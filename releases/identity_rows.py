@@ -32,7 +32,17 @@ from django.db.models import Count, Q, QuerySet
 
 from records import agreement as rules
 from records import exports
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Evaluation,
+    GenomicModel,
+    ModelAlias,
+    Relation,
+    Result,
+    TaskEquivalence,
+    Work,
+)
 from releases.bundle import TableSpec
 from releases.identity_tables import (
     AGREEMENT_MEASUREMENTS,
@@ -88,19 +98,19 @@ _TASK_EQUIVALENCE_COLUMNS = {
 
 
 def work_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.Work.objects.all(), _WORK_COLUMNS, chunk_size=chunk_size, key=key)
+    return _plain_rows(Work.objects.all(), _WORK_COLUMNS, chunk_size=chunk_size, key=key)
 
 
 def model_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.GenomicModel.objects.all(), _MODEL_COLUMNS, chunk_size=chunk_size, key=key)
+    return _plain_rows(GenomicModel.objects.all(), _MODEL_COLUMNS, chunk_size=chunk_size, key=key)
 
 
 def model_alias_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.ModelAlias.objects.all(), _MODEL_ALIAS_COLUMNS, chunk_size=chunk_size, key=key)
+    return _plain_rows(ModelAlias.objects.all(), _MODEL_ALIAS_COLUMNS, chunk_size=chunk_size, key=key)
 
 
 def task_equivalence_rows(*, chunk_size: int, key: str) -> Iterator[dict[str, object]]:
-    return _plain_rows(m.TaskEquivalence.objects.all(), _TASK_EQUIVALENCE_COLUMNS, chunk_size=chunk_size, key=key)
+    return _plain_rows(TaskEquivalence.objects.all(), _TASK_EQUIVALENCE_COLUMNS, chunk_size=chunk_size, key=key)
 
 
 # ---------------------------------------------------------------- agreements
@@ -121,7 +131,7 @@ def _families() -> tuple[dict[int, int], Iterator[Family]]:
     some evaluation measures, one query of their tasks per family."""
     roots = rules.task_families()
     measured = (
-        m.Evaluation.objects.exclude(different_measurement__gt="")
+        Evaluation.objects.exclude(different_measurement__gt="")
         .order_by("dataset_id")
         .values_list("dataset_id", flat=True)
         .distinct()
@@ -134,7 +144,7 @@ def _families() -> tuple[dict[int, int], Iterator[Family]]:
     def families() -> Iterator[Family]:
         for root in family_roots:
             ids = tuple(sorted(members.get(root) or {root}))
-            tasks = sorted(m.Dataset.objects.filter(pk__in=ids).values_list("stable_id", "name"))
+            tasks = sorted(Dataset.objects.filter(pk__in=ids).values_list("stable_id", "name"))
             yield Family(
                 task_ids=ids,
                 task_id=tasks[0][0],
@@ -150,13 +160,13 @@ def _subject_batches(family: Family, *, chunk_size: int) -> Iterator[tuple[list[
     `chunk_size` evaluations and results read (one subject with more makes a batch of its own)."""
     counts: dict[tuple[str, int], int] = defaultdict(int)
     per_configuration = (
-        m.Evaluation.objects.exclude(different_measurement__gt="")
+        Evaluation.objects.exclude(different_measurement__gt="")
         .filter(dataset_id__in=family.task_ids)
         .order_by()
         .values_list("configuration_id", "configuration__model_id")
         .annotate(
             evaluations_read=Count("id", distinct=True),
-            results_read=Count("results", filter=Q(results__relation=m.Relation.ABSOLUTE)),
+            results_read=Count("results", filter=Q(results__relation=Relation.ABSOLUTE)),
         )
     )
     for configuration_id, model_id, evaluations, results in per_configuration:
@@ -174,8 +184,8 @@ def _subject_batches(family: Family, *, chunk_size: int) -> Iterator[tuple[list[
         yield models, configurations
 
 
-def _subject_key(subject: m.GenomicModel | m.Configuration) -> tuple[str, int]:
-    return ("model" if isinstance(subject, m.GenomicModel) else "configuration", subject.pk)
+def _subject_key(subject: GenomicModel | Configuration) -> tuple[str, int]:
+    return ("model" if isinstance(subject, GenomicModel) else "configuration", subject.pk)
 
 
 def family_agreements(*, chunk_size: int) -> Iterator[tuple[Family, rules.Agreement]]:
@@ -196,12 +206,12 @@ def family_agreements(*, chunk_size: int) -> Iterator[tuple[Family, rules.Agreem
             _break_cycles(evaluations)
 
 
-def _break_cycles(evaluations: list[m.Evaluation]) -> None:
+def _break_cycles(evaluations: list[Evaluation]) -> None:
     """Free a batch when its last reference goes, not at the garbage collector's next full pass: a
     prefetched result points back at its evaluation, a cycle that only that pass would collect, so
     garbage would pile up with the batches read."""
     for evaluation in evaluations:
-        prefetched: dict[str, list[m.Result]] = evaluation.__dict__.pop("_prefetched_objects_cache", {})
+        prefetched: dict[str, list[Result]] = evaluation.__dict__.pop("_prefetched_objects_cache", {})
         for result in prefetched.get("results", ()):
             result._state.fields_cache.clear()
 
@@ -320,13 +330,13 @@ def agreement_tables(*, chunk_size: int) -> list[tuple[TableSpec, Iterator[dict[
 def row_counts() -> dict[str, int]:
     """How many rows each table will have; the agreements' tables at most so many (evaluations,
     absolute results): the build's progress is measured against these."""
-    evaluations = m.Evaluation.objects.exclude(different_measurement__gt="")
-    results = m.Result.objects.filter(relation=m.Relation.ABSOLUTE).exclude(evaluation__different_measurement__gt="")
+    evaluations = Evaluation.objects.exclude(different_measurement__gt="")
+    results = Result.objects.filter(relation=Relation.ABSOLUTE).exclude(evaluation__different_measurement__gt="")
     return {
-        WORK_TABLE.name: m.Work.objects.count(),
-        MODEL_TABLE.name: m.GenomicModel.objects.count(),
-        MODEL_ALIAS_TABLE.name: m.ModelAlias.objects.count(),
-        TASK_EQUIVALENCE_TABLE.name: m.TaskEquivalence.objects.count(),
+        WORK_TABLE.name: Work.objects.count(),
+        MODEL_TABLE.name: GenomicModel.objects.count(),
+        MODEL_ALIAS_TABLE.name: ModelAlias.objects.count(),
+        TASK_EQUIVALENCE_TABLE.name: TaskEquivalence.objects.count(),
         AGREEMENTS.name: evaluations.count(),
         AGREEMENT_MEASUREMENTS.name: results.count(),
     }

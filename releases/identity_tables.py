@@ -9,14 +9,14 @@ resource it references).
 
 from __future__ import annotations
 
-from records import models as m
 from records.agreement import AGREEMENT_RULE, Verdict
+from records.models import MeasuredBy
 from releases.bundle import Field, ForeignKey, TableSpec
 from releases.bundle.package import EXACT_VALUE_NOTE
 from reviews.models import ReviewState
 
 REVIEW_STATES = tuple(ReviewState.values)
-MEASURED_BY = tuple(m.MeasuredBy.values)
+MEASURED_BY = tuple(MeasuredBy.values)
 SUBJECT_KINDS = ("model", "configuration")
 VERDICTS = tuple(Verdict.LABELS)
 COUNTED_AS = ("compared", "copy")

@@ -21,8 +21,8 @@ from django.db.models import QuerySet
 from django.db.models.sql.constants import MULTI
 
 from records import exports
-from records import models as m
 from records.fields import ExactDecimalField
+from records.models import Evaluation, Result, evaluation_comparable
 from releases.digests import digest_text, sha256_hex
 from releases.table_schemas import MODEL_EVALUATION_MATRIX
 
@@ -64,7 +64,7 @@ def _evaluation_values(values: tuple) -> tuple:
     """An evaluation's matrix columns, `comparable` last (derived from its state, whether it is a
     different measurement, and its original's state)."""
     *columns, different_measurement, original_state = values
-    comparable = m.evaluation_comparable(
+    comparable = evaluation_comparable(
         review_state=columns[_STATE], original_state=original_state, different_measurement=different_measurement
     )
     return (*columns, comparable)
@@ -101,10 +101,10 @@ def _chunks(queryset: QuerySet, *, key: str, chunk_size: int) -> Iterator[list[l
 def _evaluations(key: str, after: object, last: object) -> dict[int, tuple]:
     """The evaluations of the results whose `key` lies in (after, last] (after None: up to last):
     one query with their joins."""
-    in_chunk = m.Result.objects.filter(**{f"{key}__lte": last})
+    in_chunk = Result.objects.filter(**{f"{key}__lte": last})
     if after is not None:
         in_chunk = in_chunk.filter(**{f"{key}__gt": after})
-    evaluations = m.Evaluation.objects.filter(pk__in=in_chunk.values("evaluation_id")).order_by()
+    evaluations = Evaluation.objects.filter(pk__in=in_chunk.values("evaluation_id")).order_by()
     pks, *columns = _columns(evaluations.values_list("pk", *EVALUATION_COLUMNS.values(), *_DERIVING))
     return dict(zip(pks, map(_evaluation_values, zip(*columns, strict=True)), strict=True))
 
@@ -116,7 +116,7 @@ def matrix_columns(*, chunk_size: int, key: str, sink: MembershipSink | None = N
     column order."""
     own_names = list(OWN_COLUMNS)
     evaluation_names = [*EVALUATION_COLUMNS, "comparable"]
-    results = m.Result.objects.values_list(key, "evaluation_id", *OWN_COLUMNS.values())
+    results = Result.objects.values_list(key, "evaluation_id", *OWN_COLUMNS.values())
     after = None
     for keys, evaluation_ids, *own in _chunks(results, key=key, chunk_size=chunk_size):
         evaluations = _evaluations(key, after, keys[-1])

@@ -7,7 +7,16 @@ What each column means lives here; `releases.catalogue_rows` reads the catalogue
 
 from __future__ import annotations
 
-from records import models as m
+from records.models import (
+    BaselineKind,
+    BaselineStatus,
+    Direction,
+    EvidenceSupport,
+    ReadingMethod,
+    Relation,
+    SourceKind,
+    UncertaintyKind,
+)
 from releases.bundle import Field, ForeignKey, TableSpec
 from releases.bundle.package import EXACT_VALUE_NOTE
 from releases.identity_tables import (
@@ -21,7 +30,7 @@ from releases.identity_tables import (
     WORK_TABLE,
 )
 
-BASELINE_KINDS = tuple(m.BaselineKind.values)
+BASELINE_KINDS = tuple(BaselineKind.values)
 
 
 # ------------------------------------------------------------------ schemas
@@ -33,7 +42,7 @@ def _coverage_fields() -> tuple[Field, ...]:
         Field("title", "string", required=True),
         Field("metric_name", "string"),
         Field("metric_unit", "string", required=True, description="Every result of the protocol is in this unit."),
-        Field("metric_direction", "string", required=True, enum=tuple(m.Direction.values)),
+        Field("metric_direction", "string", required=True, enum=tuple(Direction.values)),
         Field(
             "review_state",
             "string",
@@ -73,7 +82,7 @@ def _coverage_fields() -> tuple[Field, ...]:
             Field(
                 f"{kind}_role_id", "string", description=f"Stable id of the protocol's {kind} baseline role, if any."
             ),
-            Field(f"{kind}_status", "string", enum=tuple(m.BaselineStatus.values)),
+            Field(f"{kind}_status", "string", enum=tuple(BaselineStatus.values)),
             Field(
                 f"{kind}_configuration_id",
                 "string",
@@ -137,7 +146,7 @@ MODEL_EVALUATION_MATRIX = TableSpec(
             "metric_direction",
             "string",
             required=True,
-            enum=tuple(m.Direction.values),
+            enum=tuple(Direction.values),
             description="none: descriptive, never ranked.",
         ),
         Field(
@@ -152,7 +161,7 @@ MODEL_EVALUATION_MATRIX = TableSpec(
             "relation",
             "string",
             required=True,
-            enum=tuple(m.Relation.values),
+            enum=tuple(Relation.values),
             description="absolute, or a ratio or difference to the reference configuration.",
         ),
         Field(
@@ -163,7 +172,7 @@ MODEL_EVALUATION_MATRIX = TableSpec(
         Field(
             "uncertainty_kind",
             "string",
-            enum=tuple(m.UncertaintyKind.values),
+            enum=tuple(UncertaintyKind.values),
             description="sd, se, ci or range; empty when none is reported.",
         ),
         Field("uncertainty_value", "number", description="The printed ± figure."),
@@ -183,7 +192,7 @@ MODEL_EVALUATION_MATRIX = TableSpec(
             "reading_method",
             "string",
             required=True,
-            enum=tuple(m.ReadingMethod.values),
+            enum=tuple(ReadingMethod.values),
             description="How the value was read off its source.",
         ),
         Field(
@@ -245,7 +254,7 @@ PROTOCOL_TABLE = TableSpec(
             "metric_direction",
             "string",
             required=True,
-            enum=tuple(m.Direction.values),
+            enum=tuple(Direction.values),
             description="lower or higher is better; none: descriptive, never ranked.",
         ),
         Field("dataset_ids", "string", description="The datasets it uses (dataset_table), space-separated."),
@@ -316,7 +325,7 @@ SOURCE_TABLE = TableSpec(
         Field("source_id", "string", description="Stable id of the source."),
         Field("title", "string", required=True),
         Field("venue", "string"),
-        Field("kind", "string", required=True, enum=tuple(m.SourceKind.values)),
+        Field("kind", "string", required=True, enum=tuple(SourceKind.values)),
         Field("authors_short", "string"),
         Field("citation", "string"),
         Field(
@@ -355,7 +364,7 @@ EVIDENCE = TableSpec(
         Field("source_id", "string", required=True),
         Field("locator", "string"),
         Field("quote", "string"),
-        Field("support", "string", required=True, enum=tuple(m.EvidenceSupport.values)),
+        Field("support", "string", required=True, enum=tuple(EvidenceSupport.values)),
         Field("review_state", "string", required=True, enum=REVIEW_STATES),
         Field("comparable", "boolean", required=True),
         Field("concern", "string"),

@@ -6,12 +6,27 @@ from decimal import Decimal
 
 import factory
 
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Direction,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    ModelAlias,
+    Protocol,
+    ReadingMethod,
+    Result,
+    Source,
+    SourceKind,
+    Work,
+    alias_key,
+)
 
 
 class WorkFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Work
+        model = Work
 
     stable_id = factory.Sequence(lambda n: f"work-{n}")
     title = factory.Sequence(lambda n: f"A work about genomic models, number {n}")
@@ -19,7 +34,7 @@ class WorkFactory(factory.django.DjangoModelFactory):
 
 class GenomicModelFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.GenomicModel
+        model = GenomicModel
 
     stable_id = factory.Sequence(lambda n: f"model-{n}")
     name = factory.Sequence(lambda n: f"Genomic model {n:05d}")
@@ -30,27 +45,27 @@ class ModelAliasFactory(factory.django.DjangoModelFactory):
     """An alias; its key is derived as the services and the import derive it."""
 
     class Meta:
-        model = m.ModelAlias
+        model = ModelAlias
 
     stable_id = factory.Sequence(lambda n: f"alias-{n}")
     model = factory.SubFactory(GenomicModelFactory)
     alias = factory.Sequence(lambda n: f"Printed name {n}")
-    key = factory.LazyAttribute(lambda o: m.alias_key(o.alias))
+    key = factory.LazyAttribute(lambda o: alias_key(o.alias))
 
 
 class SourceFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Source
+        model = Source
 
     stable_id = factory.Sequence(lambda n: f"source-{n}")
     title = factory.Sequence(lambda n: f"A paper about genomic models, part {n}")
     venue = "Test Venue"
-    kind = m.SourceKind.PAPER
+    kind = SourceKind.PAPER
 
 
 class DatasetFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Dataset
+        model = Dataset
         django_get_or_create = ("stable_id",)
 
     stable_id = factory.Sequence(lambda n: f"dataset-{n}")
@@ -59,7 +74,7 @@ class DatasetFactory(factory.django.DjangoModelFactory):
 
 class ConfigurationFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Configuration
+        model = Configuration
 
     stable_id = factory.Sequence(lambda n: f"configuration-{n}")
     name = factory.Sequence(lambda n: f"Model {n:05d}, fine-tuned")
@@ -68,7 +83,7 @@ class ConfigurationFactory(factory.django.DjangoModelFactory):
 
 class ProtocolFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Protocol
+        model = Protocol
 
     stable_id = factory.Sequence(lambda n: f"protocol-{n}")
     title = factory.Sequence(lambda n: f"Protocol {n}")
@@ -77,13 +92,13 @@ class ProtocolFactory(factory.django.DjangoModelFactory):
     metric_short_name = "runtime"
     metric_description = "Mean wall time"
     metric_unit = "minute"
-    metric_direction = m.Direction.LOWER
+    metric_direction = Direction.LOWER
     source = factory.SubFactory(SourceFactory)
 
 
 class EvaluationFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Evaluation
+        model = Evaluation
 
     stable_id = factory.Sequence(lambda n: f"evaluation-{n}")
     title = factory.Sequence(lambda n: f"Evaluation {n}")
@@ -91,8 +106,8 @@ class EvaluationFactory(factory.django.DjangoModelFactory):
     configuration = factory.SubFactory(ConfigurationFactory)
     # One dataset unless a test says otherwise: comparisons are made within a dataset or task.
     dataset = factory.SubFactory(DatasetFactory, stable_id="dataset-default", name="Default dataset")
-    measured_by = m.MeasuredBy.AUTHORS
-    reading_method = m.ReadingMethod.TABLE
+    measured_by = MeasuredBy.AUTHORS
+    reading_method = ReadingMethod.TABLE
     source = factory.SelfAttribute("protocol.source")
     source_locator = "Table 1"
     quote = "The quoted sentence."
@@ -100,7 +115,7 @@ class EvaluationFactory(factory.django.DjangoModelFactory):
 
 class ResultFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Result
+        model = Result
 
     stable_id = factory.Sequence(lambda n: f"result-{n}")
     evaluation = factory.SubFactory(EvaluationFactory)

@@ -9,7 +9,7 @@ sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluati
 evidence rows; `assessment`: baseline roles, decisions; `identity`: works, models and their
 aliases, task equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping;
 `search`: the search index, records.search_index's); every name is
-exported here, so `records.models.X` (migrations, settings, `from records import models as m`)
+exported here, so `records.models.X` (migrations, settings, `from records.models import Evaluation`)
 keeps naming the same object.
 """
 

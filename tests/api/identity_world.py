@@ -9,7 +9,20 @@ import pytest
 from django.db import transaction
 
 from common.versions import version_bump
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    ModelAlias,
+    Protocol,
+    Source,
+    SourceKind,
+    TaskEquivalence,
+    UncertaintyKind,
+    Work,
+)
 from tests.factories import (
     ConfigurationFactory,
     DatasetFactory,
@@ -25,30 +38,30 @@ pytestmark = pytest.mark.django_db
 # -- data -------------------------------------------------------------------------------------------
 
 
-def work(stable_id: str, title: str = "", **fields) -> m.Work:
-    return m.Work.objects.create(stable_id=stable_id, title=title or f"The work {stable_id}", **fields)
+def work(stable_id: str, title: str = "", **fields) -> Work:
+    return Work.objects.create(stable_id=stable_id, title=title or f"The work {stable_id}", **fields)
 
 
-def model(stable_id: str, **fields) -> m.GenomicModel:
+def model(stable_id: str, **fields) -> GenomicModel:
     fields.setdefault("name", f"Model {stable_id}")
-    return m.GenomicModel.objects.create(stable_id=stable_id, **fields)
+    return GenomicModel.objects.create(stable_id=stable_id, **fields)
 
 
 def measured(
-    subject: m.GenomicModel | None,
+    subject: GenomicModel | None,
     value: str,
     *,
-    source: m.Source,
-    dataset: m.Dataset,
-    protocol: m.Protocol,
-    by: str = m.MeasuredBy.AUTHORS,
+    source: Source,
+    dataset: Dataset,
+    protocol: Protocol,
+    by: str = MeasuredBy.AUTHORS,
     spread: str | None = None,
     unit: str = "MCC",
-    configuration: m.Configuration | None = None,
+    configuration: Configuration | None = None,
     **fields,
-) -> m.Evaluation:
+) -> Evaluation:
     """One evaluation of `subject` (a new configuration of it) with one absolute result."""
-    if by == m.MeasuredBy.THIRD_PARTY:
+    if by == MeasuredBy.THIRD_PARTY:
         fields.setdefault("measured_by_name", "An independent benchmark")
     evaluation = EvaluationFactory(
         protocol=protocol,
@@ -63,7 +76,7 @@ def measured(
         value=Decimal(value),
         unit=unit,
         printed_value=value if spread is None else f"{value} ± {spread}",
-        uncertainty_kind=m.UncertaintyKind.SD if spread is not None else "",
+        uncertainty_kind=UncertaintyKind.SD if spread is not None else "",
         uncertainty_value=Decimal(spread) if spread is not None else None,
     )
     return evaluation
@@ -81,14 +94,14 @@ def world(db):
     the same data, and evaluations of every verdict."""
     nt = work("nt-work", "The Nucleotide Transformer", authors_short="Dalla-Torre et al. 2025")
     preprint = SourceFactory(
-        stable_id="nt-preprint", work=nt, kind=m.SourceKind.PREPRINT, arxiv_id="2306.15006", arxiv_version="v2"
+        stable_id="nt-preprint", work=nt, kind=SourceKind.PREPRINT, arxiv_id="2306.15006", arxiv_version="v2"
     )
     journal = SourceFactory(stable_id="nt-journal", work=nt, doi="10.1038/s41592-024-02523-z")
     repository_work = work("bench-work", "A benchmark repository")
     repository = SourceFactory(
         stable_id="bench-repo",
         work=repository_work,
-        kind=m.SourceKind.REPOSITORY,
+        kind=SourceKind.REPOSITORY,
         url="https://github.com/example/bench",
         commit="abcdef1",
     )
@@ -98,7 +111,7 @@ def world(db):
     task_a = DatasetFactory(stable_id="promoter-a", name="Promoter (A)", suite=suite_a, task_key="promoter")
     task_b = DatasetFactory(stable_id="promoter-b", name="Promoter (B)", suite=suite_b, task_key="promoter")
     lone = DatasetFactory(stable_id="enhancer-a", name="Enhancer (A)", suite=suite_a, task_key="enhancer")
-    equivalence = m.TaskEquivalence.objects.create(
+    equivalence = TaskEquivalence.objects.create(
         stable_id="promoter-a-is-promoter-b",
         task=task_a,
         same_as=task_b,
@@ -118,10 +131,10 @@ def world(db):
         revision="main",
         introduced_in=nt,
     )
-    m.ModelAlias.objects.create(
+    ModelAlias.objects.create(
         stable_id="alias-nt-500m", model=nt_500m, alias="NT-500M", key="nt500m", source=journal, locator="Table 1"
     )
-    m.ModelAlias.objects.create(stable_id="alias-nt-500m-b", model=nt_500m, alias="NT (500M)", key="nt500m2")
+    ModelAlias.objects.create(stable_id="alias-nt-500m-b", model=nt_500m, alias="NT (500M)", key="nt500m2")
     conflicted = model("conflicted", family="Other")
     single = model("single", family="Other")
     selfish = model("selfish", family="Other")
@@ -132,7 +145,7 @@ def world(db):
         "consistent_authors": measured(nt_500m, "0.80", source=preprint, dataset=task_a, protocol=protocol),
         "consistent_journal": measured(nt_500m, "0.802", source=journal, dataset=task_a, protocol=protocol),
         "consistent_third": measured(
-            nt_500m, "0.81", source=repository, dataset=task_b, protocol=protocol, by=m.MeasuredBy.THIRD_PARTY
+            nt_500m, "0.81", source=repository, dataset=task_b, protocol=protocol, by=MeasuredBy.THIRD_PARTY
         ),
         # conflicting: 0.80 ± 0.01 and 0.60 ± 0.01
         "conflicting_authors": measured(
@@ -145,7 +158,7 @@ def world(db):
             dataset=task_a,
             protocol=protocol,
             spread="0.01",
-            by=m.MeasuredBy.THIRD_PARTY,
+            by=MeasuredBy.THIRD_PARTY,
         ),
         "single": measured(single, "0.70", source=journal, dataset=lone, protocol=protocol),
         # self-reported only: two works of the model's authors disagree, but nobody else measured it

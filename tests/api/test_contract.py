@@ -7,7 +7,7 @@ import json
 import pytest
 from openapi_spec_validator import OpenAPIV30SpecValidator
 
-from records import models as m
+from records.models import Configuration, Decision, Protocol
 from tests.factories import EvaluationFactory
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +74,7 @@ def test_it_refuses_a_put_without_the_required_stable_id_naming_it(token_client)
     body = {key: value for key, value in configuration().items() if key != "configuration_id"}
     response = client.put("/api/v1/configurations/config-new/", {**body, "name": "Renamed"}, format="json")
     assert response.status_code == 400 and "configuration_id" in response.json()
-    assert m.Configuration.objects.get(stable_id="config-new").name == "A new model"
+    assert Configuration.objects.get(stable_id="config-new").name == "A new model"
     same = client.put("/api/v1/configurations/config-new/", {**configuration(), "name": "Renamed"}, format="json")
     assert same.status_code == 200 and same.json()["name"] == "Renamed"
 
@@ -87,7 +87,7 @@ def test_it_refuses_another_stable_id_in_an_update_naming_the_field(token_client
     response = getattr(client, method)("/api/v1/configurations/config-new/", body, format="json")
     assert response.status_code == 400
     assert "never change" in response.json()["configuration_id"][0]
-    assert list(m.Configuration.objects.values_list("stable_id", "name")) == [("config-new", "A new model")]
+    assert list(Configuration.objects.values_list("stable_id", "name")) == [("config-new", "A new model")]
 
 
 def test_it_documents_record_types_of_a_correction_as_the_fixed_list_it_accepts(api, schema, seeded):
@@ -138,9 +138,9 @@ def test_it_refuses_a_misspelt_dry_run_instead_of_importing(token_client):
     client = token_client("curator")
     response = client.post("/api/v1/imports/?dry_run=yes-please", seed_document(), format="json")
     assert response.status_code == 400 and response.json()["errors"][0]["path"] == "?dry_run"
-    assert not m.Protocol.objects.exists()
+    assert not Protocol.objects.exists()
     assert client.post("/api/v1/imports/?dry_run=1", seed_document(), format="json").status_code == 200
-    assert not m.Protocol.objects.exists()
+    assert not Protocol.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_it_refuses_text_that_is_not_a_string_and_an_empty_reference_naming_the_
     client.post("/api/v1/configurations/", configuration(), format="json")
     response = client.patch("/api/v1/configurations/config-new/", change, format="json")
     assert response.status_code == 400 and field in response.json(), response.content
-    assert list(m.Configuration.objects.values_list("stable_id", "name")) == [("config-new", "A new model")]
+    assert list(Configuration.objects.values_list("stable_id", "name")) == [("config-new", "A new model")]
 
 
 def test_it_refuses_references_that_are_not_a_list_naming_the_field(token_client):
@@ -168,7 +168,7 @@ def test_it_refuses_references_that_are_not_a_list_naming_the_field(token_client
     body = {"decision_id": "decision-new", "title": "A decision", "description": "Why.", "protocol_ids": {"a": 1}}
     response = client.post("/api/v1/decisions/", body, format="json")
     assert response.status_code == 400 and "protocol_ids" in response.json(), response.content
-    assert not m.Decision.objects.exists()
+    assert not Decision.objects.exists()
     body["protocol_ids"] = []
     assert client.post("/api/v1/decisions/", body, format="json").status_code == 201
 
@@ -183,7 +183,7 @@ def test_it_refuses_text_longer_than_the_schema_allows_even_when_spaces_make_it_
 
     body = {
         "target_type": "protocol",
-        "target_id": m.Protocol.objects.values_list("stable_id", flat=True).first(),
+        "target_id": Protocol.objects.values_list("stable_id", flat=True).first(),
         "explanation": "Why.",
         **padding,
     }
@@ -198,7 +198,7 @@ def test_it_refuses_a_catalogue_text_padded_past_its_length(token_client):
     client.post("/api/v1/configurations/", configuration(), format="json")
     response = client.patch("/api/v1/configurations/config-new/", {"name": "A" + " " * 400}, format="json")
     assert response.status_code == 400 and "name" in response.json(), response.content
-    assert list(m.Configuration.objects.values_list("name", flat=True)) == ["A new model"]
+    assert list(Configuration.objects.values_list("name", flat=True)) == ["A new model"]
 
 
 def test_it_refuses_a_reason_that_is_not_a_string_and_applies_no_transition(token_client):

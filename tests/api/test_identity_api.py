@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from common.api import RESPONSE_CACHE
-from records import models as m
+from records.models import GenomicModel, ModelAlias, TaskEquivalence
 from tests.api.identity_world import (
     bump,
     ids,
@@ -73,7 +73,7 @@ def test_it_answers_a_models_etag_and_last_modified_and_a_304_for_a_current_copy
 def test_it_refuses_to_write_a_model_through_the_read_only_endpoint(token_client, world):
     response = token_client("curator").post("/api/v1/models/", {"model_id": "new", "name": "New"}, format="json")
     assert response.status_code == 405
-    assert not m.GenomicModel.objects.filter(stable_id="new").exists()
+    assert not GenomicModel.objects.filter(stable_id="new").exists()
 
 
 # -- works ------------------------------------------------------------------------------------------
@@ -282,9 +282,9 @@ def more_of_everything(world: dict, n: int) -> None:
         SourceFactory(work=w)
         SourceFactory(work=w)
         extra = model(f"more-model-{i}", introduced_in=w)
-        m.ModelAlias.objects.create(stable_id=f"more-alias-{i}", model=extra, alias=f"More {i}", key=f"more{i}")
+        ModelAlias.objects.create(stable_id=f"more-alias-{i}", model=extra, alias=f"More {i}", key=f"more{i}")
         one, other = DatasetFactory(), DatasetFactory()
-        m.TaskEquivalence.objects.create(
+        TaskEquivalence.objects.create(
             stable_id=f"more-eq-{i}", task=one, same_as=other, source=source, locator="p. 1", quote="Same data."
         )
         measured(extra, "0.5", source=source, dataset=one, protocol=protocol)

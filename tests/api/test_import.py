@@ -15,7 +15,17 @@ from django.db import connection
 from benchmarks.models import Recipe
 from benchmarks.seed import seed_recipes
 from common.append_only import guards_lifted
-from records import models as m
+from records.models import (
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    Limitation,
+    Protocol,
+    Result,
+    Source,
+)
 from records.seed import PROTOCOL_ID, seed_document
 from reviews.models import ReviewEvent
 
@@ -38,15 +48,15 @@ def visible(html: str) -> str:
 
 def counts() -> dict[str, int]:
     models = [
-        m.Source,
-        m.Dataset,
-        m.Configuration,
-        m.Protocol,
-        m.Limitation,
-        m.Evaluation,
-        m.Result,
-        m.BaselineRole,
-        m.Decision,
+        Source,
+        Dataset,
+        Configuration,
+        Protocol,
+        Limitation,
+        Evaluation,
+        Result,
+        BaselineRole,
+        Decision,
     ]
     return {model.__name__: model.objects.count() for model in models} | {
         f"h-{model.__name__}": model.history.count() for model in models
@@ -78,7 +88,7 @@ def test_importing_the_seed_document_into_an_empty_database_reproduces_the_seed_
     ]
     imported = {url: client.get(url) for url in PAGES}
     assert all(r.status_code == 200 for r in imported.values())
-    assert m.Evaluation.objects.filter(review_state="proposed").count() == 2  # the import writes proposed records
+    assert Evaluation.objects.filter(review_state="proposed").count() == 2  # the import writes proposed records
     body = imported[f"/protocols/{PROTOCOL_ID}/"].content.decode()
     for fact in (
         "Runtime (Mean wall time per IA3 fine-tuning run)",
@@ -97,18 +107,18 @@ def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client,
     call_command("import_seed", stdout=StringIO())  # the release line; its records are replaced below
     for model in (
         Recipe,
-        m.Result,
-        m.Evaluation,
-        m.BaselineRole,
-        m.Limitation,
-        m.Decision,
-        m.Protocol,
-        m.Configuration,
+        Result,
+        Evaluation,
+        BaselineRole,
+        Limitation,
+        Decision,
+        Protocol,
+        Configuration,
     ):
         model.objects.all().delete()
-    m.Dataset.objects.filter(suite__isnull=False).delete()
-    m.Dataset.objects.all().delete()
-    m.Source.objects.all().delete()
+    Dataset.objects.filter(suite__isnull=False).delete()
+    Dataset.objects.all().delete()
+    Source.objects.all().delete()
     with guards_lifted(connection):  # a fresh start for the second import: the test's own reset of audit rows
         ReviewEvent.objects.all().delete()
     token_client("curator").post("/api/v1/imports/", seed_document(), format="json")
@@ -125,18 +135,18 @@ def test_the_import_reproduces_the_seed_import_pages_once_reviewed_alike(client,
     through_api = {url: visible(client.get(url).content.decode()) for url in PAGES}
     for model in (
         Recipe,
-        m.Result,
-        m.Evaluation,
-        m.BaselineRole,
-        m.Limitation,
-        m.Decision,
-        m.Protocol,
-        m.Configuration,
+        Result,
+        Evaluation,
+        BaselineRole,
+        Limitation,
+        Decision,
+        Protocol,
+        Configuration,
     ):
         model.objects.all().delete()
-    m.Dataset.objects.filter(suite__isnull=False).delete()
-    m.Dataset.objects.all().delete()
-    m.Source.objects.all().delete()
+    Dataset.objects.filter(suite__isnull=False).delete()
+    Dataset.objects.all().delete()
+    Source.objects.all().delete()
     with guards_lifted(connection):  # a fresh start for the second import: the test's own reset of audit rows
         ReviewEvent.objects.all().delete()
     call_command("import_seed", stdout=StringIO())
@@ -182,7 +192,7 @@ def test_a_task_listed_at_the_top_level_before_its_suite_is_written_after_it(tok
     document["datasets"].insert(0, {**task, "suite": suite["stable_id"]})
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 201, response.json()
-    assert m.Dataset.objects.get(stable_id=task["stable_id"]).suite.stable_id == suite["stable_id"]
+    assert Dataset.objects.get(stable_id=task["stable_id"]).suite.stable_id == suite["stable_id"]
 
 
 def test_a_suite_inside_its_own_task_is_refused_by_name(token_client):
@@ -222,7 +232,7 @@ def test_a_dry_run_reports_what_would_change_and_writes_nothing(token_client):
     changed["configurations"][0]["parameter_count"] = 480_000_000
     report = curator.post("/api/v1/imports/?dry_run=true", changed, format="json").json()
     assert report["updated"] == {"configurations": {"nt-500m-ia3-dalla-torre-2025": ["parameter_count"]}}
-    assert m.Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025").parameter_count == 500_000_000
+    assert Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025").parameter_count == 500_000_000
 
 
 @pytest.mark.parametrize("role, status", [("anonymous", 401), ("release_manager", 403), ("benchmark_operator", 403)])

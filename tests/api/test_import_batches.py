@@ -13,8 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import OperationalError, connection, connections, transaction
 
-from records import models as m
 from records.imports import SECTIONS, ImportConflict, records_import
+from records.models import Configuration, ImportSnapshot, Result
 from records.seed import seed_document
 from reviews.models import ReviewEvent
 from tests.records.import_job_documents import as_json, document_with_results
@@ -38,7 +38,7 @@ def fingerprint(report) -> dict:
         if hasattr(section.model, "review_state")
     }
     snapshots = sorted(
-        (s.document, s.section, s.stable_id, repr(s.values), s.imported_by_id) for s in m.ImportSnapshot.objects.all()
+        (s.document, s.section, s.stable_id, repr(s.values), s.imported_by_id) for s in ImportSnapshot.objects.all()
     )
     events = sorted(ReviewEvent.objects.values_list("record_stable_id", "transition", "reason", "actor_id"), key=repr)
     return {"report": report.as_dict(), "history": history, "states": states, "snapshots": snapshots, "events": events}
@@ -112,8 +112,8 @@ def test_another_curators_edit_between_batches_answers_at_once_and_the_import_co
     report = records_import(document=document, actor=curator, progress=share_progress(edit))
     assert answered["response"].status_code == 200 and answered["seconds"] < 2, answered
     assert len(report.created["results"]) == 45
-    assert m.Result.objects.count() == sum(len(e["results"]) for e in document["evaluations"])
-    assert m.Configuration.objects.get(stable_id=CONFIGURATION).description == "edited mid-import"
+    assert Result.objects.count() == sum(len(e["results"]) for e in document["evaluations"])
+    assert Configuration.objects.get(stable_id=CONFIGURATION).description == "edited mid-import"
 
 
 def a_later_result(document: dict, index: int) -> dict:
@@ -139,7 +139,7 @@ def test_a_batch_refused_midway_keeps_the_earlier_batches_says_so_and_the_same_d
         answered = in_another_thread(post)
         assert answered["response"].status_code == 201, answered["response"].content
 
-    progress = share_progress(create_it_elsewhere, when=lambda: m.Result.objects.filter(stable_id=extras[0]).exists())
+    progress = share_progress(create_it_elsewhere, when=lambda: Result.objects.filter(stable_id=extras[0]).exists())
     with pytest.raises(ImportConflict) as refused:
         records_import(document=document, actor=curator, progress=progress)
     message = refused.value.errors[0]["message"]
@@ -147,18 +147,18 @@ def test_a_batch_refused_midway_keeps_the_earlier_batches_says_so_and_the_same_d
     words = message.replace(",", "").split()
     written, total, batches = int(words[1]), int(words[3]), int(words[6])
     assert written == batches * BATCH and written < total, message  # whole batches only
-    there = set(m.Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True)) - {taken}
+    there = set(Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True)) - {taken}
     assert 0 < len(there) < len(extras) - 1  # the earlier batches' results, none of the refused batch
-    assert m.ImportSnapshot.objects.filter(stable_id__in=there).count() == len(there)
-    assert m.Result.objects.get(stable_id=taken).value == m.Result.objects.get(stable_id=extras[0]).value
+    assert ImportSnapshot.objects.filter(stable_id__in=there).count() == len(there)
+    assert Result.objects.get(stable_id=taken).value == Result.objects.get(stable_id=extras[0]).value
 
     report = records_import(document=document, actor=curator, overwrite=[f"results/{taken}"])
     assert taken in report.overwritten["results"]
     assert set(extras) - there - {taken} <= set(report.created["results"]) and not there & set(
         report.created["results"]
     )
-    assert set(m.Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True)) == set(extras)
-    assert str(m.Result.objects.get(stable_id=taken).value) == document["evaluations"][0]["results"][-1]["value"]
+    assert set(Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True)) == set(extras)
+    assert str(Result.objects.get(stable_id=taken).value) == document["evaluations"][0]["results"][-1]["value"]
 
 
 def test_the_command_says_what_it_wrote_when_the_database_stops_it_midway(settings, make_user, tmp_path):
@@ -184,12 +184,12 @@ def test_the_command_says_what_it_wrote_when_the_database_stops_it_midway(settin
     words = line.split("written ", 1)[1].replace(",", "").split()
     written, batches = int(words[0]), int(words[5])
     assert written == batches * BATCH, line
-    kept = set(m.Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True))
+    kept = set(Result.objects.filter(stable_id__in=extras).values_list("stable_id", flat=True))
     assert 0 < len(kept) < len(extras)  # the results of the batches before, none of the stopped one's
-    assert m.Result.history.filter(stable_id__in=extras).count() == len(kept)
+    assert Result.history.filter(stable_id__in=extras).count() == len(kept)
 
     out = StringIO()
     call_command("import_records", str(path), "--user", "importer", stdout=out)
     created = set(json.loads(out.getvalue())["created"]["results"])
     assert set(extras) - kept <= created and not kept & created
-    assert m.Result.objects.filter(stable_id__in=extras).count() == len(extras)
+    assert Result.objects.filter(stable_id__in=extras).count() == len(extras)

@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from records import models as m
+from records.models import Configuration, Evaluation, Source, TaskEquivalence, Work
 from records.seed import PAPER_ID, seed_document
 
 pytestmark = pytest.mark.django_db
@@ -73,10 +73,10 @@ def test_a_dry_run_says_which_model_each_configuration_is_matched_to_by_its_prin
     dry = curator.post("/api/v1/imports/?dry_run=1", other, format="json")
     assert dry.status_code == 200, dry.json()
     assert dry.json()["matched"] == {"other-hyenadna": {"model": "hyenadna-1-6m", "alias": "hyenadna 1.6m"}}
-    assert not m.Configuration.objects.filter(stable_id="other-hyenadna").exists()
+    assert not Configuration.objects.filter(stable_id="other-hyenadna").exists()
     assert curator.post("/api/v1/imports/", other, format="json").status_code == 201
-    assert m.Configuration.objects.get(stable_id="other-hyenadna").model.stable_id == "hyenadna-1-6m"
-    assert m.Configuration.objects.get(stable_id="other-unknown").model is None
+    assert Configuration.objects.get(stable_id="other-hyenadna").model.stable_id == "hyenadna-1-6m"
+    assert Configuration.objects.get(stable_id="other-unknown").model is None
     again = curator.post("/api/v1/imports/?dry_run=1", other, format="json").json()
     assert not again["created"] and not again["updated"], again  # the match is the document's reference: idempotent
 
@@ -90,7 +90,7 @@ def test_a_configuration_that_names_its_model_keeps_it_and_an_alias_names_one_mo
         {"stable_id": "named", "name": "HyenaDNA (1.6M) run", "short_name": "HyenaDNA (1.6M)", "model": "hyenadna-tiny"}
     ]
     report = curator.post("/api/v1/imports/", own, format="json").json()
-    assert report["matched"] == {} and m.Configuration.objects.get(stable_id="named").model.stable_id == "hyenadna-tiny"
+    assert report["matched"] == {} and Configuration.objects.get(stable_id="named").model.stable_id == "hyenadna-tiny"
     clash = copy.deepcopy(own)
     clash["models"][1]["aliases"] = [{"stable_id": "alias-clash", "alias": "HyenaDNA  (1.6m)"}]
     refused = curator.post("/api/v1/imports/", clash, format="json")
@@ -109,7 +109,7 @@ def test_two_arxiv_versions_of_one_paper_are_two_sources_of_one_work(token_clien
         "work": "hyenadna",
     }
     assert curator.post("/api/v1/imports/", document("v1", sources=[v1]), format="json").status_code == 201
-    work = m.Work.objects.get(stable_id="hyenadna")
+    work = Work.objects.get(stable_id="hyenadna")
     assert sorted(work.versions.values_list("arxiv_version", flat=True)) == ["v1", "v2"]
     elsewhere = {**v1, "stable_id": "hyenadna-v3", "arxiv_version": "v3", "work": None}
     refused = curator.post("/api/v1/imports/", document("v3", sources=[elsewhere]), format="json")
@@ -137,8 +137,8 @@ def test_listing_the_seed_paper_again_with_its_doi_or_its_title_is_refused_namin
     assert (
         curator.post("/api/v1/imports/", document("preprint", sources=[as_version]), format="json").status_code == 201
     )
-    assert m.Source.objects.get(stable_id="nt-again").work.stable_id == PAPER_ID
-    assert m.Source.objects.filter(work__stable_id=PAPER_ID).count() == 2
+    assert Source.objects.get(stable_id="nt-again").work.stable_id == PAPER_ID
+    assert Source.objects.filter(work__stable_id=PAPER_ID).count() == 2
 
 
 def test_a_copy_names_its_original_once_as_a_source_or_as_a_citation(token_client):
@@ -165,7 +165,7 @@ def test_a_copy_names_its_original_once_as_a_source_or_as_a_citation(token_clien
     assert any(e["path"].endswith("original_citation") for e in refused.json()["errors"]), refused.json()
     evaluation.pop("original_citation")
     assert curator.post("/api/v1/imports/", both, format="json").status_code == 201
-    copied = m.Evaluation.objects.get(stable_id="copied-runtime")
+    copied = Evaluation.objects.get(stable_id="copied-runtime")
     assert copied.is_copy and copied.original_source.stable_id == PAPER_ID
 
 
@@ -200,4 +200,4 @@ def test_a_task_is_the_same_data_as_another_only_with_a_source_and_never_as_itse
         ).status_code
         == 201
     )
-    assert m.TaskEquivalence.objects.get().same_as.stable_id == "gb-mouse"
+    assert TaskEquivalence.objects.get().same_as.stable_id == "gb-mouse"

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from records import models as m
+from records.models import Result, Source
 from records.seed import seed_document
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent, pytest.mark.embedded_pass]
@@ -38,7 +38,7 @@ def test_it_names_the_path_of_a_key_named_twice_deep_in_the_document(token_clien
     response = token_client("curator").post("/api/v1/imports/", text, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["detail"] == "JSON parse error - duplicate key 'unit' at evaluations[1].results[0].unit"
-    assert not m.Result.objects.exists()
+    assert not Result.objects.exists()
 
 
 def test_the_command_refuses_a_file_that_names_a_key_twice_in_one_line(make_user, tmp_path):
@@ -48,4 +48,4 @@ def test_the_command_refuses_a_file_that_names_a_key_twice_in_one_line(make_user
     with pytest.raises(CommandError) as refused:
         call_command("import_records", str(path), "--user", "importer")
     assert str(refused.value) == f"{path} is refused: duplicate key 'title' at title"
-    assert not m.Source.objects.exists()
+    assert not Source.objects.exists()

@@ -12,8 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from corrections.services import correction_decide, correction_submit
-from records import models as m
 from records.imports import records_import
+from records.models import Result, Source
 from records.seed import seed_document
 from records.values import exact_text
 
@@ -26,7 +26,7 @@ PAPER = "dalla-torre-2025-nature-methods-nucleotide-transformer"
 
 def accept_correction(curator, value: str) -> None:
     suggestion = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT),
+        target=Result.objects.get(stable_id=RESULT),
         field_name="value",
         proposed_value=value,
         explanation="The Discussion's single-GPU figure.",
@@ -49,7 +49,7 @@ def document_with(**changes) -> dict:
 def test_re_importing_the_same_document_keeps_an_accepted_correction_and_says_so(seeded, curator):
     accept_correction(curator, "15")
     report = records_import(document=seed_document(), actor=curator)
-    result = m.Result.objects.get(stable_id=RESULT)
+    result = Result.objects.get(stable_id=RESULT)
     assert (exact_text(result.value), result.printed_value) == ("15", "15 min")
     assert (
         report.kept == {"results": {RESULT: ["printed_value", "value"]}} and not report.updated and not report.conflicts
@@ -75,17 +75,17 @@ def test_a_field_changed_on_both_sides_is_a_conflict_the_dry_run_lists_and_the_i
     errors = refused.json()["errors"]
     assert {e["path"] for e in errors} == {"evaluations[0].results[0].value", "evaluations[0].results[0].printed_value"}
     assert "overwrite=results/" + RESULT in errors[0]["message"]
-    assert exact_text(m.Result.objects.get(stable_id=RESULT).value) == "15"  # nothing written
+    assert exact_text(Result.objects.get(stable_id=RESULT).value) == "15"  # nothing written
     taken = api.post(f"/api/v1/imports/?overwrite=results/{RESULT}", document, format="json")
     assert taken.status_code == 200, taken.json()
     assert taken.json()["overwritten"] == {"results": {RESULT: ["printed_value", "value"]}}
-    assert exact_text(m.Result.objects.get(stable_id=RESULT).value) == "21"
+    assert exact_text(Result.objects.get(stable_id=RESULT).value) == "21"
 
 
 def test_a_field_only_the_document_changed_is_updated(seeded, curator):
     report = records_import(document=document_with(num_runs=3), actor=curator)
     assert report.updated == {"results": {RESULT: ["num_runs"]}} and not report.conflicts
-    assert m.Result.objects.get(stable_id=RESULT).num_runs == 3
+    assert Result.objects.get(stable_id=RESULT).num_runs == 3
 
 
 def test_the_command_refuses_a_conflict_in_one_line_and_overwrites_when_told(seeded, curator, tmp_path):
@@ -105,7 +105,7 @@ def test_a_source_with_a_doi_or_arxiv_id_already_held_is_refused_by_name(seeded,
     document = copy.deepcopy(seed_document())
     document["sources"][0]["doi"] = "https://doi.org/10.1038/S41592-024-02523-Z"
     assert token_client("curator").post("/api/v1/imports/", document, format="json").status_code == 200  # an update
-    assert m.Source.objects.get(stable_id=PAPER).doi == "10.1038/s41592-024-02523-z"  # one spelling
+    assert Source.objects.get(stable_id=PAPER).doi == "10.1038/s41592-024-02523-z"  # one spelling
     duplicate = {
         "format": "benchmark-evidence-import",
         "version": 2,
@@ -138,8 +138,8 @@ def test_partial_dates_model_cards_and_exact_numbers_are_taken_as_curators_meet_
         ],
     }
     assert token_client("curator").post("/api/v1/imports/", document, format="json").status_code == 201
-    assert m.Source.objects.get(stable_id="card-2023").published_date == "2023"
-    assert m.Source.objects.get(stable_id="preprint").arxiv_id == "2306.15794"
+    assert Source.objects.get(stable_id="card-2023").published_date == "2023"
+    assert Source.objects.get(stable_id="preprint").arxiv_id == "2306.15794"
     bad = copy.deepcopy(document)
     bad["sources"][0]["published_date"] = "2023-02-30"
     bad["sources"][1]["kind"] = "tweet"
@@ -158,7 +158,7 @@ def test_a_json_number_keeps_its_trailing_zero_through_the_api(seeded, token_cli
     api = token_client("curator")
     response = api.post("/api/v1/imports/", raw, content_type="application/json")
     assert response.status_code == 200, response.json()
-    assert exact_text(m.Result.objects.get(stable_id=RESULT).value) == "0.410"
+    assert exact_text(Result.objects.get(stable_id=RESULT).value) == "0.410"
 
 
 def test_the_reviews_of_a_document_are_checked_but_not_applied(seeded, token_client):

@@ -11,8 +11,8 @@ import time
 import pytest
 from django.db import connections
 
-from records import models as m
 from records.imports import ImportStale, records_import
+from records.models import Configuration, Dataset, Evaluation, ImportSnapshot, Result, Source
 from records.seed import seed_document
 
 CONFIGURATION = "nt-500m-ia3-dalla-torre-2025"
@@ -48,7 +48,7 @@ def test_a_dry_run_lets_another_curator_write_while_it_plans(token_client, make_
     report = records_import(document=seed_document(), actor=curator, dry_run=True, progress=progress)
     assert answered["status"] == 200 and answered["seconds"] < 2, answered
     assert report.dry_run and not report.created
-    assert m.Configuration.objects.get(stable_id=CONFIGURATION).description == "edited while a dry run plans"
+    assert Configuration.objects.get(stable_id=CONFIGURATION).description == "edited while a dry run plans"
 
 
 def test_one_dry_run_lists_the_problems_of_every_check(token_client):
@@ -73,7 +73,7 @@ def test_one_dry_run_lists_the_problems_of_every_check(token_client):
     assert errors["sources[2].url"].startswith(f"source {PAPER!r} already has this URL")
     assert "precision" in errors["evaluations[0].results[0].printed_value"]
     assert errors["evaluations[0].coverage_scored"] == "More items scored than eligible."
-    assert not m.Source.objects.exists()
+    assert not Source.objects.exists()
 
 
 def test_a_real_import_plans_again_when_the_catalogue_changed_while_it_planned(token_client, make_user):
@@ -91,7 +91,7 @@ def test_a_real_import_plans_again_when_the_catalogue_changed_while_it_planned(t
     report = records_import(document=seed_document(), actor=curator, progress=progress)
     assert len(plans) == 2
     assert report.kept == {"configurations": {CONFIGURATION: ["description"]}}  # the second plan saw the edit
-    assert m.Configuration.objects.get(stable_id=CONFIGURATION).description == "a curator's description"
+    assert Configuration.objects.get(stable_id=CONFIGURATION).description == "a curator's description"
 
 
 def test_it_refuses_an_import_whose_catalogue_keeps_changing_while_it_plans(token_client, make_user):
@@ -109,26 +109,26 @@ def test_it_refuses_an_import_whose_catalogue_keeps_changing_while_it_plans(toke
     with pytest.raises(ImportStale) as refused:
         records_import(document=changed, actor=curator, progress=progress)
     assert refused.value.status == 409 and "send it again" in refused.value.errors[0]["message"]
-    assert m.Configuration.objects.get(stable_id="nt-2-5b-ia3-dalla-torre-2025").parameter_count != 2_600_000_000
+    assert Configuration.objects.get(stable_id="nt-2-5b-ia3-dalla-torre-2025").parameter_count != 2_600_000_000
 
 
 def test_the_records_written_in_bulk_have_the_history_a_save_gives_them(token_client, make_user):
     curator = make_user("curator")
     report = records_import(document=seed_document(), actor=curator)
-    evaluations = m.Evaluation.objects.filter(stable_id__in=report.created["evaluations"])
+    evaluations = Evaluation.objects.filter(stable_id__in=report.created["evaluations"])
     assert {e.last_edited_by_id for e in evaluations} == {curator.pk}
-    for model, section in ((m.Evaluation, "evaluations"), (m.Result, "results"), (m.Dataset, "datasets")):
+    for model, section in ((Evaluation, "evaluations"), (Result, "results"), (Dataset, "datasets")):
         rows = model.history.filter(stable_id__in=report.created[section])
         assert rows.count() == len(report.created[section])
         assert set(rows.values_list("history_type", "history_user_id", "history_change_reason")) == {
             ("+", curator.pk, "import")
         }
-    result = m.Result.objects.get(stable_id=report.created["results"][0])
-    fields = [field.attname for field in m.Result._meta.concrete_fields]
+    result = Result.objects.get(stable_id=report.created["results"][0])
+    fields = [field.attname for field in Result._meta.concrete_fields]
     assert {name: getattr(result.history.get(), name) for name in fields} == {
         name: getattr(result, name) for name in fields
     }
-    assert m.ImportSnapshot.objects.filter(stable_id__in=report.created["results"]).count() == len(
+    assert ImportSnapshot.objects.filter(stable_id__in=report.created["results"]).count() == len(
         report.created["results"]
     )
 
@@ -139,7 +139,7 @@ def test_a_result_added_to_a_reviewed_evaluation_reopens_its_review_with_an_audi
     curator = make_user("curator")
     document = copy.deepcopy(seed_document())
     evaluation = document["evaluations"][0]
-    assert m.Evaluation.objects.get(stable_id=evaluation["stable_id"]).review_state == "excluded"
+    assert Evaluation.objects.get(stable_id=evaluation["stable_id"]).review_state == "excluded"
     added = {**evaluation["results"][0], "stable_id": f"{evaluation['stable_id']}-again"}
     evaluation["results"].append(added)
     report = records_import(document=document, actor=curator)
@@ -147,4 +147,4 @@ def test_a_result_added_to_a_reviewed_evaluation_reopens_its_review_with_an_audi
     event = ReviewEvent.objects.filter(record_stable_id=evaluation["stable_id"]).latest("created_at")
     assert (event.transition, event.actor_id) == ("reopen_excluded", curator.pk)
     assert event.reason == f"edited: result {added['stable_id']} added (import)"
-    assert m.Result.history.get(stable_id=added["stable_id"]).history_change_reason == "import"
+    assert Result.history.get(stable_id=added["stable_id"]).history_change_reason == "import"

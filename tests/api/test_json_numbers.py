@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from records import models as m
+from records.models import Result
 from records.values import exact_text
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ def test_a_json_number_keeps_its_digits_for_an_exact_value_and_is_a_float_to_oth
     body = '{"value": 20.0, "printed_value": "20.0 min", "num_runs": 3}'
     response = api.patch(f"/api/v1/results/{RESULT}/", body, content_type="application/json")
     assert response.status_code == 200, response.json()
-    assert response.json()["value"] == "20.0" and exact_text(m.Result.objects.get(stable_id=RESULT).value) == "20.0"
+    assert response.json()["value"] == "20.0" and exact_text(Result.objects.get(stable_id=RESULT).value) == "20.0"
     suggestion = (
         '{"target_type": "result", "target_id": "%s", "field": "value", "proposed_value": 0.55, "explanation": "x"}'
         % RESULT

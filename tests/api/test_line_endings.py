@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from records import models as m
+from records.models import Evaluation, Limitation
 from records.seed import seed_document
 from reviews.models import ReviewEvent, ReviewState
 from tests.factories import EvaluationFactory
@@ -22,10 +22,10 @@ def crlf(text: str) -> str:
     return text.replace("\n", "\r\n")
 
 
-def checked_evaluation() -> m.Evaluation:
+def checked_evaluation() -> Evaluation:
     evaluation = EvaluationFactory(quote=QUOTE)
     apply_transitions(evaluation, "check_source")
-    return m.Evaluation.objects.get(pk=evaluation.pk)
+    return Evaluation.objects.get(pk=evaluation.pk)
 
 
 def test_a_patch_that_differs_only_in_line_endings_is_no_edit(token_client):
@@ -36,7 +36,7 @@ def test_a_patch_that_differs_only_in_line_endings_is_no_edit(token_client):
     )
     assert response.status_code == 200, response.content
     assert response.json()["quote"] == QUOTE and response.json()["review_state"] == ReviewState.SOURCE_CHECKED
-    saved = m.Evaluation.objects.get(pk=evaluation.pk)
+    saved = Evaluation.objects.get(pk=evaluation.pk)
     assert saved.quote.encode() == QUOTE.encode()
     assert (saved.review_state, saved.history.count()) == (ReviewState.SOURCE_CHECKED, rows)
     assert list(ReviewEvent.objects.values_list("transition", flat=True)) == ["check_source"]
@@ -49,7 +49,7 @@ def test_a_patch_with_crlf_and_lone_cr_line_endings_stores_lf(token_client):
         f"/api/v1/evaluations/{evaluation.stable_id}/", {"quote": sent, "setup": "one GPU\r\ntwo nodes"}, format="json"
     )
     assert response.status_code == 200, response.content
-    saved = m.Evaluation.objects.get(pk=evaluation.pk)
+    saved = Evaluation.objects.get(pk=evaluation.pk)
     assert (saved.quote, saved.setup) == ("New first line.\nSecond line.\nThird line.", "one GPU\ntwo nodes")
     assert saved.review_state == ReviewState.PROPOSED  # the quote's words changed: a sourced edit
     assert saved.history.filter(history_change_reason="API").count() == 1
@@ -65,9 +65,9 @@ def test_a_protocol_s_limitations_sent_with_crlf_are_stored_with_lf_and_resendin
         "one\ntwo",
         "three",
     ]
-    rows = m.Limitation.history.count()
+    rows = Limitation.history.count()
     assert client.patch(url, {"limitations": ["one\ntwo", "three\r\n"]}, format="json").status_code == 200
-    assert m.Limitation.history.count() == rows
+    assert Limitation.history.count() == rows
 
 
 def seed_with_quotes(line_ending: str) -> dict:
@@ -85,7 +85,7 @@ def test_an_import_document_with_crlf_text_stores_lf(token_client):
     response = token_client("curator").post("/api/v1/imports/", document, format="json")
     assert response.status_code == 201, response.content
     for sent in document["evaluations"]:
-        saved = m.Evaluation.objects.get(stable_id=sent["stable_id"])
+        saved = Evaluation.objects.get(stable_id=sent["stable_id"])
         assert saved.quote == sent["quote"].replace("\r\n", "\n").strip() and "\r" not in saved.quote
         assert saved.setup == "IA3 fine-tuning,\none node of eight A100 GPUs"
 
@@ -93,10 +93,10 @@ def test_an_import_document_with_crlf_text_stores_lf(token_client):
 def test_reimporting_a_document_that_differs_only_in_line_endings_changes_nothing(token_client):
     client = token_client("curator")
     assert client.post("/api/v1/imports/", seed_with_quotes("\n"), format="json").status_code == 201
-    rows = m.Evaluation.history.count()
+    rows = Evaluation.history.count()
     for line_ending in ("\r\n", "\r", "\n"):
         again = client.post("/api/v1/imports/", seed_with_quotes(line_ending), format="json")
         assert again.status_code == 200, again.content
         report = again.json()
         assert (report["updated"], report.get("conflicts", {}), report.get("kept", {})) == ({}, {}, {}), line_ending
-    assert m.Evaluation.history.count() == rows
+    assert Evaluation.history.count() == rows

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from common.versions import version_bump
-from records import models as m
+from records.models import Area, Evaluation
 from records.seed import PROTOCOL_ID, SUITE_ID
 from records.services import record_save
 from reviews.services import review_transition_apply
@@ -127,7 +127,7 @@ def ids(response, key="evaluation_id") -> list[str]:
 def test_it_filters_evaluations_by_every_documented_field(api):
     source = SourceFactory()
     protocol = ProtocolFactory(source=source)
-    protocol.areas.add(m.Area.objects.create(stable_id="dna-genomes", label="DNA"))
+    protocol.areas.add(Area.objects.create(stable_id="dna-genomes", label="DNA"))
     other = ProtocolFactory(source=source)
     config, dataset = ConfigurationFactory(), DatasetFactory()
     a = EvaluationFactory(protocol=protocol, configuration=config, dataset=dataset, measured_by="authors")
@@ -195,7 +195,7 @@ def test_it_answers_304_when_the_etag_still_matches_and_200_after_a_change(api, 
 
 def test_a_list_moves_its_last_modified_on_when_a_row_leaves_its_filter(api, curator):
     kept, leaving = EvaluationFactory(), EvaluationFactory()
-    m.Evaluation.objects.update(updated_at=datetime(2026, 1, 1, tzinfo=UTC))  # HTTP dates count whole seconds
+    Evaluation.objects.update(updated_at=datetime(2026, 1, 1, tzinfo=UTC))  # HTTP dates count whole seconds
     url = "/api/v1/evaluations/?review_state=proposed"
     first = api.get(url)
     review_transition_apply(record=leaving, transition="check_source", actor=curator)

@@ -115,26 +115,38 @@ def failure_text(failure: BaseException) -> str:
 @pytest.fixture
 def real_ids(seeded):
     """One existing record per endpoint of records, by the path segment that names its type."""
-    from records import models as m
+    from records.models import (
+        BaselineRole,
+        Configuration,
+        Dataset,
+        Decision,
+        Evaluation,
+        EvidenceRow,
+        GenomicModel,
+        Protocol,
+        Result,
+        Source,
+        Work,
+    )
     from releases.models import Release
     from reviews.models import ReviewEvent
 
     models = {
-        "sources": m.Source,
-        "datasets": m.Dataset,
-        "configurations": m.Configuration,
-        "protocols": m.Protocol,
-        "evaluations": m.Evaluation,
-        "results": m.Result,
-        "evidence-rows": m.EvidenceRow,
-        "baseline-roles": m.BaselineRole,
-        "decisions": m.Decision,
-        "works": m.Work,
-        "models": m.GenomicModel,
+        "sources": Source,
+        "datasets": Dataset,
+        "configurations": Configuration,
+        "protocols": Protocol,
+        "evaluations": Evaluation,
+        "results": Result,
+        "evidence-rows": EvidenceRow,
+        "baseline-roles": BaselineRole,
+        "decisions": Decision,
+        "works": Work,
+        "models": GenomicModel,
     }
     from tests.factories import GenomicModelFactory
 
-    GenomicModelFactory(introduced_in=m.Work.objects.first())  # the seed names no model
+    GenomicModelFactory(introduced_in=Work.objects.first())  # the seed names no model
     ids = {
         segment: model.objects.order_by("pk").values_list("stable_id", flat=True).first()
         for segment, model in models.items()

@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from benchmarks.services import benchmark_job_enqueue
-from records import models as m
+from records.models import Protocol
 from records.seed import PROTOCOL_ID
 from reviews.models import ReviewEvent
 from tests.benchmarks.conftest import make_tiny_recipe
@@ -72,7 +72,7 @@ LISTS = "area, comparable, configuration_id, cursor, dataset_id, format, measure
 def test_it_refuses_an_unknown_parameter_on_a_list_a_record_and_an_action_of_every_app(
     superuser_api, superuser, seeded, app, method, path, expected
 ):
-    recipe = make_tiny_recipe(m.Protocol.objects.get(stable_id=PROTOCOL_ID))
+    recipe = make_tiny_recipe(Protocol.objects.get(stable_id=PROTOCOL_ID))
     job = benchmark_job_enqueue(recipe=recipe, requested_by=superuser)
     url = path.format(event=ReviewEvent.objects.order_by("pk").first().pk, job=job.pk)
     before = (ReviewEvent.objects.count(), job.status)
@@ -201,7 +201,7 @@ def test_the_import_reads_a_dry_run_as_clients_spell_it(token_client, value):
 
     response = token_client("curator").post(f"/api/v1/imports/?dry_run={value}", seed_document(), format="json")
     assert response.status_code == 200 and response.json()["dry_run"] is True
-    assert not m.Protocol.objects.exists()
+    assert not Protocol.objects.exists()
 
 
 def test_a_refusal_is_json_naming_each_unknown_parameter(api, seeded):

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from records import models as m
+from records.models import Configuration, Protocol
 from records.seed import PROTOCOL_ID
 from reviews.models import ReviewEvent
 from tests.factories import EvaluationFactory, ProtocolFactory, SourceFactory
@@ -34,7 +34,7 @@ def test_it_lets_only_curators_and_superusers_create_and_update(token_client, ro
     else:
         assert created.status_code == (401 if role == "anonymous" else 403)
         assert "detail" in created.json()
-        assert not m.Configuration.objects.exists()
+        assert not Configuration.objects.exists()
 
 
 def test_it_answers_a_unit_its_results_do_not_use_with_400_naming_the_field(token_client, seeded):
@@ -43,13 +43,13 @@ def test_it_answers_a_unit_its_results_do_not_use_with_400_naming_the_field(toke
     )
     assert response.status_code == 400
     assert "metric_unit" in response.json()
-    assert m.Protocol.objects.get(stable_id=PROTOCOL_ID).metric_unit == "minute"
+    assert Protocol.objects.get(stable_id=PROTOCOL_ID).metric_unit == "minute"
 
 
 def test_it_writes_history_under_the_token_user(token_client):
     client = token_client("curator")
     client.post("/api/v1/configurations/", new_configuration(), format="json")
-    record = m.Configuration.objects.get(stable_id="config-new")
+    record = Configuration.objects.get(stable_id="config-new")
     assert record.history.first().history_user.groups.filter(name="Curators").exists()
     assert record.history.first().history_change_reason == "API"
 
@@ -71,7 +71,7 @@ def test_it_names_the_bad_field_and_refuses_to_change_a_stable_id(token_client):
     assert duplicate.status_code == 400 and "configuration_id" in duplicate.json()
     renamed = client.patch("/api/v1/configurations/config-new/", {"configuration_id": "other-id"}, format="json")
     assert renamed.status_code == 400 and "configuration_id" in renamed.json()
-    assert m.Configuration.objects.filter(stable_id="config-new").exists()
+    assert Configuration.objects.filter(stable_id="config-new").exists()
 
 
 def test_it_refuses_a_result_in_another_unit_naming_the_unit(token_client):
@@ -105,7 +105,7 @@ def test_it_creates_a_protocol_with_limitations_and_references(token_client):
     }
     response = token_client("curator").post("/api/v1/protocols/", body, format="json")
     assert response.status_code == 201, response.content
-    protocol = m.Protocol.objects.get(stable_id="protocol-x")
+    protocol = Protocol.objects.get(stable_id="protocol-x")
     assert [limitation.text for limitation in protocol.limitations.all()] == ["First.", "Second."]
     assert protocol.source == source and protocol.review_state == "proposed"
 

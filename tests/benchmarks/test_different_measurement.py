@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from benchmarks.execution import benchmark_job_claim, benchmark_job_succeed
 from benchmarks.services import benchmark_job_enqueue
 from records import exports
-from records import models as m
+from records.models import Evaluation
 from records.seed import PROTOCOL_ID
 from tests.benchmarks.conftest import fake_report
 from tests.helpers import apply_transitions
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.benchmarks.urls_for
 URL = f"/protocols/{PROTOCOL_ID}/"
 
 
-def measured(recipe, operator, **overrides) -> m.Evaluation:
+def measured(recipe, operator, **overrides) -> Evaluation:
     job = benchmark_job_enqueue(recipe=recipe, requested_by=operator, overrides=overrides)
     benchmark_job_claim(job_id=job.pk, task_id=job.celery_task_id, worker_host="gpu-host-1")
     benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report())

@@ -14,7 +14,7 @@ from benchmarks.execution import benchmark_job_claim, benchmark_job_fail, benchm
 from benchmarks.jobs import JOBS, JobConflict, JobForbidden, JobInvalid
 from benchmarks.models import BenchmarkJob, JobEvent, JobStatus
 from benchmarks.services import benchmark_job_cancel, benchmark_job_enqueue, benchmark_job_rerun, benchmark_jobs_sweep
-from records import models as rm
+from records.models import Configuration, Evaluation, MeasuredBy
 from reviews.models import ReviewState
 from tests.benchmarks.conftest import fake_report
 
@@ -155,7 +155,7 @@ def test_it_records_a_success_as_a_proposed_evaluation_in_minutes(tiny_recipe, o
     assert job.environment["device_name"] == "Test CPU" and job.environment["worker_host"] == "gpu-1"
     assert job.log_tail == "step 40 of 40"
     evaluation = job.evaluation
-    assert evaluation.measured_by == rm.MeasuredBy.PORTAL and evaluation.source is None
+    assert evaluation.measured_by == MeasuredBy.PORTAL and evaluation.source is None
     assert evaluation.review_state == ReviewState.PROPOSED
     assert evaluation.protocol == tiny_recipe.protocol
     assert evaluation.dataset.stable_id == "nt-benchmark-revised-promoter-tata"
@@ -175,16 +175,16 @@ def test_it_reuses_the_configuration_of_the_same_preset_precision_and_device(tin
     for _ in range(2):
         job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
         benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report(device="cuda", precision="bf16"))
-    assert rm.Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
-    assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 2
+    assert Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
+    assert Evaluation.objects.filter(measured_by=MeasuredBy.PORTAL).count() == 2
 
 
 def test_it_takes_the_configuration_another_job_created_meanwhile(tiny_recipe, operator, broker, monkeypatch):
     # Two jobs of one configuration finish at once: the other one creates the configuration after
     # this one looked it up and found nothing. This run still succeeds, with the other's configuration.
     job = claimed(benchmark_job_enqueue(recipe=tiny_recipe, requested_by=operator))
-    others = rm.Configuration.objects.create(stable_id="portal-ia3-tiny-bf16-cuda", name="created by the other job")
-    configurations = rm.Configuration.objects
+    others = Configuration.objects.create(stable_id="portal-ia3-tiny-bf16-cuda", name="created by the other job")
+    configurations = Configuration.objects
     lookups: list[dict] = []
 
     class FirstLookupTooEarly:
@@ -192,13 +192,13 @@ def test_it_takes_the_configuration_another_job_created_meanwhile(tiny_recipe, o
             lookups.append(conditions)
             return configurations.none() if len(lookups) == 1 else configurations.filter(**conditions)
 
-    monkeypatch.setattr(rm.Configuration, "objects", FirstLookupTooEarly())
+    monkeypatch.setattr(Configuration, "objects", FirstLookupTooEarly())
     done = benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report(device="cuda", precision="bf16"))
     monkeypatch.undo()
     assert done is not None and len(lookups) == 2  # missed, insert refused, found
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.evaluation.configuration == others
-    assert rm.Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
+    assert Configuration.objects.filter(stable_id="portal-ia3-tiny-bf16-cuda").count() == 1
     # Called again, the helper finds the row at once.
     assert measurement._configuration_for(preset="tiny", precision="bf16", device="cuda", actor=operator) == others
 
@@ -229,7 +229,7 @@ def test_it_discards_the_report_of_a_job_cancelled_while_it_finished(tiny_recipe
     assert benchmark_job_succeed(job_id=job.pk, attempt=1, report=fake_report()) is None
     job.refresh_from_db()
     assert job.status == JobStatus.CANCELLED and job.evaluation is None
-    assert not rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).exists()
+    assert not Evaluation.objects.filter(measured_by=MeasuredBy.PORTAL).exists()
 
 
 def test_it_stores_the_error_and_log_tail_of_a_failure(tiny_recipe, operator, broker):

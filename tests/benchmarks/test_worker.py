@@ -13,7 +13,7 @@ import pytest
 from benchmarks.models import FINISHED, BenchmarkJob, JobEvent, JobStatus
 from benchmarks.services import benchmark_job_cancel, benchmark_job_enqueue, benchmark_jobs_sweep
 from benchmarks.tasks import benchmark_job_run
-from records import models as rm
+from records.models import Evaluation, MeasuredBy
 from records.seed import PROTOCOL_ID
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -90,7 +90,7 @@ def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(
 
     # The proposed evaluation, measured by this portal, in the protocol's unit, linked to the job.
     evaluation = done.evaluation
-    assert evaluation.measured_by == rm.MeasuredBy.PORTAL and evaluation.review_state == "proposed"
+    assert evaluation.measured_by == MeasuredBy.PORTAL and evaluation.review_state == "proposed"
     result = evaluation.results.get()
     assert result.unit == "minute"
     assert float(result.value) == pytest.approx(done.report["total_wall_time_s"] / 60, abs=1e-6)
@@ -122,7 +122,7 @@ def test_it_runs_a_tiny_job_on_a_gpu_worker_and_proposes_its_evaluation(
         done.evaluation_id,
     )
     assert len(events(job)) == 3
-    assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 1
+    assert Evaluation.objects.filter(measured_by=MeasuredBy.PORTAL).count() == 1
 
 
 def test_it_cancels_a_running_and_a_queued_job_and_the_worker_goes_on(seed_tiny_recipe, operator, start_worker):
@@ -150,7 +150,7 @@ def test_it_cancels_a_running_and_a_queued_job_and_the_worker_goes_on(seed_tiny_
     never_ran = row(waiting)
     assert never_ran.status == JobStatus.CANCELLED and never_ran.attempts == 0 and never_ran.started_at is None
     assert events(waiting) == [("", "queued"), ("queued", "cancelled")]
-    assert rm.Evaluation.objects.filter(measured_by=rm.MeasuredBy.PORTAL).count() == 1
+    assert Evaluation.objects.filter(measured_by=MeasuredBy.PORTAL).count() == 1
 
 
 def test_it_retries_the_job_of_a_killed_worker_then_fails_it_after_the_last_attempt(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from records import models as m
+from records.models import Configuration, GenomicModel, ModelAlias, ModelChange
 from tests.browser.conftest import admin_login, axe_violations
 from tests.factories import ConfigurationFactory, GenomicModelFactory, ModelAliasFactory
 
@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def where() -> dict[str, str | None]:
     return {
-        **dict(m.Configuration.objects.values_list("stable_id", "model__stable_id")),
-        **dict(m.ModelAlias.objects.values_list("stable_id", "model__stable_id")),
+        **dict(Configuration.objects.values_list("stable_id", "model__stable_id")),
+        **dict(ModelAlias.objects.values_list("stable_id", "model__stable_id")),
     }
 
 
@@ -46,9 +46,9 @@ def test_a_curator_merges_two_models_with_a_reason_and_undoes_it(browser, live_s
     page.wait_for_selector("text=Merged hyenadna-1k into hyenadna-tiny.")
 
     assert set(where().values()) == {"hyenadna-tiny"}
-    merge = m.ModelChange.objects.get()
+    merge = ModelChange.objects.get()
     assert merge.reason == "The same checkpoint.\nIts model card says so."  # sent as CRLF by the browser
-    assert m.GenomicModel.objects.get(pk=duplicate.pk).merged_into == kept
+    assert GenomicModel.objects.get(pk=duplicate.pk).merged_into == kept
 
     page.goto("/admin/records/modelchange/")
     page.locator("tr", has_text="HyenaDNA 1k").locator("input.action-select").check()
@@ -62,8 +62,8 @@ def test_a_curator_merges_two_models_with_a_reason_and_undoes_it(browser, live_s
     page.wait_for_selector(f"text=Undid change #{merge.pk}")
 
     assert where() == before
-    assert m.GenomicModel.objects.get(pk=duplicate.pk).merged_into is None
-    undo = m.ModelChange.objects.get(kind="undo")
+    assert GenomicModel.objects.get(pk=duplicate.pk).merged_into is None
+    undo = ModelChange.objects.get(kind="undo")
     assert undo.undoes == merge and undo.reason == "Different context lengths:\nnot one checkpoint."
     assert "Undo…" not in page.content()  # an undo is not undone
     context.close()

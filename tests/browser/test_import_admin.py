@@ -18,7 +18,7 @@ def test_a_curator_uploads_a_document_reads_the_dry_run_and_imports_it_for_real(
     browser, live_server, curator, start_worker, monkeypatch, tmp_path
 ):
     from portal.celery import app
-    from records import models as m
+    from records.models import ImportJob, Result
 
     with app.connection_for_write() as connection:
         connection.default_channel.queue_purge("default")  # messages an earlier test may have left
@@ -41,13 +41,13 @@ def test_a_curator_uploads_a_document_reads_the_dry_run_and_imports_it_for_real(
     report = page.locator("#job-report")
     assert "results" in report.inner_text()
     assert page.locator("#job-report tr", has_text="results").locator("td").first.inner_text().startswith("42")
-    assert not m.Result.objects.exists()
+    assert not Result.objects.exists()
     assert axe_violations(page) == []
 
     page.get_by_role("button", name="Import for real").click()
     page.wait_for_selector('#import-job[data-status="succeeded"]', timeout=90_000)
     assert "What the import did" in page.content()
-    assert m.Result.objects.count() == 42
-    real = m.ImportJob.objects.get(dry_run=False)
+    assert Result.objects.count() == 42
+    real = ImportJob.objects.get(dry_run=False)
     assert real.dry_run_job is not None and real.document == real.dry_run_job.document
     context.close()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from django.db.models import Count
 
-from records import models as m
 from records.admin_review_table import ROWS_PER_PAGE
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports.service import records_import
+from records.models import Evaluation, Protocol, Source
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import review_transition_apply
 from tests.browser.conftest import admin_login
@@ -24,8 +24,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def imported(seeded, curator):
     records_import(document=example_document(EXAMPLES_DIR / "01-dnabert2-gue.json"), actor=curator)
-    counted = m.Evaluation.objects.values("source").annotate(n=Count("pk")).order_by("-n")
-    return m.Source.objects.get(pk=counted[0]["source"])
+    counted = Evaluation.objects.values("source").annotate(n=Count("pk")).order_by("-n")
+    return Source.objects.get(pk=counted[0]["source"])
 
 
 def apply_to_every_row(page, reason: str) -> None:
@@ -39,7 +39,7 @@ def apply_to_every_row(page, reason: str) -> None:
 def test_the_second_curator_reviews_a_whole_imported_table_in_a_few_page_loads(
     browser, live_server, imported, curator, other_curator
 ):
-    total = m.Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).count()
+    total = Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).count()
     assert total > 2 * ROWS_PER_PAGE
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -61,10 +61,10 @@ def test_the_second_curator_reviews_a_whole_imported_table_in_a_few_page_loads(
     context.clear_cookies()
 
     # A protocol created before the import, reopened after it: it waits since its reopening.
-    reopened = m.Protocol.objects.filter(review_state__in=[ReviewState.PROPOSED, ReviewState.SOURCE_CHECKED]).earliest(
+    reopened = Protocol.objects.filter(review_state__in=[ReviewState.PROPOSED, ReviewState.SOURCE_CHECKED]).earliest(
         "created_at"
     )
-    assert reopened.created_at < m.Evaluation.objects.filter(source=imported).earliest("created_at").created_at
+    assert reopened.created_at < Evaluation.objects.filter(source=imported).earliest("created_at").created_at
     if reopened.review_state == ReviewState.PROPOSED:
         review_transition_apply(record=reopened, transition="check_source", actor=other_curator)
     review_transition_apply(record=reopened, transition="reopen", actor=curator, reason="The table was reissued.")
@@ -92,7 +92,7 @@ def test_the_second_curator_reviews_a_whole_imported_table_in_a_few_page_loads(
     context.close()
 
     assert submissions == -(-total // ROWS_PER_PAGE)
-    assert not m.Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).exists()
+    assert not Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).exists()
     events = ReviewEvent.objects.filter(actor=other_curator)
     assert events.count() == total and set(events.values_list("transition", flat=True)) == {"check_source"}
     assert (

@@ -7,7 +7,7 @@ import pytest
 from django.db import transaction
 
 from common.versions import CATALOGUE, version_bump, version_current
-from records import models as m
+from records.models import Protocol
 from records.services import record_save
 from reviews.services import review_transition_apply
 from tests.factories import ProtocolFactory
@@ -40,7 +40,7 @@ def test_an_edit_that_is_rolled_back_leaves_it(curator):
         record_save(record=protocol, actor=curator, changed_fields=["title"])
         raise RuntimeError("the caller gives up")
     assert version_current().number == before
-    assert m.Protocol.objects.get(pk=protocol.pk).title != "Never committed"
+    assert Protocol.objects.get(pk=protocol.pk).title != "Never committed"
 
 
 def test_an_unchanged_save_leaves_it(curator):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from corrections.services import correction_decide, correction_submit
-from records import models as m
+from records.models import Result
 from records.search import search
 from tests.corrections.test_corrections import RESULT_500M
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def test_a_value_corrected_is_found_by_its_new_number_and_no_longer_by_the_old(seeded, curator):
     assert [hit.stable_id for hit in search(query="20", record_type="result").hits] == [RESULT_500M]
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M),
+        target=Result.objects.get(stable_id=RESULT_500M),
         field_name="value",
         proposed_value="15",
         explanation="The single-GPU figure is 15 minutes.",

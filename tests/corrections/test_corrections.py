@@ -14,7 +14,7 @@ from django.urls import reverse
 from corrections.forms import TIMING_SALT, timing_stamp
 from corrections.models import Correction, CorrectionStatus
 from corrections.services import CorrectionError, correction_decide, correction_submit
-from records import models as m
+from records.models import Protocol, Result
 from records.seed import PROTOCOL_ID
 from reviews.models import ReviewEvent, ReviewState
 
@@ -102,7 +102,7 @@ def test_it_lists_new_suggestions_oldest_first_beside_the_current_value(client, 
 def test_the_thank_you_page_leads_back_to_the_record(client, seeded):
     response = client.post("/corrections/new/", form_data())
     body = client.get(response["Location"]).content.decode()
-    evaluation = m.Result.objects.get(stable_id=RESULT_500M).evaluation
+    evaluation = Result.objects.get(stable_id=RESULT_500M).evaluation
     assert f'href="/protocols/{PROTOCOL_ID}/#evaluation-{evaluation.stable_id}">Back to the record</a>' in body
 
 
@@ -277,7 +277,7 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
         {"decision": "accept", "response": "Recorded the single-GPU figure.", "apply_value": "1"},
     )
     assert response.status_code == 302
-    result = m.Result.objects.get(stable_id=RESULT_500M)
+    result = Result.objects.get(stable_id=RESULT_500M)
     assert (result.display_value, result.printed_value) == ("15", "15 min")  # the printed value follows the value
     evaluation = result.evaluation
     # The seed's evaluations are excluded: the correction keeps them out, with their concern, until a reinstate.
@@ -298,7 +298,7 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
 
 def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seeded, curator):
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M),
+        target=Result.objects.get(stable_id=RESULT_500M),
         field_name="value",
         proposed_value="about fifteen",
         explanation="x",
@@ -311,12 +311,12 @@ def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seed
         correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
     correction.refresh_from_db()
     assert correction.status == CorrectionStatus.NEW
-    assert m.Result.objects.get(stable_id=RESULT_500M).display_value == "20"
+    assert Result.objects.get(stable_id=RESULT_500M).display_value == "20"
 
 
 def test_it_refuses_to_apply_a_unit_its_protocol_does_not_use_and_changes_nothing(seeded, curator):
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M),
+        target=Result.objects.get(stable_id=RESULT_500M),
         field_name="unit",
         proposed_value="hour",
         explanation="the table says hours",
@@ -329,7 +329,7 @@ def test_it_refuses_to_apply_a_unit_its_protocol_does_not_use_and_changes_nothin
         correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
     correction.refresh_from_db()
     assert correction.status == CorrectionStatus.NEW
-    assert m.Result.objects.get(stable_id=RESULT_500M).unit == "minute"
+    assert Result.objects.get(stable_id=RESULT_500M).unit == "minute"
 
 
 def test_a_curator_cannot_accept_a_suggestion_they_submitted_while_logged_in(client, seeded, curator, other_curator):
@@ -344,7 +344,7 @@ def test_a_curator_cannot_accept_a_suggestion_they_submitted_while_logged_in(cli
 
 def test_it_requires_a_response_and_the_moderator_permission(seeded, curator, make_user):
     correction = correction_submit(
-        target=m.Protocol.objects.get(),
+        target=Protocol.objects.get(),
         field_name="",
         proposed_value="",
         explanation="x",
@@ -416,13 +416,13 @@ def test_the_curator_gives_the_printed_value_that_goes_with_a_corrected_value(cl
             "printed_value": "under 14.5 min",
         },
     )
-    result = m.Result.objects.get(stable_id=RESULT_500M)
+    result = Result.objects.get(stable_id=RESULT_500M)
     assert (result.display_value, result.printed_value) == ("14.5", "under 14.5 min")
 
 
 def test_a_printed_value_that_does_not_show_the_corrected_value_changes_nothing(seeded, curator):
     correction = correction_submit(
-        target=m.Result.objects.get(stable_id=RESULT_500M),
+        target=Result.objects.get(stable_id=RESULT_500M),
         field_name="value",
         proposed_value="14.5",
         explanation="x",
@@ -440,7 +440,7 @@ def test_a_printed_value_that_does_not_show_the_corrected_value_changes_nothing(
             apply_value=True,
             printed_value="15 min",
         )
-    assert m.Result.objects.get(stable_id=RESULT_500M).printed_value == "20 min"
+    assert Result.objects.get(stable_id=RESULT_500M).printed_value == "20 min"
 
 
 def test_a_cached_record_page_gives_each_reader_their_own_csrf_token_and_a_fresh_time_stamp(seeded):

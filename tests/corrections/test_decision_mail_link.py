@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from corrections.services import correction_decide, correction_submit
-from records import models as m
+from records.models import Protocol
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -42,7 +42,7 @@ def mails_to(folder: Path, addresses: set[str], *, worker, timeout: float = 90) 
     raise AssertionError(f"no mail to {addresses} within {timeout} s\n{worker.log()[-4000:]}")
 
 
-def suggest(protocol: m.Protocol, *, explanation: str, email: str, ip: str):
+def suggest(protocol: Protocol, *, explanation: str, email: str, ip: str):
     return correction_submit(
         target=protocol,
         field_name="",
@@ -68,7 +68,7 @@ def test_the_decision_mail_links_to_the_status_page_on_the_portals_own_address(
             "PORTAL_TEST_MAIL_DIR": str(folder),
         },
     )
-    protocol = m.Protocol.objects.get()
+    protocol = Protocol.objects.get()
     accepted = suggest(protocol, explanation="The title names the wrong model.", email="a@example.org", ip="192.0.2.1")
     rejected = suggest(protocol, explanation="The run took 30 minutes.", email="r@example.org", ip="192.0.2.2")
     correction_decide(correction=accepted, actor=curator, decision="accept", response="Corrected, thank you.")

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from corrections.forms import timing_stamp
 from corrections.models import Correction
-from records import models as m
+from records.models import Evaluation
 from records.services import record_upsert
 from reviews.models import ReviewEvent, ReviewState
 
@@ -59,7 +59,7 @@ def test_an_accepted_quote_sent_with_crlf_is_stored_with_lf(client, seeded, cura
         "Methods,\nHardware",
     )
     accept(client, curator, correction)
-    evaluation = m.Evaluation.objects.get(stable_id=EVALUATION)
+    evaluation = Evaluation.objects.get(stable_id=EVALUATION)
     assert evaluation.quote.encode() == b"On average, a run lasted 20 min.\n\nEach used one node."
     assert evaluation.review_state == ReviewState.EXCLUDED_RECHECK  # a new quote: the review must see it
     correction.refresh_from_db()
@@ -71,13 +71,13 @@ def test_an_accepted_quote_sent_with_crlf_is_stored_with_lf(client, seeded, cura
 
 
 def test_an_accepted_quote_that_differs_only_in_line_endings_changes_nothing(client, seeded, curator):
-    evaluation = m.Evaluation.objects.get(stable_id=EVALUATION)
+    evaluation = Evaluation.objects.get(stable_id=EVALUATION)
     record_upsert(record=evaluation, values={"quote": "First line.\nSecond line."}, actor=curator, reason="test")
     evaluation.refresh_from_db()
     rows, events = evaluation.history.count(), ReviewEvent.objects.count()
     correction = suggest_quote(client, "First line.\r\nSecond line.\r\n")
     accept(client, curator, correction)
-    saved = m.Evaluation.objects.get(stable_id=EVALUATION)
+    saved = Evaluation.objects.get(stable_id=EVALUATION)
     assert saved.quote.encode() == b"First line.\nSecond line."
     assert (saved.history.count(), ReviewEvent.objects.count()) == (rows, events)
     assert saved.review_state == evaluation.review_state

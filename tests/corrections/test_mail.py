@@ -11,7 +11,7 @@ from django.core import mail
 from corrections.models import Correction
 from corrections.services import correction_decide, correction_submit
 from portal.celery import app as celery_app
-from records import models as m
+from records.models import Protocol
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def test_it_mails_curators_only_after_commit(
     curator.save()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         correction_submit(
-            target=m.Protocol.objects.get(),
+            target=Protocol.objects.get(),
             field_name="",
             proposed_value="",
             explanation="Please check the title.",
@@ -59,7 +59,7 @@ def test_it_batches_curator_mail_to_one_digest_per_interval(
         for i in range(3):
             with django_capture_on_commit_callbacks(execute=True):
                 correction_submit(
-                    target=m.Protocol.objects.get(),
+                    target=Protocol.objects.get(),
                     field_name="",
                     proposed_value="",
                     explanation=f"Issue {i}.",
@@ -82,7 +82,7 @@ def test_it_retries_a_failed_mail_and_never_loses_the_suggestion(
     settings.EMAIL_BACKEND = "tests.reviews.flaky_mail.FailingOnceBackend"
     FailingOnceBackend.failures_left = 1
     correction = correction_submit(
-        target=m.Protocol.objects.get(),
+        target=Protocol.objects.get(),
         field_name="",
         proposed_value="",
         explanation="x",
@@ -99,7 +99,7 @@ def test_it_retries_a_failed_mail_and_never_loses_the_suggestion(
 
     settings.EMAIL_BACKEND = "tests.reviews.flaky_mail.AlwaysFailingBackend"
     second = correction_submit(
-        target=m.Protocol.objects.get(),
+        target=Protocol.objects.get(),
         field_name="",
         proposed_value="",
         explanation="y",

@@ -87,10 +87,10 @@ def test_the_records_feed_tells_checks_and_exclusions_newest_first_each_linking_
 
 
 def test_a_record_without_a_page_of_its_own_links_to_its_protocols_page(client):
-    from records import models as m
+    from records.models import BaselineRole
 
     protocol = ProtocolFactory()
-    role = m.BaselineRole.objects.create(
+    role = BaselineRole.objects.create(
         stable_id="null-control", protocol=protocol, kind="null_control", selection_rule="the shuffled sequences"
     )
     apply_transitions(role, "check_source")

@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from portal.db_limits import web_limits_disable, web_limits_enable
-from records import models as m
+from records.models import Evaluation
 from tests.conftest import database_url_for
 from tests.portal.gunicorn_process import Gunicorn, dockerfile_command, serve_command
 
@@ -110,7 +110,7 @@ def patched(api: APIClient) -> tuple[object, float]:
 
 
 def assert_nothing_stored(before_history: int) -> None:
-    evaluation = m.Evaluation.objects.get(stable_id=EVALUATION)
+    evaluation = Evaluation.objects.get(stable_id=EVALUATION)
     assert evaluation.title != CHANGED_TITLE
     assert evaluation.history.count() == before_history
 
@@ -119,7 +119,7 @@ def test_a_write_waiting_on_a_locked_row_answers_503_within_the_lock_limit(seede
     needs("postgresql")
     settings.DB_LOCK_TIMEOUT_MS = 300
     api = curator_api(make_user)
-    history = m.Evaluation.objects.get(stable_id=EVALUATION).history.count()
+    history = Evaluation.objects.get(stable_id=EVALUATION).history.count()
     holder = postgresql_holder("SELECT 1 FROM records_evaluation WHERE stable_id = %s FOR UPDATE")
     try:
         response, seconds = patched(api)
@@ -139,7 +139,7 @@ def test_a_statement_past_the_statement_limit_answers_504(seeded, make_user, set
     settings.DB_LOCK_TIMEOUT_MS = 0  # no lock limit: the statement limit cancels the wait instead
     settings.DB_STATEMENT_TIMEOUT_MS = 300
     api = curator_api(make_user)
-    history = m.Evaluation.objects.get(stable_id=EVALUATION).history.count()
+    history = Evaluation.objects.get(stable_id=EVALUATION).history.count()
     holder = postgresql_holder("SELECT 1 FROM records_evaluation WHERE stable_id = %s FOR UPDATE")
     try:
         response, seconds = patched(api)
@@ -178,7 +178,7 @@ def test_a_write_waiting_on_sqlites_write_lock_answers_503_within_the_lock_limit
     needs("sqlite")
     settings.DB_LOCK_TIMEOUT_MS = 300
     api = curator_api(make_user)
-    history = m.Evaluation.objects.get(stable_id=EVALUATION).history.count()
+    history = Evaluation.objects.get(stable_id=EVALUATION).history.count()
     holder = sqlite_holder()
     try:
         response, seconds = patched(api)
@@ -195,7 +195,7 @@ def test_a_gunicorn_worker_answers_a_write_waiting_on_a_lock_with_503_within_the
     seeded, make_user, command, tmp_path
 ):
     token = Token.objects.create(user=make_user("curator")).key
-    history = m.Evaluation.objects.get(stable_id=EVALUATION).history.count()
+    history = Evaluation.objects.get(stable_id=EVALUATION).history.count()
     server = Gunicorn(command, tmp_path / "gunicorn.log", env={"PORTAL_DB_LOCK_TIMEOUT_MS": "300"})
     holder = (
         postgresql_holder("SELECT 1 FROM records_evaluation WHERE stable_id = %s FOR UPDATE")

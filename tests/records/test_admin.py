@@ -6,24 +6,37 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from records import models as m
+from records.models import (
+    Area,
+    BaselineRole,
+    Configuration,
+    Context,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    Limitation,
+    Protocol,
+    Result,
+    Source,
+)
 from records.seed import PROTOCOL_ID
 
 pytestmark = pytest.mark.django_db
 
 CATALOGUE = [
-    m.Source,
-    m.Area,
-    m.Context,
-    m.Dataset,
-    m.Configuration,
-    m.Protocol,
-    m.Limitation,
-    m.Evaluation,
-    m.Result,
-    m.EvidenceRow,
-    m.BaselineRole,
-    m.Decision,
+    Source,
+    Area,
+    Context,
+    Dataset,
+    Configuration,
+    Protocol,
+    Limitation,
+    Evaluation,
+    Result,
+    EvidenceRow,
+    BaselineRole,
+    Decision,
 ]
 
 
@@ -44,23 +57,23 @@ def test_it_offers_every_catalogue_model_with_list_search_add_change_and_history
 
 
 def test_it_shows_results_inside_an_evaluation_and_limitations_and_baselines_inside_a_protocol(admin_client, seeded):
-    protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
-    body = admin_client.get(url(m.Protocol, "change", protocol.pk)).content.decode()
+    protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
+    body = admin_client.get(url(Protocol, "change", protocol.pk)).content.decode()
     assert "Developer-reported average" in body and "Select a task-valid null control" in body
     evaluation = protocol.evaluations.first()
-    body = admin_client.get(url(m.Evaluation, "change", evaluation.pk)).content.decode()
+    body = admin_client.get(url(Evaluation, "change", evaluation.pk)).content.decode()
     assert evaluation.results.get().printed_value in body
 
 
 def test_it_finds_a_protocol_by_stable_id_in_the_admin_search(admin_client, seeded):
-    body = admin_client.get(url(m.Protocol, "changelist"), {"q": PROTOCOL_ID}).content.decode()
+    body = admin_client.get(url(Protocol, "changelist"), {"q": PROTOCOL_ID}).content.decode()
     assert "1 protocol" in body and PROTOCOL_ID in body
 
 
 def test_it_saves_an_admin_edit_with_history_under_the_editing_user(admin_client, admin_user, seeded):
-    configuration = m.Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025")
+    configuration = Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025")
     response = admin_client.post(
-        url(m.Configuration, "change", configuration.pk),
+        url(Configuration, "change", configuration.pk),
         {
             "name": configuration.name,
             "short_name": configuration.short_name,
@@ -98,11 +111,11 @@ def test_every_changelist_runs_the_same_queries_for_few_and_many_rows(admin_clie
 
 
 def test_a_second_source_with_a_held_doi_is_a_form_error_naming_the_first(admin_client, seeded):
-    paper = m.Source.objects.get(stable_id="dalla-torre-2025-nature-methods-nucleotide-transformer")
+    paper = Source.objects.get(stable_id="dalla-torre-2025-nature-methods-nucleotide-transformer")
     paper.doi = "10.1038/s41592-024-02523-z"
     paper.save()
     response = admin_client.post(
-        url(m.Source, "add"),
+        url(Source, "add"),
         {
             "stable_id": "nt-again",
             "title": "NT, again",
@@ -111,12 +124,12 @@ def test_a_second_source_with_a_held_doi_is_a_form_error_naming_the_first(admin_
             "published_date": "2024",
         },
     )
-    assert response.status_code == 200 and not m.Source.objects.filter(stable_id="nt-again").exists()
+    assert response.status_code == 200 and not Source.objects.filter(stable_id="nt-again").exists()
     assert f"source &#x27;{paper.stable_id}&#x27; already has this DOI" in response.content.decode()
 
 
 def test_a_result_whose_printed_value_does_not_show_it_is_a_form_error(admin_client, seeded):
-    result = m.Result.objects.get(stable_id="nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime")
+    result = Result.objects.get(stable_id="nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime")
     data = {
         "stable_id": result.stable_id,
         "evaluation": result.evaluation_id,
@@ -126,7 +139,7 @@ def test_a_result_whose_printed_value_does_not_show_it_is_a_form_error(admin_cli
         "relation": "absolute",
         "uncertainty_kind": "",
     }
-    response = admin_client.post(url(m.Result, "change", result.pk), data)
+    response = admin_client.post(url(Result, "change", result.pk), data)
     assert response.status_code == 200
     assert "does not keep the precision printed in" in response.content.decode()
-    assert m.Result.objects.get(pk=result.pk).printed_value == "20 min"
+    assert Result.objects.get(pk=result.pk).printed_value == "20 min"

@@ -16,29 +16,46 @@ from django.urls import reverse
 
 from benchmarks.models import BenchmarkJob, Recipe
 from corrections.models import Correction
-from records import models as m
+from records.models import (
+    Area,
+    BaselineRole,
+    Configuration,
+    Context,
+    Dataset,
+    Decision,
+    Evaluation,
+    EvidenceRow,
+    GenomicModel,
+    Limitation,
+    ModelAlias,
+    Protocol,
+    Result,
+    Source,
+    TaskEquivalence,
+    Work,
+)
 from releases.models import Release
 from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
 LISTS = [
-    m.Evaluation,
-    m.Result,
-    m.Protocol,
-    m.Source,
-    m.Dataset,
-    m.Configuration,
-    m.GenomicModel,
-    m.Work,
-    m.EvidenceRow,
-    m.BaselineRole,
-    m.Decision,
-    m.ModelAlias,
-    m.TaskEquivalence,
-    m.Limitation,
-    m.Area,
-    m.Context,
+    Evaluation,
+    Result,
+    Protocol,
+    Source,
+    Dataset,
+    Configuration,
+    GenomicModel,
+    Work,
+    EvidenceRow,
+    BaselineRole,
+    Decision,
+    ModelAlias,
+    TaskEquivalence,
+    Limitation,
+    Area,
+    Context,
     Correction,
     Recipe,
     BenchmarkJob,
@@ -70,9 +87,9 @@ def list_extras() -> None:
     manager = get_user_model().objects.create_user("lists-manager", "lists-manager@example.org", "x", is_staff=True)
     manager.groups.add(Group.objects.get(name=RELEASE_MANAGERS.group))
 
-    quoted = m.Evaluation.objects.exclude(quote="").filter(source__isnull=False).order_by("stable_id")
+    quoted = Evaluation.objects.exclude(quote="").filter(source__isnull=False).order_by("stable_id")
     for evaluation in quoted[:60]:
-        row = m.EvidenceRow(
+        row = EvidenceRow(
             stable_id=f"{evaluation.stable_id}-value-evidence"[:150],
             protocol_id=evaluation.protocol_id,
             evaluation=evaluation,
@@ -87,21 +104,21 @@ def list_extras() -> None:
         ("hyena-gb-human-enhancers-cohn", "dnafm-enhancer-cohn"),
         ("hyena-gb-human-enhancers-ensembl", "dnafm-enhancer-ensembl"),
     ):
-        same = m.Dataset.objects.get(stable_id=same_as)
-        equivalence = m.TaskEquivalence(
+        same = Dataset.objects.get(stable_id=same_as)
+        equivalence = TaskEquivalence(
             stable_id=f"{task}-same-as-{same_as}",
-            task=m.Dataset.objects.get(stable_id=task),
+            task=Dataset.objects.get(stable_id=task),
             same_as=same,
-            source=same.suite.source or m.Source.objects.order_by("stable_id").first(),
+            source=same.suite.source or Source.objects.order_by("stable_id").first(),
             locator="the suite's datasets table",
             quote=f"{same.name}: the Genomic Benchmarks dataset.",
         )
         record_save(record=equivalence, actor=users["lists-curator"])
 
     second = [
-        m.Decision(stable_id="select-a-model-for-a-long-range-task", title="Select a model for a long-range task"),
-        m.Area(stable_id="regulatory-genomics", label="Regulatory genomics"),
-        m.Context(stable_id="fine-tuning-on-one-gpu", label="Fine-tuning on one GPU"),
+        Decision(stable_id="select-a-model-for-a-long-range-task", title="Select a model for a long-range task"),
+        Area(stable_id="regulatory-genomics", label="Regulatory genomics"),
+        Context(stable_id="fine-tuning-on-one-gpu", label="Fine-tuning on one GPU"),
     ]
     for record in second:
         record_save(record=record, actor=users["lists-curator"])
@@ -118,8 +135,8 @@ def list_extras() -> None:
         benchmark_job_cancel(job=cancelled, actor=operator, reason="cancelled to try the tiny preset first")
         benchmark_job_enqueue(recipe=recipe, requested_by=operator, overrides={"preset": "tiny", "batch_size": 2})
 
-    result = m.Result.objects.select_related("evaluation").order_by("stable_id").first()
-    protocol = m.Protocol.objects.order_by("stable_id").first()
+    result = Result.objects.select_related("evaluation").order_by("stable_id").first()
+    protocol = Protocol.objects.order_by("stable_id").first()
     for number, (target, field, value) in enumerate(
         ((result, "value", "15"), (protocol, "title", f"{protocol.title} (corrected)"), (result, "unit", "hour"))
     ):
@@ -181,12 +198,12 @@ def test_each_list_reads_100_rows_in_the_statements_of_1_and_starts_with_its_lin
 
 def test_the_evaluation_list_shows_its_key_facts(admin_client, demo):
     evaluation = (
-        m.Evaluation.objects.filter(results__isnull=False)
+        Evaluation.objects.filter(results__isnull=False)
         .select_related("protocol", "dataset", "configuration")
         .order_by("configuration__name", "stable_id")
         .first()
     )
-    _, body = statements(admin_client, m.Evaluation, 50)
+    _, body = statements(admin_client, Evaluation, 50)
     headers = re.findall(r'<th scope="col" class="[^"]*column-([a-z_]+)', body)
     assert headers == [
         "evaluation_title",

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from records import agreement
-from records import models as m
+from records.models import Dataset, GenomicModel, MeasuredBy
 from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,7 @@ def loaded(demo_snapshot, module_transaction):
 
 
 def agreement_of(model: str, task: str, metric: str) -> agreement.Agreement:
-    evaluations, family = agreement.evaluations_for_task(m.Dataset.objects.get(stable_id=task))
+    evaluations, family = agreement.evaluations_for_task(Dataset.objects.get(stable_id=task))
     families = {task_id: min(family) for task_id in family}
     found = [
         a
@@ -39,13 +39,13 @@ def test_hyenadnas_self_reported_score_conflicts_with_the_leaderboards_printed_t
     found = agreement_of("hyenadna-1-6m", "ntv1-h3k4me3", "mcc")
     assert found.verdict == agreement.Verdict.CONFLICTING
     by_party = {x.measured_by: x for x in found.measurements}
-    assert set(by_party) == {m.MeasuredBy.AUTHORS, m.MeasuredBy.THIRD_PARTY} and len(found.measurements) == 2
-    leaderboard = by_party[m.MeasuredBy.THIRD_PARTY]
+    assert set(by_party) == {MeasuredBy.AUTHORS, MeasuredBy.THIRD_PARTY} and len(found.measurements) == 2
+    leaderboard = by_party[MeasuredBy.THIRD_PARTY]
     # Caduceus Table 2's cell and the NT figure's label of one leaderboard measurement: one measurement,
     # compared at the cell's precision.
     assert printed(leaderboard) == ["0.549±0.056", "0.55"]
     assert leaderboard.shown.result.printed_value == "0.549±0.056" and leaderboard.value == Decimal("0.549")
-    assert by_party[m.MeasuredBy.AUTHORS].value == Decimal("0.612")  # 61.2, MCC x 100, on the common scale
+    assert by_party[MeasuredBy.AUTHORS].value == Decimal("0.612")  # 61.2, MCC x 100, on the common scale
 
 
 def test_a_leaderboard_value_within_its_spread_of_the_self_reported_one_is_consistent(loaded):
@@ -55,7 +55,7 @@ def test_a_leaderboard_value_within_its_spread_of_the_self_reported_one_is_consi
 
 
 def test_hyenadnas_model_gathers_rows_from_at_least_three_papers(loaded):
-    model = m.GenomicModel.objects.get(stable_id="hyenadna-1-6m")
+    model = GenomicModel.objects.get(stable_id="hyenadna-1-6m")
     evaluations = agreement.evaluations_for_model(model)
     works = {e.source.work.stable_id for e in evaluations}
     assert {
@@ -77,14 +77,14 @@ def test_the_nt_authors_figures_and_their_preprints_copies_are_self_reported_onl
 def test_hyenadnas_copy_of_the_baseline_cnn_counts_with_the_genomic_benchmarks_original(loaded):
     regulatory = agreement_of("genomic-benchmarks-cnn", "hyena-gb-human-regulatory", "accuracy")
     assert regulatory.verdict == agreement.Verdict.CONFLICTING  # 93.3 (the authors) vs 0.872±0.005 (Caduceus' re-run)
-    authors = next(x for x in regulatory.measurements if x.measured_by == m.MeasuredBy.AUTHORS)
+    authors = next(x for x in regulatory.measurements if x.measured_by == MeasuredBy.AUTHORS)
     assert printed(authors) == ["93.3", "93.3"]  # the Genomic Benchmarks README and HyenaDNA Table 4.1: one measurement
     mouse = agreement_of("genomic-benchmarks-cnn", "hyena-gb-mouse-enhancers", "accuracy")
     assert mouse.verdict == agreement.Verdict.CONSISTENT and len(mouse.measurements) == 2  # 69 vs 0.715±0.087
 
 
 def test_the_promoter_task_gathers_every_protocol_that_scores_it(loaded):
-    task = m.Dataset.objects.get(stable_id="ntv1-promoter-all")
+    task = Dataset.objects.get(stable_id="ntv1-promoter-all")
     evaluations, family = agreement.evaluations_for_task(task)
     tables = agreement.task_tables(evaluations, {task_id: min(family) for task_id in family})
     assert {(t.metric, t.unit) for t in tables} == {("f1", "F1 x 100"), ("f1", "F1"), ("mcc", "MCC")}

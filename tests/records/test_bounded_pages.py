@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from records import agreement, evidence_rows, identity_pages, model_page
-from records import models as m
+from records.models import Configuration, Dataset, Evaluation, MeasuredBy
 from tests.factories import ConfigurationFactory, EvaluationFactory, ResultFactory, SourceFactory
 from tests.records.test_identity_pages import (  # noqa: F401 (the fixture: papers, models, a task)
     GenomicModelFactory,
@@ -68,7 +68,7 @@ def crowded(evidence):  # noqa: F811 (the fixture imported above)
     return evidence
 
 
-def task_tables(dataset: m.Dataset) -> list[agreement.TaskTable]:
+def task_tables(dataset: Dataset) -> list[agreement.TaskTable]:
     family = agreement.family_of(dataset.pk)
     rows = evidence_rows.evaluation_rows(lookups={"dataset_id__in": sorted(family)})
     return agreement.task_tables(rows, {task: dataset.pk for task in family})
@@ -166,7 +166,7 @@ def test_an_agreement_shows_its_first_measurements_and_links_to_all_of_them(clie
             protocol=evidence["protocol"],
             source=SourceFactory(work=WorkFactory()),
             value=f"0.5{index}",
-            measured_by=m.MeasuredBy.THIRD_PARTY,
+            measured_by=MeasuredBy.THIRD_PARTY,
             measured_by_name="A lab",
         )
     body = get(client, TASK).content.decode()
@@ -191,7 +191,7 @@ def test_the_model_page_shows_a_few_measurements_a_task_and_pages_one_tasks_ever
             protocol=evidence["protocol"],
             source=SourceFactory(work=WorkFactory()),
             value=f"0.{10 + index}",
-            measured_by=m.MeasuredBy.THIRD_PARTY,
+            measured_by=MeasuredBy.THIRD_PARTY,
             measured_by_name="A lab",
         )
     page = get(client, "/models/hyenadna-tiny-1k/").content.decode()
@@ -208,7 +208,7 @@ def test_the_model_page_shows_a_few_measurements_a_task_and_pages_one_tasks_ever
     configurations = walk(
         client, url, "configurations-list", lambda body: re.findall(r'<li><a href="(/configurations/[^"]+)"', body)
     )
-    assert len(configurations) == m.Configuration.objects.filter(model=hyena).count() == 32
+    assert len(configurations) == Configuration.objects.filter(model=hyena).count() == 32
     assert "32 are recorded." in page_text(get(client, url))
 
 
@@ -239,7 +239,7 @@ def test_the_work_source_and_configuration_pages_page_their_lists(client, eviden
         "citing-list",
         lambda body: re.findall(r'<li>evaluation: <a href="(/evaluations/[^"]+)"', body),
     )
-    assert len(cited) == len(set(cited)) == m.Evaluation.objects.filter(source=source).count()
+    assert len(cited) == len(set(cited)) == Evaluation.objects.filter(source=source).count()
     assert f"{len(cited)} evaluations" in page_text(get(client, f"/sources/{source.stable_id}/"))
     evaluations = walk(
         client,

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from common import ratelimit
 from records import chart_output, page_cache
-from records import models as m
+from records.models import Protocol
 from records.seed import PROTOCOL_ID
 from records.services import record_save
 
@@ -76,7 +76,7 @@ def test_it_draws_the_chart_afresh_once_the_catalogue_changes(client, seeded, re
     client.get(SVG)
     client.get(SVG)
     assert renders["charts_svg"] == 1
-    protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
+    protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
     protocol.metric_name = "Wall-clock fine-tuning time"
     record_save(record=protocol, actor=curator, changed_fields=["metric_name"], reason="clearer metric name")
     fresh = client.get(SVG)

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from django.core.cache import cache
 
-from records import models as m
+from records.models import Direction, Result, UncertaintyKind
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 from tests.helpers import apply_transitions
 
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent]
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-def measure(protocol, dataset, name: str, value: str, **uncertainty) -> m.Result:
+def measure(protocol, dataset, name: str, value: str, **uncertainty) -> Result:
     evaluation = EvaluationFactory(
         protocol=protocol, dataset=dataset, configuration=ConfigurationFactory(name=name, short_name=name)
     )
@@ -31,13 +31,13 @@ def measure(protocol, dataset, name: str, value: str, **uncertainty) -> m.Result
 
 
 def sd(spread: str) -> dict[str, object]:
-    return {"uncertainty_kind": m.UncertaintyKind.SD, "uncertainty_value": Decimal(spread)}
+    return {"uncertainty_kind": UncertaintyKind.SD, "uncertainty_value": Decimal(spread)}
 
 
 @pytest.fixture
 def protocol():
     return ProtocolFactory(
-        metric_name="AUROC", metric_short_name="auroc", metric_unit="AUROC", metric_direction=m.Direction.HIGHER
+        metric_name="AUROC", metric_short_name="auroc", metric_unit="AUROC", metric_direction=Direction.HIGHER
     )
 
 
@@ -72,7 +72,7 @@ def test_it_draws_an_interval_for_each_result_with_a_structured_uncertainty_and_
         dataset,
         "Gamma",
         "0.90",
-        uncertainty_kind=m.UncertaintyKind.CI,
+        uncertainty_kind=UncertaintyKind.CI,
         lower_bound=Decimal("0.85"),
         upper_bound=Decimal("0.95"),
         uncertainty_level=Decimal("95"),
@@ -82,7 +82,7 @@ def test_it_draws_an_interval_for_each_result_with_a_structured_uncertainty_and_
         dataset,
         "Delta",
         "0.70",
-        uncertainty_kind=m.UncertaintyKind.RANGE,
+        uncertainty_kind=UncertaintyKind.RANGE,
         lower_bound=Decimal("0.62"),
         upper_bound=Decimal("0.74"),
     )

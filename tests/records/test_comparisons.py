@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from records import comparisons
-from records import models as m
+from records.models import Evaluation, comparable_q
 from tests.factories import (
     ConfigurationFactory,
     DatasetFactory,
@@ -193,11 +193,11 @@ def test_a_repeated_measurement_counts_once_stays_out_with_an_excluded_original_
     assert "which is excluded from comparison: Wrong split." in page_text(client.get("/protocols/repeats/"))
     copy_evaluation.refresh_from_db()
     assert not copy_evaluation.is_comparable
-    assert not m.Evaluation.objects.filter(m.comparable_q(), pk=copy_evaluation.pk).exists()
+    assert not Evaluation.objects.filter(comparable_q(), pk=copy_evaluation.pk).exists()
     # An original nobody has checked yet: the checked copy stands in for the measurement.
     apply_transitions(original.evaluation, "reopen_excluded", "reinstate", "reopen")
     group, row = copy_row()
-    assert row.in_comparison and m.Evaluation.objects.filter(m.comparable_q(), pk=copy_evaluation.pk).exists()
+    assert row.in_comparison and Evaluation.objects.filter(comparable_q(), pk=copy_evaluation.pk).exists()
 
 
 def test_an_original_cannot_move_away_from_its_repeats():

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from records import models as m
+from records.models import BaselineRole, Evaluation, MeasuredBy, Protocol, ReadingMethod, Result
 from tests.factories import (
     ConfigurationFactory,
     DatasetFactory,
@@ -42,19 +42,19 @@ def test_it_refuses_a_result_in_another_unit_than_its_protocol_metric():
 
 def test_it_refuses_changing_a_result_unit_away_from_its_protocol_metric():
     result = ResultFactory(evaluation__protocol__metric_unit="minute")
-    refused(lambda: m.Result.objects.filter(pk=result.pk).update(unit="hour"))
+    refused(lambda: Result.objects.filter(pk=result.pk).update(unit="hour"))
 
 
 def test_it_refuses_changing_a_protocol_unit_when_results_use_the_old_one():
     result = ResultFactory(evaluation__protocol__metric_unit="minute")
     protocol = result.evaluation.protocol
-    refused(lambda: m.Protocol.objects.filter(pk=protocol.pk).update(metric_unit="second"))
+    refused(lambda: Protocol.objects.filter(pk=protocol.pk).update(metric_unit="second"))
 
 
 def test_it_refuses_moving_an_evaluation_to_a_protocol_with_another_unit():
     result = ResultFactory(evaluation__protocol__metric_unit="minute")
     other = ProtocolFactory(metric_unit="MCC")
-    refused(lambda: m.Evaluation.objects.filter(pk=result.evaluation_id).update(protocol=other))
+    refused(lambda: Evaluation.objects.filter(pk=result.evaluation_id).update(protocol=other))
 
 
 def test_it_refuses_raw_sql_that_breaks_the_unit_rule():
@@ -121,8 +121,8 @@ def test_it_refuses_a_result_with_zero_runs_or_bounds_around_nothing():
 
 
 def test_it_refuses_a_reported_evaluation_without_a_source():
-    refused(lambda: EvaluationFactory(measured_by=m.MeasuredBy.AUTHORS, source=None))
-    EvaluationFactory(measured_by=m.MeasuredBy.PORTAL, reading_method=m.ReadingMethod.JOB_REPORT, source=None)
+    refused(lambda: EvaluationFactory(measured_by=MeasuredBy.AUTHORS, source=None))
+    EvaluationFactory(measured_by=MeasuredBy.PORTAL, reading_method=ReadingMethod.JOB_REPORT, source=None)
 
 
 def test_it_refuses_an_unknown_direction_or_measuring_party():
@@ -132,9 +132,9 @@ def test_it_refuses_an_unknown_direction_or_measuring_party():
 
 def test_it_refuses_two_baseline_roles_of_one_kind_on_one_protocol():
     protocol = ProtocolFactory()
-    m.BaselineRole.objects.create(stable_id="b1", protocol=protocol, kind="null_control", selection_rule="rule")
+    BaselineRole.objects.create(stable_id="b1", protocol=protocol, kind="null_control", selection_rule="rule")
     refused(
-        lambda: m.BaselineRole.objects.create(
+        lambda: BaselineRole.objects.create(
             stable_id="b2", protocol=protocol, kind="null_control", selection_rule="rule"
         )
     )

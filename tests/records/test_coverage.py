@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from pages import coverage_csv, coverage_matrix
-from records import models as m
+from records.models import Area, BaselineRole, Context, Protocol, Source
 from tests.factories import (
     ConfigurationFactory,
     DatasetFactory,
@@ -36,7 +36,7 @@ def small_pages(monkeypatch):
     monkeypatch.setattr(coverage_matrix, "COLUMNS_PER_PAGE", 2)
 
 
-def grow(protocols: int, models: int, *, source: m.Source | None = None, prefix: str = "p") -> list[m.Protocol]:
+def grow(protocols: int, models: int, *, source: Source | None = None, prefix: str = "p") -> list[Protocol]:
     """`protocols` protocols, each with an evaluation of each of `models` models (one configuration each)."""
     source = source or SourceFactory()
     task = DatasetFactory()
@@ -146,8 +146,8 @@ def test_a_model_tested_in_several_ways_links_each_configuration(client):
 
 
 def test_it_filters_by_area_context_and_suite(client):
-    genomes = m.Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
-    research = m.Context.objects.create(stable_id="research", label="Research")
+    genomes = Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
+    research = Context.objects.create(stable_id="research", label="Research")
     suite = DatasetFactory(stable_id="gue", name="GUE")
     task = DatasetFactory(stable_id="gue-h3", name="H3", suite=suite)
     other_suite = DatasetFactory(stable_id="nt-benchmark", name="NT benchmark")
@@ -176,7 +176,7 @@ def test_it_filters_by_area_context_and_suite(client):
 
 
 def test_its_page_links_keep_the_filters(client, small_pages):
-    area = m.Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
+    area = Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
     for protocol in grow(5, 5):
         protocol.areas.add(area)
     grow(3, 1, prefix="other")  # outside the area
@@ -223,8 +223,8 @@ def test_it_runs_the_same_number_of_queries_at_two_sizes(client, small_pages):
 
     source = SourceFactory()
     grow(2, 2, source=source)
-    m.BaselineRole.objects.create(
-        stable_id="role", protocol=m.Protocol.objects.first(), kind="null_control", selection_rule="r"
+    BaselineRole.objects.create(
+        stable_id="role", protocol=Protocol.objects.first(), kind="null_control", selection_rule="r"
     )
     small = [queries("/coverage/"), queries("/coverage/?empty=show")]
     grow(6, 7, source=source, prefix="more")
@@ -270,7 +270,7 @@ def test_the_csv_has_a_row_per_protocol_and_configuration_with_evaluations_and_o
 
 
 def test_the_csv_keeps_the_filters(client):
-    genomes = m.Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
+    genomes = Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
     inside = ProtocolFactory(stable_id="inside")
     inside.areas.add(genomes)
     EvaluationFactory(protocol=inside)

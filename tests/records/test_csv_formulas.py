@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pytest
 
-from records import models as m
 from records.exports import spreadsheet_cell
+from records.models import Evaluation
 from records.seed import PROTOCOL_ID
 from releases.store import release_file_path
 from tests.releases.conftest import build_now, release_manager, releases_dir  # noqa: F401
@@ -45,7 +45,7 @@ def test_it_prefixes_formula_text_with_a_quote_and_leaves_numbers_alone():
 @pytest.fixture
 def formulas_stored(seeded):
     """The seed protocol's evaluations and configurations with formula-like text in them."""
-    evaluations = list(m.Evaluation.objects.filter(protocol__stable_id=PROTOCOL_ID).select_related("configuration"))
+    evaluations = list(Evaluation.objects.filter(protocol__stable_id=PROTOCOL_ID).select_related("configuration"))
     for evaluation in evaluations:
         evaluation.configuration.name = FORMULAS["name"]
         evaluation.configuration.save()

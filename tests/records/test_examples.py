@@ -12,8 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from records import comparisons
-from records import models as m
 from records.examples import EXAMPLES_DIR, example_document, example_paths, examples_load
+from records.models import Evaluation, Protocol, Result, Source
 from records.values import display, exact_text, parse_exact
 from tests.helpers import load_for_module
 
@@ -38,7 +38,7 @@ def expected(name: str) -> dict:
 
 def best_by_task(protocol_id: str) -> dict[str, list[str]]:
     """Task (dataset stable id) -> the configurations marked best there, as the pages compute it."""
-    protocol = m.Protocol.objects.get(stable_id=protocol_id)
+    protocol = Protocol.objects.get(stable_id=protocol_id)
     evaluations = list(
         protocol.evaluations.select_related("dataset", "configuration", "repeats").prefetch_related("results")
     )
@@ -88,8 +88,8 @@ def test_the_benchmarks_best_marks_are_each_rows_highest_auc(first_load):
 def test_the_hyenadna_self_reports_stay_out_and_the_copied_nt_numbers_compare(first_load):
     document = example_document(EXAMPLES_DIR / f"{NT_V1}.json")
     excluded = {item["record"].split("/")[1] for item in document["reviews"]}
-    assert m.Evaluation.objects.filter(stable_id__in=excluded, review_state="excluded").count() == len(excluded) == 26
-    for evaluation in m.Evaluation.objects.filter(stable_id__in=excluded):
+    assert Evaluation.objects.filter(stable_id__in=excluded, review_state="excluded").count() == len(excluded) == 26
+    for evaluation in Evaluation.objects.filter(stable_id__in=excluded):
         assert evaluation.concern and not evaluation.is_comparable
     assert best_by_task("ntv1-mcc-x100")["ntv1-enhancers"] == [
         "hyena-gpt-1-6m-ft",
@@ -109,7 +109,7 @@ def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_nev
         for evaluation in example_document(path)["evaluations"]:
             for result in evaluation["results"]:
                 printed[result["stable_id"]] = parse_exact(result["value"])
-    stored = dict(m.Result.objects.filter(stable_id__in=printed).values_list("stable_id", "value"))
+    stored = dict(Result.objects.filter(stable_id__in=printed).values_list("stable_id", "value"))
     assert {k: exact_text(v) for k, v in stored.items()} == {k: exact_text(v) for k, v in printed.items()}
     api, through_api, url = APIClient(), {}, "/api/v1/results/?page_size=200"
     while url:
@@ -121,9 +121,9 @@ def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_nev
     tokens = client.get("/protocols/facts-proto-pretraining-tokens-seen/").content.decode()
     assert "300 × 10⁹" in tokens and "1 × 10¹²" in tokens and "472.5 × 10⁹" in tokens  # 300B, 1T, 472.5B
     # Descriptive facts are listed, never ranked; a ratio names its reference.
-    assert m.Protocol.objects.get(stable_id="facts-proto-pretraining-tokens-seen").metric_direction == "none"
+    assert Protocol.objects.get(stable_id="facts-proto-pretraining-tokens-seen").metric_direction == "none"
     assert "best in column" not in tokens and "never ranked" in tokens
-    speedup = m.Result.objects.get(evaluation__stable_id__startswith="facts-ev-speedup-hyenadna", relation="ratio")
+    speedup = Result.objects.get(evaluation__stable_id__startswith="facts-ev-speedup-hyenadna", relation="ratio")
     assert (exact_text(speedup.value), speedup.printed_value.replace("×", "x")[:4]) == ("160", "160x")
     page = client.get("/protocols/facts-proto-training-speedup-vs-reference/").content.decode()
     assert (
@@ -131,7 +131,7 @@ def test_all_four_documents_keep_every_printed_digit_re_import_unchanged_and_nev
         in page.replace("&#x27;", "'")
     )
     # A second load changes nothing: no write, no history row, no review transition.
-    counts = {model: model.history.count() for model in (m.Evaluation, m.Result, m.Source)}
+    counts = {model: model.history.count() for model in (Evaluation, Result, Source)}
     second = examples_load()
     assert all(
         not report.changed_anything and not report.kept and not report.conflicts for report in second.documents.values()

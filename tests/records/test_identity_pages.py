@@ -14,8 +14,19 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
 from records.agreement import AGREEMENT_RULE
+from records.models import (
+    Direction,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    ModelAlias,
+    ReadingMethod,
+    Result,
+    TaskEquivalence,
+    Work,
+    alias_key,
+)
 from records.search_index import search_index_rebuild
 from tests.factories import (
     ConfigurationFactory,
@@ -32,7 +43,7 @@ pytestmark = pytest.mark.django_db
 
 class WorkFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Work
+        model = Work
 
     stable_id = factory.Sequence(lambda n: f"work-{n}")
     title = factory.Sequence(lambda n: f"A work about genomic models, part {n}")
@@ -40,7 +51,7 @@ class WorkFactory(factory.django.DjangoModelFactory):
 
 class GenomicModelFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.GenomicModel
+        model = GenomicModel
 
     stable_id = factory.Sequence(lambda n: f"model-{n}")
     name = factory.Sequence(lambda n: f"Genomic model {n}")
@@ -48,12 +59,12 @@ class GenomicModelFactory(factory.django.DjangoModelFactory):
 
 class ModelAliasFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.ModelAlias
+        model = ModelAlias
 
     stable_id = factory.Sequence(lambda n: f"alias-{n}")
     model = factory.SubFactory(GenomicModelFactory)
     alias = factory.Sequence(lambda n: f"Alias {n}")
-    key = factory.LazyAttribute(lambda o: m.alias_key(o.alias))
+    key = factory.LazyAttribute(lambda o: alias_key(o.alias))
 
 
 def page_text(response) -> str:
@@ -69,7 +80,7 @@ def get(client, url: str):
     return response
 
 
-def checked(evaluation: m.Evaluation) -> m.Evaluation:
+def checked(evaluation: Evaluation) -> Evaluation:
     apply_transitions(evaluation, "check_source")
     return evaluation
 
@@ -118,7 +129,7 @@ def evidence():
     other_suite = DatasetFactory(stable_id="gue-suite", name="GUE")
     task = DatasetFactory(stable_id="nt-promoter-all", name="Promoter (all)", suite=suite, task_key="promoter_all")
     same = DatasetFactory(stable_id="gue-prom-300-all", name="prom_300_all", suite=other_suite, task_key="prom_300_all")
-    m.TaskEquivalence.objects.create(
+    TaskEquivalence.objects.create(
         stable_id="promoter-same-data",
         task=same,
         same_as=task,
@@ -132,12 +143,12 @@ def evidence():
         metric_name="MCC",
         metric_short_name="mcc",
         metric_unit="MCC",
-        metric_direction=m.Direction.HIGHER,
+        metric_direction=Direction.HIGHER,
         source=source_a,
     )
     protocol.datasets.set([suite])
     leaderboard = {
-        "measured_by": m.MeasuredBy.THIRD_PARTY,
+        "measured_by": MeasuredBy.THIRD_PARTY,
         "measured_by_name": "InstaDeep",
         "original_citation": "InstaDeep Nucleotide Transformer leaderboard",
     }
@@ -149,7 +160,7 @@ def evidence():
         protocol=protocol,
         source=source_a,
         value="0.55",
-        reading_method=m.ReadingMethod.FIGURE_LABEL,
+        reading_method=ReadingMethod.FIGURE_LABEL,
         **leaderboard,
     )
     exact, _ = measure(
@@ -168,7 +179,7 @@ def evidence():
         source=source_b,
         value="0.53",
         spread="0.02",
-        measured_by=m.MeasuredBy.THIRD_PARTY,
+        measured_by=MeasuredBy.THIRD_PARTY,
         measured_by_name="Paper B's authors",
     )
     best, _ = measure(
@@ -178,7 +189,7 @@ def evidence():
         source=source_a,
         value="0.60",
         spread="0.08",
-        measured_by=m.MeasuredBy.AUTHORS,
+        measured_by=MeasuredBy.AUTHORS,
     )
     dnabert_configuration = ConfigurationFactory(
         stable_id="dnabert-2-a", name="DNABERT-2 (as published)", model=dnabert
@@ -189,7 +200,7 @@ def evidence():
         protocol=protocol,
         source=hyena_source,
         value="0.90",
-        measured_by=m.MeasuredBy.AUTHORS,
+        measured_by=MeasuredBy.AUTHORS,
     )
     measure(
         configuration=dnabert_configuration,
@@ -197,7 +208,7 @@ def evidence():
         protocol=protocol,
         source=source_b,
         value="0.70",
-        measured_by=m.MeasuredBy.THIRD_PARTY,
+        measured_by=MeasuredBy.THIRD_PARTY,
         measured_by_name="Paper B's authors",
     )
     search_index_rebuild()  # the factories write around the services, which keep the search index
@@ -262,8 +273,8 @@ def test_a_best_with_no_stated_spread_is_a_bare_best(client, evidence):
 
 def test_a_tied_best_says_tied_within_reported_spread(client, evidence):
     """Without DNABERT-2's numbers Caduceus is best, and its ± 0.08 reaches HyenaDNA's 0.549."""
-    m.Result.objects.filter(evaluation__configuration__model=evidence["dnabert"]).delete()
-    m.Evaluation.objects.filter(configuration__model=evidence["dnabert"]).delete()
+    Result.objects.filter(evaluation__configuration__model=evidence["dnabert"]).delete()
+    Evaluation.objects.filter(configuration__model=evidence["dnabert"]).delete()
     rows = task_rows(get(client, "/datasets/nt-promoter-all/"))
     assert rows[0].startswith("1 (best, tied within reported spread)") and "Caduceus-Ph" in rows[0], rows
     assert "(tied with the best within its reported spread)" in rows[1] and "0.549" in rows[1]
@@ -388,11 +399,11 @@ def more_evaluations(evidence, count: int) -> None:
             dataset=evidence["task"] if index % 2 else evidence["same"],
             protocol=evidence["protocol"]
             if index % 5
-            else ProtocolFactory(metric_short_name="mcc", metric_unit="MCC x 100", metric_direction=m.Direction.HIGHER),
+            else ProtocolFactory(metric_short_name="mcc", metric_unit="MCC x 100", metric_direction=Direction.HIGHER),
             source=SourceFactory(work=WorkFactory() if index % 2 else None),
             value=f"{index % 90 + 1}.{index % 7}",
             spread="0.5" if index % 3 == 0 else None,
-            measured_by=m.MeasuredBy.THIRD_PARTY if index % 2 else m.MeasuredBy.AUTHORS,
+            measured_by=MeasuredBy.THIRD_PARTY if index % 2 else MeasuredBy.AUTHORS,
             measured_by_name="A lab" if index % 2 else "",
             original_citation="A leaderboard" if index % 6 == 0 else "",
         )
@@ -405,7 +416,7 @@ def test_the_identity_pages_run_a_constant_number_of_queries(client, evidence, u
     more_evaluations(evidence, 12)  # some 20 evaluations
     with_twenty = queries(client, url)
     more_evaluations(evidence, 180)  # some 200
-    assert m.Evaluation.objects.count() > 190
+    assert Evaluation.objects.count() > 190
     assert queries(client, url) == with_twenty
     assert with_twenty <= 16, with_twenty
 

@@ -9,8 +9,8 @@ from django.test.utils import CaptureQueriesContext
 
 from common.errors import Forbidden, Invalid
 from common.versions import version_current
-from records import models as m
 from records.identity import may_curate_models, model_change_undo, model_merge, model_split
+from records.models import Configuration, GenomicModel, ModelAlias, ModelChange
 from tests.factories import ConfigurationFactory, GenomicModelFactory, ModelAliasFactory
 
 pytestmark = pytest.mark.django_db
@@ -71,8 +71,8 @@ def test_every_moved_record_keeps_the_reason_in_its_history(two_models, model_cu
     kept, duplicate = two_models
     model_merge(model=duplicate, into=kept, reason="Same weights.", actor=model_curator)
     for record in [
-        m.Configuration.objects.get(stable_id="duplicate-config-1"),
-        m.ModelAlias.objects.get(stable_id="duplicate-alias-2"),
+        Configuration.objects.get(stable_id="duplicate-config-1"),
+        ModelAlias.objects.get(stable_id="duplicate-alias-2"),
         duplicate,
     ]:
         latest = record.history.first()
@@ -92,7 +92,7 @@ def test_it_refuses_a_merge_into_itself(two_models, model_curator):
     with pytest.raises(Invalid) as refused:
         model_merge(model=kept, into=kept, reason="why", actor=model_curator)
     assert refused.value.field == "into"
-    assert not m.ModelChange.objects.exists()
+    assert not ModelChange.objects.exists()
 
 
 @pytest.mark.parametrize("reason", ["", "   ", "\r\n"])
@@ -101,7 +101,7 @@ def test_it_refuses_a_merge_without_a_reason(two_models, model_curator, reason):
     with pytest.raises(Invalid) as refused:
         model_merge(model=duplicate, into=kept, reason=reason, actor=model_curator)
     assert refused.value.field == "reason"
-    assert where(m.Configuration)["duplicate-config-1"] == "hyenadna-1k"
+    assert where(Configuration)["duplicate-config-1"] == "hyenadna-1k"
 
 
 def test_it_refuses_a_merge_into_a_merged_model_and_of_a_merged_model(two_models, model_curator):
@@ -117,7 +117,7 @@ def test_it_refuses_a_merge_into_a_merged_model_and_of_a_merged_model(two_models
     with pytest.raises(Invalid) as others_merged_here:
         model_merge(model=kept, into=third, reason="same", actor=model_curator)
     assert others_merged_here.value.field == "model" and "'hyenadna-1k'" in others_merged_here.value.message
-    assert m.ModelChange.objects.count() == 1
+    assert ModelChange.objects.count() == 1
 
 
 @pytest.mark.parametrize("role", ["anonymous", "release_manager", "staff_without_a_role"])
@@ -133,24 +133,24 @@ def test_it_refuses_a_merge_by_someone_who_may_not_curate_models(two_models, mak
         actor = make_user("staff")
     with pytest.raises(Forbidden):
         model_merge(model=duplicate, into=kept, reason="same", actor=actor)
-    assert not m.ModelChange.objects.exists()
+    assert not ModelChange.objects.exists()
 
 
 def test_an_undone_merge_puts_every_configuration_and_alias_back_exactly(two_models, model_curator):
     kept, duplicate = two_models
-    configurations, aliases = where(m.Configuration), where(m.ModelAlias)
+    configurations, aliases = where(Configuration), where(ModelAlias)
     merge = model_merge(model=duplicate, into=kept, reason="same", actor=model_curator)
     before = version_current().number
 
     undo = model_change_undo(change=merge, reason="Not the same: different context length.", actor=model_curator)
 
-    assert where(m.Configuration) == configurations and where(m.ModelAlias) == aliases
+    assert where(Configuration) == configurations and where(ModelAlias) == aliases
     duplicate.refresh_from_db()
     assert duplicate.merged_into is None
     assert (undo.kind, undo.undoes, undo.from_model, undo.to_model) == ("undo", merge, kept, duplicate)
     assert undo.configurations == merge.configurations and undo.aliases == merge.aliases
     assert version_current().number > before
-    reason = m.Configuration.objects.get(stable_id="duplicate-config-2").history.first().history_change_reason
+    reason = Configuration.objects.get(stable_id="duplicate-config-2").history.first().history_change_reason
     assert reason.endswith("Not the same: different context length.") and f"#{merge.pk}" in reason
 
 
@@ -164,13 +164,13 @@ def test_it_refuses_to_undo_an_undo_or_a_change_already_undone(two_models, model
     with pytest.raises(Invalid) as twice:
         model_change_undo(change=merge, reason="again", actor=model_curator)
     assert twice.value.field == "change" and f"#{undo.pk}" in twice.value.message
-    assert m.ModelChange.objects.count() == 2
+    assert ModelChange.objects.count() == 2
 
 
 def test_it_refuses_an_undo_when_a_moved_configuration_has_moved_again(two_models, model_curator):
     kept, duplicate = two_models
     merge = model_merge(model=duplicate, into=kept, reason="same", actor=model_curator)
-    moved = m.Configuration.objects.get(stable_id="duplicate-config-2")
+    moved = Configuration.objects.get(stable_id="duplicate-config-2")
     model_split(
         model=kept, configurations=[moved], stable_id="hyenadna-other", name="Other", reason="r", actor=model_curator
     )
@@ -178,7 +178,7 @@ def test_it_refuses_an_undo_when_a_moved_configuration_has_moved_again(two_model
         model_change_undo(change=merge, reason="undo", actor=model_curator)
     assert refused.value.field == "change"
     assert "'duplicate-config-2'" in refused.value.message and "'hyenadna-other'" in refused.value.message
-    assert where(m.Configuration)["duplicate-config-1"] == "hyenadna-tiny"  # nothing moved back
+    assert where(Configuration)["duplicate-config-1"] == "hyenadna-tiny"  # nothing moved back
 
 
 def test_it_splits_configurations_and_aliases_off_into_a_new_model(two_models, model_curator):
@@ -188,23 +188,23 @@ def test_it_splits_configurations_and_aliases_off_into_a_new_model(two_models, m
     before = version_current().number
     change = model_split(
         model=duplicate,
-        configurations=[m.Configuration.objects.get(stable_id="duplicate-config-2")],
-        aliases=[m.ModelAlias.objects.get(stable_id="duplicate-alias-2")],
+        configurations=[Configuration.objects.get(stable_id="duplicate-config-2")],
+        aliases=[ModelAlias.objects.get(stable_id="duplicate-alias-2")],
         stable_id="hyenadna-small",
         name="HyenaDNA small",
         reason="Table 2 tests the 32k checkpoint.",
         actor=model_curator,
     )
-    new = m.GenomicModel.objects.get(stable_id="hyenadna-small")
+    new = GenomicModel.objects.get(stable_id="hyenadna-small")
     assert (new.name, new.family, new.parameter_count, new.merged_into) == (
         "HyenaDNA small",
         "HyenaDNA",
         6_600_000,
         None,
     )
-    assert where(m.Configuration)["duplicate-config-2"] == "hyenadna-small"
-    assert where(m.Configuration)["duplicate-config-1"] == "hyenadna-1k"
-    assert where(m.ModelAlias)["duplicate-alias-2"] == "hyenadna-small"
+    assert where(Configuration)["duplicate-config-2"] == "hyenadna-small"
+    assert where(Configuration)["duplicate-config-1"] == "hyenadna-1k"
+    assert where(ModelAlias)["duplicate-alias-2"] == "hyenadna-small"
     assert (change.kind, change.from_model, change.to_model) == ("split", duplicate, new)
     assert change.configurations == ["duplicate-config-2"] and change.aliases == ["duplicate-alias-2"]
     assert (
@@ -225,7 +225,7 @@ def test_a_split_takes_the_family_and_parameter_count_it_is_given(two_models, mo
         reason="r",
         actor=model_curator,
     )
-    new = m.GenomicModel.objects.get(stable_id="new-one")
+    new = GenomicModel.objects.get(stable_id="new-one")
     assert (new.family, new.parameter_count) == ("Other family", 42)
     assert not duplicate.configurations.exists()  # splitting off every configuration is allowed
     assert duplicate.aliases.count() == 2  # the aliases not chosen stay
@@ -233,20 +233,20 @@ def test_a_split_takes_the_family_and_parameter_count_it_is_given(two_models, mo
 
 def test_an_undone_split_puts_its_configurations_and_aliases_back(two_models, model_curator):
     _, duplicate = two_models
-    configurations, aliases = where(m.Configuration), where(m.ModelAlias)
+    configurations, aliases = where(Configuration), where(ModelAlias)
     split = model_split(
         model=duplicate,
         configurations=list(duplicate.configurations.all()),
-        aliases=[m.ModelAlias.objects.get(stable_id="duplicate-alias-1")],
+        aliases=[ModelAlias.objects.get(stable_id="duplicate-alias-1")],
         stable_id="split-off",
         name="Split off",
         reason="r",
         actor=model_curator,
     )
     undo = model_change_undo(change=split, reason="They were the same after all.", actor=model_curator)
-    assert where(m.Configuration) == configurations and where(m.ModelAlias) == aliases
+    assert where(Configuration) == configurations and where(ModelAlias) == aliases
     assert undo.undoes == split and undo.configurations == split.configurations
-    new = m.GenomicModel.objects.get(stable_id="split-off")
+    new = GenomicModel.objects.get(stable_id="split-off")
     assert not new.configurations.exists() and not new.aliases.exists()  # it stays: its id may be published
 
 
@@ -255,14 +255,14 @@ def test_it_refuses_a_split_of_another_models_configuration(two_models, model_cu
     with pytest.raises(Invalid) as refused:
         model_split(
             model=duplicate,
-            configurations=[m.Configuration.objects.get(stable_id="kept-config")],
+            configurations=[Configuration.objects.get(stable_id="kept-config")],
             stable_id="new",
             name="New",
             reason="r",
             actor=model_curator,
         )
     assert refused.value.field == "configurations" and "'kept-config'" in refused.value.message
-    assert not m.GenomicModel.objects.filter(stable_id="new").exists()
+    assert not GenomicModel.objects.filter(stable_id="new").exists()
 
 
 def test_it_refuses_a_split_of_another_models_alias(two_models, model_curator):
@@ -271,14 +271,14 @@ def test_it_refuses_a_split_of_another_models_alias(two_models, model_curator):
         model_split(
             model=duplicate,
             configurations=list(duplicate.configurations.all()),
-            aliases=[m.ModelAlias.objects.get(stable_id="kept-alias")],
+            aliases=[ModelAlias.objects.get(stable_id="kept-alias")],
             stable_id="new",
             name="New",
             reason="r",
             actor=model_curator,
         )
     assert refused.value.field == "aliases"
-    assert not m.GenomicModel.objects.filter(stable_id="new").exists()
+    assert not GenomicModel.objects.filter(stable_id="new").exists()
 
 
 @pytest.mark.parametrize(
@@ -303,7 +303,7 @@ def test_it_refuses_a_split_with_a_bad_input(two_models, model_curator, stable_i
             actor=model_curator,
         )
     assert refused.value.field == field
-    assert m.GenomicModel.objects.count() == 2 and not m.ModelChange.objects.exists()
+    assert GenomicModel.objects.count() == 2 and not ModelChange.objects.exists()
 
 
 def test_it_refuses_a_split_of_a_merged_model(two_models, model_curator):

@@ -14,8 +14,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from records import models as m
 from records.jobs import IMPORT_JOBS, import_jobs_sweep
+from records.models import ImportJob, Result
 from records.tasks import import_job_run
 from records.values import exact_text
 from tests.records.import_job_documents import as_json, document_with_results
@@ -25,7 +25,7 @@ URL = "/api/v1/imports/"
 
 def run(job_id: int) -> str:
     """The job's task, run here as a worker runs it (the message the row names)."""
-    job = m.ImportJob.objects.get(pk=job_id)
+    job = ImportJob.objects.get(pk=job_id)
     return import_job_run.apply(args=[job.pk], task_id=job.celery_task_id).get()
 
 
@@ -61,7 +61,7 @@ def test_it_keeps_a_document_under_the_threshold_synchronous(token_client):
     response = post(token_client("curator"), as_json(document_with_results(0)))
     assert response.status_code == 201, response.content
     assert response.json()["created"]["results"]
-    assert not m.ImportJob.objects.exists()
+    assert not ImportJob.objects.exists()
 
 
 @pytest.mark.django_db
@@ -70,11 +70,11 @@ def test_it_queues_a_document_above_the_threshold_and_answers_202_with_its_statu
     response = post(curator, as_json(document_with_results(20)))
     assert response.status_code == 202, response.content
     body = response.json()
-    job = m.ImportJob.objects.get()
+    job = ImportJob.objects.get()
     assert response["Location"] == body["url"] == f"/api/v1/imports/{job.pk}/"
     assert body["status"] == "queued" and body["dry_run"] is False
     assert body["progress"] == {"done": 0, "total": 35 + 20}  # the seed document's 35 entries, 20 more results
-    assert not m.Result.objects.exists()  # nothing imported in the request
+    assert not Result.objects.exists()  # nothing imported in the request
     assert list(job.events.values_list("from_status", "to_status", "actor__username")) == [
         ("", "queued", job.requested_by.username)
     ]
@@ -89,14 +89,14 @@ def test_it_queues_any_document_with_background_true_and_refuses_a_misspelt_back
     refused = post(curator, as_json(document_with_results(0)), "?background=yes")
     assert refused.status_code == 400
     assert refused.json()["errors"] == [{"path": "?background", "message": "use true or false (also True/False, 1/0)"}]
-    assert m.ImportJob.objects.count() == 1
+    assert ImportJob.objects.count() == 1
 
 
 @pytest.mark.django_db
 def test_it_refuses_a_background_import_to_whom_may_not_import(token_client):
     response = post(token_client("release_manager"), as_json(document_with_results(0)), "?background=true")
     assert response.status_code == 403
-    assert not m.ImportJob.objects.exists()
+    assert not ImportJob.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -113,8 +113,8 @@ def test_a_queued_import_job_imports_the_document_as_sent_with_its_numbers_digit
     assert status["records"] == 55
     assert status["progress"]["done"] == status["progress"]["total"] >= 55
     assert len(status["report"]["created"]["results"]) == 22
-    assert exact_text(m.Result.objects.get(stable_id__endswith="-runtime-5").value) == "25.50"
-    job = m.ImportJob.objects.get(pk=job_id)
+    assert exact_text(Result.objects.get(stable_id__endswith="-runtime-5").value) == "25.50"
+    job = ImportJob.objects.get(pk=job_id)
     assert list(job.events.values_list("from_status", "to_status")) == [
         ("", "queued"),
         ("queued", "running"),
@@ -130,7 +130,7 @@ def test_a_dry_run_job_reports_and_writes_nothing(token_client):
     assert run(response.json()["id"]) == "succeeded"
     status = curator.get(response["Location"]).json()
     assert status["dry_run"] is True and len(status["report"]["created"]["results"]) == 5
-    assert not m.Result.objects.exists()
+    assert not Result.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -146,7 +146,7 @@ def test_an_invalid_document_fails_the_job_with_every_error_and_its_path(token_c
     assert status["detail"] == "the document is invalid; nothing was written"
     paths = {error["path"] for error in status["errors"]}
     assert "evaluations[0].results[1].unit" in paths and "datasets[0].name" in paths, status["errors"]
-    assert not m.Result.objects.exists()
+    assert not Result.objects.exists()
 
 
 @pytest.mark.django_db
@@ -175,7 +175,7 @@ def test_the_sweeper_queues_a_job_whose_worker_was_lost_again_then_fails_it(toke
     sent = []
     job_id = post(token_client("curator"), as_json(document_with_results(0)), "?background=true").json()["id"]
     for attempt in range(1, 4):
-        job = m.ImportJob.objects.get(pk=job_id)
+        job = ImportJob.objects.get(pk=job_id)
         with transaction.atomic():  # a worker claims it, then dies: its heartbeat stops
             assert IMPORT_JOBS.claim(
                 row=job, to="running", reason="test claim", now=timezone.now() - timedelta(minutes=5)
@@ -202,9 +202,9 @@ def test_the_sweeper_sends_a_queued_jobs_lost_message_again_under_the_same_id(to
     job_id = post(token_client("curator"), as_json(document_with_results(0)), "?background=true").json()["id"]
     sent = []
     assert import_jobs_sweep(send=lambda *, job: sent.append(job.pk)).resent == []  # sent just now: left alone
-    m.ImportJob.objects.filter(pk=job_id).update(sent_at=timezone.now() - timedelta(minutes=6))
+    ImportJob.objects.filter(pk=job_id).update(sent_at=timezone.now() - timedelta(minutes=6))
     assert import_jobs_sweep(send=lambda *, job: sent.append(job.celery_task_id)).resent == [job_id]
-    job = m.ImportJob.objects.get(pk=job_id)
+    job = ImportJob.objects.get(pk=job_id)
     assert sent == [job.celery_task_id] and job.sends == 2 and job.status == "queued"
     assert list(job.events.values_list("from_status", "to_status")) == [("", "queued"), ("queued", "queued")]
 

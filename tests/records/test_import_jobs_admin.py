@@ -13,8 +13,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
 from records.import_jobs import import_job_enqueue
+from records.models import ImportJob, Result
 from records.tasks import import_job_run
 from records.values import exact_text
 from tests.records.import_job_documents import as_json, document_with_results
@@ -22,11 +22,11 @@ from tests.records.import_job_documents import as_json, document_with_results
 ADD = "/admin/records/importjob/add/"
 
 
-def run(job: m.ImportJob) -> str:
+def run(job: ImportJob) -> str:
     return import_job_run.apply(args=[job.pk], task_id=job.celery_task_id).get()
 
 
-def page(job: m.ImportJob) -> str:
+def page(job: ImportJob) -> str:
     return f"/admin/records/importjob/{job.pk}/change/"
 
 
@@ -64,7 +64,7 @@ def test_it_refuses_the_import_page_to_staff_who_may_not_import(client, make_use
     client.force_login(make_user("release_manager"))
     assert client.get(ADD).status_code == 403
     assert client.post(ADD, {"document_text": as_json(document_with_results(0))}).status_code == 403
-    assert not m.ImportJob.objects.exists()
+    assert not ImportJob.objects.exists()
 
 
 @pytest.mark.django_db
@@ -82,7 +82,7 @@ def test_it_answers_bad_input_with_a_form_error(curator_client, data, message):
     response = curator_client.post(ADD, data)
     assert response.status_code == 200
     assert message in response.content.decode()
-    assert not m.ImportJob.objects.exists()
+    assert not ImportJob.objects.exists()
 
 
 @pytest.mark.django_db
@@ -90,7 +90,7 @@ def test_it_refuses_an_upload_without_the_csrf_token(curator):
     client = Client(enforce_csrf_checks=True)
     client.force_login(curator)
     assert client.post(ADD, {"document_text": as_json(document_with_results(0))}).status_code == 403
-    assert not m.ImportJob.objects.exists()
+    assert not ImportJob.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -99,7 +99,7 @@ def test_a_curator_uploads_reads_the_dry_run_report_and_imports_the_same_documen
     document["evaluations"][0]["results"][2]["unit"] = "fortnight"  # a second upload fixes it
     upload = SimpleUploadedFile("paper.json", as_json(document).encode(), content_type="application/json")
     response = curator_client.post(ADD, {"document_file": upload})
-    dry_run = m.ImportJob.objects.get()
+    dry_run = ImportJob.objects.get()
     assert response.status_code == 302 and response["Location"] == page(dry_run)
     assert dry_run.dry_run and dry_run.status == "queued"
     assert 'http-equiv="refresh"' in curator_client.get(page(dry_run)).content.decode()  # reloads until finished
@@ -112,21 +112,21 @@ def test_a_curator_uploads_reads_the_dry_run_report_and_imports_the_same_documen
     document["evaluations"][0]["results"][2]["unit"] = "minute"
     text = as_json(document).replace('"value": "21.50"', '"value": 21.50')
     response = curator_client.post(ADD, {"document_text": text})
-    dry_run = m.ImportJob.objects.get(pk=int(re.search(r"/(\d+)/change/$", response["Location"]).group(1)))
+    dry_run = ImportJob.objects.get(pk=int(re.search(r"/(\d+)/change/$", response["Location"]).group(1)))
     assert run(dry_run) == "succeeded"
-    assert not m.Result.objects.exists()
+    assert not Result.objects.exists()
     report = curator_client.get(page(dry_run)).content.decode()
     assert 'http-equiv="refresh"' not in report
     assert re.search(r'<th scope="row">results</th>\s*<td>5<details>', report), report
     assert 'id="import-confirm"' in report and "Import for real" in report
 
     response = curator_client.post(f"/admin/records/importjob/{dry_run.pk}/confirm/")
-    real = m.ImportJob.objects.get(dry_run_job=dry_run)
+    real = ImportJob.objects.get(dry_run_job=dry_run)
     assert response.status_code == 302 and response["Location"] == page(real)
     assert real.document == dry_run.document and not real.dry_run  # the stored document, not a re-upload
     assert run(real) == "succeeded"
-    assert m.Result.objects.count() == 5
-    assert exact_text(m.Result.objects.get(stable_id__endswith="-runtime-1").value) == "21.50"
+    assert Result.objects.count() == 5
+    assert exact_text(Result.objects.get(stable_id__endswith="-runtime-1").value) == "21.50"
     imported = curator_client.get(page(real)).content.decode()
     assert "What the import did" in imported and f"dry run #{dry_run.pk}" in imported
     assert f'href="{page(real)}"' in curator_client.get(page(dry_run)).content.decode()
@@ -142,17 +142,17 @@ def test_it_takes_an_upload_of_a_few_megabytes(curator_client):
     upload = SimpleUploadedFile("paper.json", text.encode(), content_type="application/json")
     response = curator_client.post(ADD, {"document_file": upload})
     assert response.status_code == 302, response.content[:500]
-    job = m.ImportJob.objects.get()
+    job = ImportJob.objects.get()
     assert job.document == text and job.record_count == 2_035
 
 
 @pytest.mark.django_db
 def test_it_imports_for_real_only_a_finished_dry_run(curator_client):
     curator_client.post(ADD, {"document_text": as_json(document_with_results(0))})
-    queued = m.ImportJob.objects.get()
+    queued = ImportJob.objects.get()
     response = curator_client.post(f"/admin/records/importjob/{queued.pk}/confirm/", follow=True)
     assert "Nothing was queued: import job" in response.content.decode()
-    assert m.ImportJob.objects.count() == 1
+    assert ImportJob.objects.count() == 1
     assert curator_client.get(f"/admin/records/importjob/{queued.pk}/confirm/").status_code == 405
     assert curator_client.post("/admin/records/importjob/999999/confirm/").status_code == 404
     assert curator_client.get("/admin/records/importjob/999999/change/").status_code == 404
@@ -165,32 +165,32 @@ def test_a_conflict_the_dry_run_lists_is_refused_for_real_unless_the_curator_tic
     from records.services import record_save
 
     result_id = "nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime"
-    result = m.Result.objects.get(stable_id=result_id)
+    result = Result.objects.get(stable_id=result_id)
     result.num_runs = 5  # a curator's edit since the seed's import
     record_save(record=result, actor=curator, changed_fields=["num_runs"])
     document = document_with_results(0)
     document["evaluations"][0]["results"][0]["num_runs"] = 7  # and the document's
     curator_client.post(ADD, {"document_text": as_json(document)})
-    dry_run = m.ImportJob.objects.get()
+    dry_run = ImportJob.objects.get()
     assert run(dry_run) == "succeeded"
     report = curator_client.get(page(dry_run)).content.decode()
     assert f'name="overwrite" value="results/{result_id}"' in report
     assert "num_runs: now 5, in the document 7" in report
 
     curator_client.post(f"/admin/records/importjob/{dry_run.pk}/confirm/")
-    refused = m.ImportJob.objects.get(dry_run_job=dry_run)
+    refused = ImportJob.objects.get(dry_run_job=dry_run)
     assert run(refused) == "failed"
     refused.refresh_from_db()
     assert refused.outcome == "conflict"
     assert [error["path"] for error in refused.errors] == ["evaluations[0].results[0].num_runs"]
     assert "<code>evaluations[0].results[0].num_runs</code>" in curator_client.get(page(refused)).content.decode()
-    assert m.Result.objects.get(stable_id=result_id).num_runs == 5
+    assert Result.objects.get(stable_id=result_id).num_runs == 5
 
     curator_client.post(f"/admin/records/importjob/{dry_run.pk}/confirm/", {"overwrite": [f"results/{result_id}"]})
-    taken = m.ImportJob.objects.filter(dry_run_job=dry_run).latest("id")
+    taken = ImportJob.objects.filter(dry_run_job=dry_run).latest("id")
     assert taken.overwrite == [f"results/{result_id}"]
     assert run(taken) == "succeeded"
-    assert m.Result.objects.get(stable_id=result_id).num_runs == 7
+    assert Result.objects.get(stable_id=result_id).num_runs == 7
 
 
 @pytest.mark.django_db
@@ -201,7 +201,7 @@ def test_the_dry_run_report_says_which_model_each_configuration_is_matched_to(cu
     document = document_with_results(1)
     document["configurations"][0]["short_name"] = "HyenaDNA-1.6m"
     response = curator_client.post(ADD, {"document_text": as_json(document)})
-    dry_run = m.ImportJob.objects.get(pk=int(re.search(r"/(\d+)/change/$", response["Location"]).group(1)))
+    dry_run = ImportJob.objects.get(pk=int(re.search(r"/(\d+)/change/$", response["Location"]).group(1)))
     assert run(dry_run) == "succeeded"
     report = curator_client.get(page(dry_run)).content.decode()
     configuration = document["configurations"][0]["stable_id"]

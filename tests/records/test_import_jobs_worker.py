@@ -11,7 +11,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from records import models as m
+from records.models import ImportJob, Result
 from tests.records.import_job_documents import as_json, document_with_results, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -56,13 +56,13 @@ def test_a_large_import_is_answered_202_and_a_real_worker_imports_it_with_progre
     body = wait_for(finished, timeout=180, what="the import job to finish", worker=worker, interval=0.05)
     assert body["status"] == "succeeded", body
     assert len(body["report"]["created"]["results"]) == 1_002
-    assert m.Result.objects.count() == 1_002
+    assert Result.objects.count() == 1_002
     assert body["progress"]["done"] == body["progress"]["total"] > 0
     assert seen[0][0] == "queued"
     running = [progress for progress in seen if progress[0] == "running"]
     assert running, f"never seen running: {seen[:3]} ... {seen[-3:]}"
     assert any(0 < done < total for _, done, total in running), f"no progress seen while running: {running[-5:]}"
-    job = m.ImportJob.objects.get(pk=body["id"])
+    job = ImportJob.objects.get(pk=body["id"])
     assert list(job.events.values_list("from_status", "to_status", "attempt")) == [
         ("", "queued", 0),
         ("queued", "running", 1),

@@ -12,7 +12,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
 
 from common.models import Version
-from records import models as m
+from records.models import Evaluation, ImportSnapshot, Limitation, Protocol
 from reviews.models import ReviewEvent, ReviewState
 from tests.factories import DatasetFactory, EvaluationFactory, ResultFactory
 from tests.helpers import apply_transitions
@@ -47,7 +47,7 @@ def test_it_rewrites_crlf_text_with_lf_and_a_history_row_of_its_own_without_reop
 
     run_migration()
 
-    saved = m.Evaluation.objects.get(pk=evaluation.pk)
+    saved = Evaluation.objects.get(pk=evaluation.pk)
     assert saved.quote.encode() == b"First line.\nSecond line.\nThird line."
     assert saved.setup == "one GPU"
     assert saved.review_state == ReviewState.SOURCE_CHECKED and ReviewEvent.objects.count() == events
@@ -65,31 +65,29 @@ def test_a_protocol_s_history_row_keeps_its_datasets_and_a_second_run_writes_not
     protocol.datasets.set([DatasetFactory(), DatasetFactory()])
     protocol.save()  # a history row with the datasets, as an edit through record_save writes
     store_raw("records_protocol", protocol.pk, summary="What it measures,\r\nand how.")
-    store_raw(
-        "records_limitation", m.Limitation.objects.create(protocol=protocol, position=1, text="x").pk, text="a\rb"
-    )
+    store_raw("records_limitation", Limitation.objects.create(protocol=protocol, position=1, text="x").pk, text="a\rb")
 
     run_migration()
 
     protocol.refresh_from_db()
     assert protocol.summary == "What it measures,\nand how."
-    assert m.Limitation.objects.get(protocol=protocol).text == "a\nb"
+    assert Limitation.objects.get(protocol=protocol).text == "a\nb"
     latest, before = protocol.history.all()[:2]
     assert latest.history_change_reason == migration.REASON
     assert sorted(latest.datasets.values_list("dataset_id", flat=True)) == sorted(
         protocol.datasets.values_list("pk", flat=True)
     )
     assert [change.field for change in latest.diff_against(before).changes] == ["summary"]
-    counts = (m.Protocol.history.count(), m.Limitation.history.count(), Version.objects.get(name="catalogue").number)
+    counts = (Protocol.history.count(), Limitation.history.count(), Version.objects.get(name="catalogue").number)
 
     run_migration()
 
-    assert (m.Protocol.history.count(), m.Limitation.history.count()) == counts[:2]
+    assert (Protocol.history.count(), Limitation.history.count()) == counts[:2]
     assert Version.objects.get(name="catalogue").number == counts[2]
 
 
 def test_it_rewrites_import_snapshots_so_a_reimport_compares_like_with_like():
-    snapshot = m.ImportSnapshot.objects.create(
+    snapshot = ImportSnapshot.objects.create(
         document="a paper",
         section="evaluations",
         stable_id="e-1",

@@ -25,8 +25,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from records import models as m
 from records.examples import examples_load
+from records.models import Configuration, Dataset, Evaluation, Protocol, Result, Source
 from records.seed import PROTOCOL_ID
 from records.services import record_save
 from reviews.services import review_transition_apply
@@ -69,18 +69,16 @@ PAGES = {
 def mixed_protocol() -> None:
     """A protocol over two datasets with 32 evaluations: uncertainty, bounds, third parties, the
     portal's own run, repeats counted once and of an excluded one, an exclusion edited since."""
-    source = m.Source(
-        stable_id="renderings-source", title="Renderings source", venue="Venue", authors_short="Doe et al."
-    )
+    source = Source(stable_id="renderings-source", title="Renderings source", venue="Venue", authors_short="Doe et al.")
     record_save(record=source, actor=None)
-    other_source = m.Source(stable_id="renderings-review", title="A review that reports again", venue="Review")
+    other_source = Source(stable_id="renderings-review", title="A review that reports again", venue="Review")
     record_save(record=other_source, actor=None)
     datasets = []
     for key in ("a", "b"):
-        dataset = m.Dataset(stable_id=f"renderings-dataset-{key}", name=f"Dataset {key.upper()}")
+        dataset = Dataset(stable_id=f"renderings-dataset-{key}", name=f"Dataset {key.upper()}")
         record_save(record=dataset, actor=None)
         datasets.append(dataset)
-    protocol = m.Protocol(
+    protocol = Protocol(
         stable_id=MIXED,
         title="A protocol with mixed evaluations",
         summary="Mixed.",
@@ -94,7 +92,7 @@ def mixed_protocol() -> None:
     protocol.datasets.set(datasets)
     evaluations = []
     for index in range(30):
-        configuration = m.Configuration(
+        configuration = Configuration(
             stable_id=f"renderings-config-{index:02d}", name=f"Model <{index:02d}>", short_name=f"M{index}"
         )
         if index == 29:  # the same measurement as evaluation 0, reported again
@@ -103,7 +101,7 @@ def mixed_protocol() -> None:
             record_save(record=configuration, actor=None)
         third = index % 3 == 0 or index == 29
         portal = index == 11
-        evaluation = m.Evaluation(
+        evaluation = Evaluation(
             stable_id=f"renderings-evaluation-{index:02d}",
             title=f"Evaluation & {index}",
             protocol=protocol,
@@ -122,7 +120,7 @@ def mixed_protocol() -> None:
         )
         record_save(record=evaluation, actor=None)
         evaluations.append(evaluation)
-        result = m.Result(
+        result = Result(
             stable_id=f"renderings-result-{index:02d}",
             evaluation=evaluation,
             value=Decimal(50 + index) + Decimal("0.10"),
@@ -140,7 +138,7 @@ def mixed_protocol() -> None:
             result.uncertainty_level = Decimal("95")
         record_save(record=result, actor=None)
     # The same measurement as the (excluded) evaluation 4, reported again by the review.
-    repeat = m.Evaluation(
+    repeat = Evaluation(
         stable_id="renderings-evaluation-30",
         title="Evaluation 4, reported again",
         protocol=protocol,
@@ -154,7 +152,7 @@ def mixed_protocol() -> None:
     )
     record_save(record=repeat, actor=None)
     record_save(
-        record=m.Result(
+        record=Result(
             stable_id="renderings-result-30",
             evaluation=repeat,
             value=Decimal("54.1"),
@@ -172,7 +170,7 @@ def mixed_protocol() -> None:
     review_transition_apply(
         record=evaluations[4], transition="exclude", actor=None, reason="A conflicting figure.", automatic=True
     )
-    edited = m.Evaluation.objects.get(pk=evaluations[4].pk)
+    edited = Evaluation.objects.get(pk=evaluations[4].pk)
     edited.quote = "Model 4 reaches 54, as corrected."
     record_save(record=edited, actor=None)  # an excluded record edited: excluded, re-check pending
 

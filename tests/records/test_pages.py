@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
+from records.models import Dataset, Direction, Evaluation
 from records.seed import PROTOCOL_ID
 from tests.factories import ConfigurationFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 from tests.helpers import apply_transitions
@@ -107,7 +107,7 @@ def test_it_orders_the_results_lower_is_better(client, seeded):
 
 
 def test_it_orders_the_results_higher_is_better(client):
-    protocol = ProtocolFactory(metric_direction=m.Direction.HIGHER, metric_unit="MCC")
+    protocol = ProtocolFactory(metric_direction=Direction.HIGHER, metric_unit="MCC")
     for value in ("0.5", "0.9", "0.7"):
         ResultFactory(evaluation__protocol=protocol, value=Decimal(value))
     assert result_values_in_order(client.get(f"/protocols/{protocol.stable_id}/")) == ["0.9", "0.7", "0.5"]
@@ -149,9 +149,9 @@ def test_it_renders_the_protocol_page_in_constant_queries(client):
         ResultFactory(
             evaluation__protocol=protocol,
             evaluation__configuration=configuration,
-            evaluation__dataset=m.Dataset.objects.first(),
+            evaluation__dataset=Dataset.objects.first(),
         )
-    assert m.Evaluation.objects.filter(protocol=protocol).count() == 500
+    assert Evaluation.objects.filter(protocol=protocol).count() == 500
     assert protocol_page_queries(client, protocol) == with_two
     # From the page cache: the catalogue version and the record (its correction form is cached too).
     assert protocol_page_queries(client, protocol, cached=True) == 2

@@ -12,8 +12,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
 from records import protocol_page
+from records.models import Configuration, Evaluation, Protocol, Result
 from records.selectors import FACET_OPTIONS_SHOWN
 from tests.factories import ConfigurationFactory, DatasetFactory, ProtocolFactory, SourceFactory
 from tests.helpers import load_for_module
@@ -29,7 +29,7 @@ def demo(demo_snapshot, module_transaction):
     load_for_module(module_transaction, demo=demo_snapshot)
 
 
-def suite(*, configurations: int, tasks: int) -> m.Protocol:
+def suite(*, configurations: int, tasks: int) -> Protocol:
     """A suite protocol of configurations x tasks, one result each (written in bulk: the shape is what counts)."""
     source = SourceFactory()
     parent = DatasetFactory(name="A suite")
@@ -37,8 +37,8 @@ def suite(*, configurations: int, tasks: int) -> m.Protocol:
     protocol = ProtocolFactory(source=source, metric_unit="MCC", metric_direction="higher")
     protocol.datasets.set([parent])
     rows = [ConfigurationFactory(name=f"Model {n:03d}") for n in range(configurations)]
-    evaluations = m.Evaluation.objects.bulk_create(
-        m.Evaluation(
+    evaluations = Evaluation.objects.bulk_create(
+        Evaluation(
             stable_id=f"ev-{protocol.pk}-{c.pk}-{t.pk}",
             title=f"{c.name} on {t.name}",
             protocol=protocol,
@@ -53,8 +53,8 @@ def suite(*, configurations: int, tasks: int) -> m.Protocol:
         for c in rows
         for t in task_rows
     )
-    m.Result.objects.bulk_create(
-        m.Result(
+    Result.objects.bulk_create(
+        Result(
             stable_id=f"{e.stable_id}-r",
             evaluation=e,
             value=Decimal(n % 90) / 100,
@@ -119,7 +119,7 @@ def test_it_lists_a_filters_most_frequent_options_and_says_how_many_it_leaves_ou
     facet = body.split('<h4 class="facet-label">Tested model or method</h4>', 1)[1].split("</div>", 1)[0]
     assert len(re.findall(r"<li>", facet)) == FACET_OPTIONS_SHOWN
     assert "8 less frequent options not listed" in facet
-    chosen = m.Configuration.objects.filter(name="Model 019").get()
+    chosen = Configuration.objects.filter(name="Model 019").get()
     picked = client.get(f"{protocol.get_absolute_url()}?configuration={chosen.stable_id}").content.decode()
     assert 'aria-current="true" class="selected" title="Model 019">Model 019 (2)' in picked
     assert len(re.findall(r'<tr id="evaluation-', picked)) == 2
@@ -138,9 +138,9 @@ def test_it_reads_a_protocol_in_the_same_number_of_statements_whatever_its_size(
 
 def test_the_home_page_counts_the_catalogue_and_lists_its_protocols_a_page_at_a_time(client, demo):
     first = client.get("/").content.decode()
-    protocols = m.Protocol.objects.count()
+    protocols = Protocol.objects.count()
     assert protocols > 25
-    assert f"The catalogue holds {protocols} protocols, {m.Evaluation.objects.count()} evaluations" in first
+    assert f"The catalogue holds {protocols} protocols, {Evaluation.objects.count()} evaluations" in first
     assert len(re.findall(r'<tr><th scope="row"><a href="/protocols/', first)) == 25
     last = client.get("/?table=protocols&page=2").content.decode()
     assert len(re.findall(r'<tr><th scope="row"><a href="/protocols/', last)) == protocols - 25

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from records import models as m
+from records.models import Evaluation
 from records.services import record_save
 from reviews.models import ReviewEvent, ReviewState
 from tests.factories import ConfigurationFactory, EvaluationFactory, ResultFactory
@@ -102,4 +102,4 @@ def test_sourced_fields_names_what_reopens_a_record_of_an_app_above(curator):
     evaluation.refresh_from_db()
     assert evaluation.review_state == ReviewState.EXCLUDED_RECHECK
     assert events(evaluation)[-1] == ("reopen_excluded", "edited: setup")
-    assert m.Evaluation.objects.get(pk=evaluation.pk).last_edited_by == curator
+    assert Evaluation.objects.get(pk=evaluation.pk).last_edited_by == curator

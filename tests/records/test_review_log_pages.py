@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from records import models as m
+from records.models import BaselineRole, EvidenceRow
 from reviews.models import ReviewEvent
 from reviews.services import review_transition_apply
 from tests.factories import EvaluationFactory, ProtocolFactory, ResultFactory
@@ -108,7 +108,7 @@ def test_the_protocol_page_shows_its_own_log_and_each_rows_last_transition_not_e
     evaluations = [ResultFactory(evaluation__protocol=protocol).evaluation for _ in range(3)]
     for evaluation in evaluations:
         apply_transitions(evaluation, "check_source", "exclude", reason="An evaluation's own reason.")
-    row = m.EvidenceRow.objects.create(
+    row = EvidenceRow.objects.create(
         stable_id="ev-row-1",
         protocol=protocol,
         property_name="metric",
@@ -118,7 +118,7 @@ def test_the_protocol_page_shows_its_own_log_and_each_rows_last_transition_not_e
     )
     apply_transitions(row, "check_source")
     review_transition_apply(record=row, transition="exclude", actor=curator, reason="The locator names another table.")
-    role = m.BaselineRole.objects.create(stable_id="bl-1", protocol=protocol, kind="null_control", selection_rule="r")
+    role = BaselineRole.objects.create(stable_id="bl-1", protocol=protocol, kind="null_control", selection_rule="r")
     review_transition_apply(record=role, transition="check_source", actor=curator)
     response = client.get(f"/protocols/{protocol.stable_id}/")
     log = review_log(response)

@@ -12,10 +12,10 @@ from django.db.models import Count
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from records import models as m
 from records.admin_review_table import ROWS_PER_PAGE
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports.service import records_import
+from records.models import Evaluation, Source
 from reviews.models import ReviewClaim, ReviewEvent, ReviewState
 from reviews.services import review_transition_apply
 
@@ -28,11 +28,11 @@ GUE = "01-dnabert2-gue.json"
 def imported(seeded, curator):
     """The GUE paper's table imported by the first curator: every value proposed, that curator its last editor."""
     records_import(document=example_document(EXAMPLES_DIR / GUE), actor=curator)
-    counted = m.Evaluation.objects.values("source").annotate(n=Count("pk")).order_by("-n")
-    return m.Source.objects.get(pk=counted[0]["source"])  # the source of the paper's table
+    counted = Evaluation.objects.values("source").annotate(n=Count("pk")).order_by("-n")
+    return Source.objects.get(pk=counted[0]["source"])  # the source of the paper's table
 
 
-def url(source: m.Source, **params: str) -> str:
+def url(source: Source, **params: str) -> str:
     query = "&".join(f"{key}={value}" for key, value in params.items())
     return reverse("admin:records_source_review_table", args=[source.pk]) + (f"?{query}" if query else "")
 
@@ -53,7 +53,7 @@ def submit(client, source, *, rows, transition="check_source", reason="", action
 def test_it_shows_each_value_beside_its_printed_value_locator_and_quote(client, imported, other_curator):
     client.force_login(other_curator)
     body = client.get(url(imported)).content.decode()
-    proposed = m.Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED)
+    proposed = Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED)
     assert proposed.count() > ROWS_PER_PAGE
     assert len(shown_rows(body)) == ROWS_PER_PAGE
     assert f"{proposed.count()} evaluations proposed, rows 1–{ROWS_PER_PAGE} shown" in body
@@ -66,7 +66,7 @@ def test_it_shows_each_value_beside_its_printed_value_locator_and_quote(client, 
 
 def test_the_second_curator_reviews_the_whole_table_in_a_few_submissions(client, imported, other_curator):
     client.force_login(other_curator)
-    total = m.Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).count()
+    total = Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).count()
     submissions = 0
     while rows := shown_rows(client.get(url(imported)).content.decode()):
         response = submit(client, imported, rows=rows, every=True, reason="Matches Table 4.")
@@ -74,7 +74,7 @@ def test_the_second_curator_reviews_the_whole_table_in_a_few_submissions(client,
         assert f"Check source: applied to {len(rows)} record(s)." in response.content.decode()
         assert submissions <= 5
     assert submissions == -(-total // ROWS_PER_PAGE)
-    assert not m.Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).exists()
+    assert not Evaluation.objects.filter(source=imported, review_state=ReviewState.PROPOSED).exists()
     events = ReviewEvent.objects.filter(transition="check_source", actor=other_curator)
     assert events.count() == total and set(events.values_list("reason", flat=True)) == {"Matches Table 4."}
 
@@ -86,7 +86,7 @@ def test_the_curator_who_imported_it_is_refused_every_row_with_the_four_eyes_rea
     rows = shown_rows(body)[:3]
     response = submit(client, imported, rows=rows).content.decode()
     assert "Check source: 3 refused." in response and "four-eyes rule: you edited this record last" in response
-    assert m.Evaluation.objects.filter(pk__in=rows, review_state=ReviewState.PROPOSED).count() == 3
+    assert Evaluation.objects.filter(pk__in=rows, review_state=ReviewState.PROPOSED).count() == 3
 
 
 def test_a_row_reviewed_meanwhile_is_reported_changed_and_the_others_applied(
@@ -95,7 +95,7 @@ def test_a_row_reviewed_meanwhile_is_reported_changed_and_the_others_applied(
     client.force_login(other_curator)
     rows = shown_rows(client.get(url(imported)).content.decode())[:4]
     third = make_user("curator", "curator-three")
-    review_transition_apply(record=m.Evaluation.objects.get(pk=rows[0]), transition="check_source", actor=third)
+    review_transition_apply(record=Evaluation.objects.get(pk=rows[0]), transition="check_source", actor=third)
     response = submit(client, imported, rows=rows).content.decode()
     assert "Check source: applied to 3 record(s)." in response
     assert "1 refused" in response and "the record changed meanwhile: it is source checked now" in response
@@ -104,14 +104,14 @@ def test_a_row_reviewed_meanwhile_is_reported_changed_and_the_others_applied(
 def test_it_refuses_a_submission_without_rows_or_transition_and_changes_nothing(client, imported, other_curator):
     client.force_login(other_curator)
     rows = shown_rows(client.get(url(imported)).content.decode())
-    before = m.Evaluation.objects.filter(review_state=ReviewState.PROPOSED).count()
+    before = Evaluation.objects.filter(review_state=ReviewState.PROPOSED).count()
     body = client.post(url(imported), {"action": "apply", "transition": "check_source", "shown": rows}).content.decode()
     assert "Tick the rows to act on" in body
     body = client.post(url(imported), {"action": "apply", "rows": rows[:1], "shown": rows}).content.decode()
     assert "Choose the transition to apply." in body
     body = client.post(url(imported), {"action": "apply", "transition": "exclude", "rows": rows[:1], "shown": rows})
     assert "Select a valid choice" in body.content.decode()  # exclude does not apply to proposed rows
-    assert m.Evaluation.objects.filter(review_state=ReviewState.PROPOSED).count() == before
+    assert Evaluation.objects.filter(review_state=ReviewState.PROPOSED).count() == before
 
 
 def test_a_claim_is_shown_to_the_other_curators_until_released(client, imported, curator, other_curator):

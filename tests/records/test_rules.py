@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
-from records import models as m
 from records.imports import ImportInvalid, records_import
+from records.models import Result
 from records.rules import count_off_unit, unit_problem
 from records.seed import seed_document
 from records.services import record_save
@@ -49,7 +49,7 @@ def test_it_counts_the_results_in_another_unit_in_one_query(django_assert_num_qu
 @pytest.mark.django_db
 def test_a_result_form_a_moved_evaluation_and_a_changed_protocol_unit_are_refused_by_the_rule(curator):
     result = ResultFactory()
-    wrong = m.Result(
+    wrong = Result(
         stable_id="wrong-unit", evaluation=result.evaluation, value=Decimal("1"), unit="hour", printed_value="1 h"
     )
     with pytest.raises(ValidationError) as error:

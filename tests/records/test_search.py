@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
+from records.models import Dataset, Evaluation, GenomicModel
 from records.search import PER_PAGE, search
 from records.services import record_save
 from tests.helpers import load_for_module
@@ -50,7 +50,7 @@ def evaluations_mentioning(word: str) -> set[str]:
     condition = Q()
     for field in EVALUATION_FIELDS:
         condition |= Q(**{f"{field}__icontains": word})
-    return set(m.Evaluation.objects.filter(condition).values_list("stable_id", flat=True))
+    return set(Evaluation.objects.filter(condition).values_list("stable_id", flat=True))
 
 
 def all_hits(query: str, record_type: str = "") -> list:
@@ -94,17 +94,17 @@ def test_a_models_name_in_any_spelling_finds_the_same_records_the_model_first(de
     assert found == {(hit.type, hit.stable_id) for hit in all_hits("DNABERT-2")}
     first = search(query=spelling).hits[0]
     assert (first.type, first.stable_id) == ("model", "dnabert-2-117m")
-    model = m.GenomicModel.objects.get(stable_id="dnabert-2-117m")
+    model = GenomicModel.objects.get(stable_id="dnabert-2-117m")
     assert {("configuration", c) for c in model.configurations.values_list("stable_id", flat=True)} <= found
-    measured = m.Evaluation.objects.filter(configuration__model=model).values_list("stable_id", flat=True)
+    measured = Evaluation.objects.filter(configuration__model=model).values_list("stable_id", flat=True)
     assert len(measured) > 50 and {("evaluation", e) for e in measured} <= found
 
 
 def is_nt_benchmark_promoter_row(hit) -> bool:
     if hit.type == "dataset":
-        task = m.Dataset.objects.select_related("suite").get(stable_id=hit.stable_id)
+        task = Dataset.objects.select_related("suite").get(stable_id=hit.stable_id)
     elif hit.type == "evaluation":
-        task = m.Evaluation.objects.select_related("dataset__suite").get(stable_id=hit.stable_id).dataset
+        task = Evaluation.objects.select_related("dataset__suite").get(stable_id=hit.stable_id).dataset
     else:
         return False
     return task.suite is not None and task.suite.stable_id in NT_SUITES and "promoter" in task.name.lower()
@@ -230,7 +230,7 @@ def test_a_search_asked_again_is_read_from_the_page_cache_until_the_catalogue_ch
     with CaptureQueriesContext(connection) as captured:
         assert client.get("/search/", {"q": "HyenaDNA"}).content == first
     assert len(captured) == 1  # the catalogue's version only
-    model = m.GenomicModel.objects.get(stable_id="hyenadna-tiny-1k")
+    model = GenomicModel.objects.get(stable_id="hyenadna-tiny-1k")
     model.name = "HyenaDNA tiny 1k, renamed"
     record_save(record=model, actor=None, changed_fields=["name"])
     assert "HyenaDNA tiny 1k, renamed" in client.get("/search/", {"q": "HyenaDNA"}).content.decode()

@@ -14,9 +14,9 @@ from django.db import connection, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from records import models as m
 from records.identity import model_change_undo, model_merge, model_split
 from records.imports import records_import
+from records.models import Dataset, Evaluation, GenomicModel, ModelAlias, Protocol, SearchEntry, Work
 from records.search import search
 from records.search_index import search_index_rebuild
 from records.seed import seed_document
@@ -44,8 +44,8 @@ def found(query: str, record_type: str = "") -> set[tuple[str, str]]:
 
 
 def entries() -> dict[tuple[str, int], dict]:
-    fields = [f.name for f in m.SearchEntry._meta.concrete_fields if f.name not in ("id", "vector")]
-    return {(row["kind"], row["record_id"]): row for row in m.SearchEntry.objects.values(*fields)}
+    fields = [f.name for f in SearchEntry._meta.concrete_fields if f.name not in ("id", "vector")]
+    return {(row["kind"], row["record_id"]): row for row in SearchEntry.objects.values(*fields)}
 
 
 @pytest.fixture
@@ -110,10 +110,10 @@ def test_renaming_a_model_changes_the_hits_of_its_configurations_evaluations_and
 
 
 def test_an_edit_of_a_task_or_protocol_shows_on_the_evaluations_found(catalogue):
-    protocol = m.Protocol.objects.get(stable_id="fish-mcc")
+    protocol = Protocol.objects.get(stable_id="fish-mcc")
     protocol.title = "Shark suite, MCC"
     record_save(record=protocol, actor=None, changed_fields=["title"])
-    suite = m.Dataset.objects.get(stable_id="fish-suite")
+    suite = Dataset.objects.get(stable_id="fish-suite")
     suite.name = "Reef benchmark"
     record_save(record=suite, actor=None, changed_fields=["name"])
     evaluations = {("evaluation", e.stable_id) for e in catalogue["evaluations"]}
@@ -195,7 +195,7 @@ def test_a_review_transition_shows_on_the_hit_without_touching_the_index(catalog
 
 def test_the_entries_kept_by_the_writes_are_those_a_rebuild_makes(catalogue):
     model = catalogue["model"]
-    record_save(record=m.ModelAlias(stable_id="alias-zebra-x", model=model, alias="Zebra X"), actor=None)
+    record_save(record=ModelAlias(stable_id="alias-zebra-x", model=model, alias="Zebra X"), actor=None)
     configuration = catalogue["configurations"][0]
     configuration.short_name = "Zebra short"
     record_save(record=configuration, actor=None, changed_fields=["short_name"])
@@ -208,7 +208,7 @@ def test_the_entries_kept_by_the_writes_are_those_a_rebuild_makes(catalogue):
 
 def test_nothing_is_indexed_when_the_write_is_rolled_back(catalogue):
     with pytest.raises(RuntimeError), transaction.atomic():
-        record_save(record=m.Work(stable_id="lost-work", title="A work rolled back"), actor=None)
+        record_save(record=Work(stable_id="lost-work", title="A work rolled back"), actor=None)
         assert found("rolled back") == {("work", "lost-work")}  # in the writer's transaction
         raise RuntimeError
     assert found("rolled back") == set()
@@ -226,7 +226,7 @@ def test_two_writes_refreshing_one_entry_at_once_both_commit(catalogue):
     def rename_model() -> None:
         try:
             with transaction.atomic():
-                model = m.GenomicModel.objects.get(stable_id="zebra-2")
+                model = GenomicModel.objects.get(stable_id="zebra-2")
                 model.name = "Marlin model"
                 record_save(record=model, actor=None, changed_fields=["name"])
                 renamed.set()
@@ -240,7 +240,7 @@ def test_two_writes_refreshing_one_entry_at_once_both_commit(catalogue):
     worker = threading.Thread(target=rename_model)
     worker.start()
     renamed.wait(10)
-    evaluation = m.Evaluation.objects.get(stable_id="zebra-eval-0")
+    evaluation = Evaluation.objects.get(stable_id="zebra-eval-0")
     evaluation.title = "Zebra run 0, retitled"
     record_save(record=evaluation, actor=None, changed_fields=["title"])
     worker.join(10)

@@ -9,7 +9,20 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from records import models as m
+from records.models import (
+    BaselineRole,
+    Configuration,
+    Dataset,
+    Decision,
+    Evaluation,
+    Limitation,
+    MeasuredBy,
+    Protocol,
+    ReadingMethod,
+    Result,
+    Source,
+    SourceKind,
+)
 from records.seed import PROTOCOL_ID, SUITE_ID, TASKS_CSV
 from releases.models import Release
 from reviews.models import ReviewEvent, ReviewState
@@ -17,15 +30,15 @@ from reviews.models import ReviewEvent, ReviewState
 pytestmark = pytest.mark.django_db
 
 HISTORY_MODELS = [
-    m.Source,
-    m.Dataset,
-    m.Configuration,
-    m.Protocol,
-    m.Limitation,
-    m.Evaluation,
-    m.Result,
-    m.BaselineRole,
-    m.Decision,
+    Source,
+    Dataset,
+    Configuration,
+    Protocol,
+    Limitation,
+    Evaluation,
+    Result,
+    BaselineRole,
+    Decision,
 ]
 
 
@@ -47,7 +60,7 @@ def test_it_imports_the_seed_record_idempotently(seeded):
 
 
 def test_it_loads_the_protocol_with_its_metric_and_metadata(seeded):
-    protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
+    protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
     assert (
         protocol.title == "Nucleotide Transformer IA3 fine-tuning run time (Dalla-Torre et al. 2025 Methods 'Hardware')"
     )
@@ -67,7 +80,7 @@ def test_it_loads_the_protocol_with_its_metric_and_metadata(seeded):
 
 
 def test_it_loads_the_18_tasks_from_the_shared_task_table(seeded):
-    suite = m.Dataset.objects.get(stable_id=SUITE_ID)
+    suite = Dataset.objects.get(stable_id=SUITE_ID)
     assert suite.name == "NT benchmark, all 18 tasks"
     with TASKS_CSV.open(newline="") as handle:
         expected = {row["task"]: row for row in csv.DictReader(handle)}
@@ -83,11 +96,11 @@ def test_it_loads_the_18_tasks_from_the_shared_task_table(seeded):
             "MCC",
         )
     assert tasks["splice_sites_all"].sequence_length_bp == 600 and tasks["splice_sites_all"].num_classes == 3
-    assert suite.source.kind == m.SourceKind.DATASET_CARD
+    assert suite.source.kind == SourceKind.DATASET_CARD
 
 
 def test_it_loads_both_evaluations_excluded_with_the_concern(seeded):
-    evaluations = m.Evaluation.objects.filter(protocol__stable_id=PROTOCOL_ID).order_by("configuration__name")
+    evaluations = Evaluation.objects.filter(protocol__stable_id=PROTOCOL_ID).order_by("configuration__name")
     assert [e.results.get().value for e in evaluations] == [Decimal("50"), Decimal("20")]
     assert [e.results.get().printed_value for e in evaluations] == ["50 min", "20 min"]
     for evaluation in evaluations:
@@ -96,7 +109,7 @@ def test_it_loads_both_evaluations_excluded_with_the_concern(seeded):
         assert (
             evaluation.concern_locator == "Methods, 'Data preparation > Hardware', paragraph 1; Discussion, paragraph 3"
         )
-        assert (evaluation.measured_by, evaluation.reading_method) == (m.MeasuredBy.AUTHORS, m.ReadingMethod.TEXT)
+        assert (evaluation.measured_by, evaluation.reading_method) == (MeasuredBy.AUTHORS, ReadingMethod.TEXT)
         assert [
             e.transition
             for e in ReviewEvent.objects.filter(object_id=evaluation.pk, record_stable_id=evaluation.stable_id)
@@ -104,12 +117,12 @@ def test_it_loads_both_evaluations_excluded_with_the_concern(seeded):
 
 
 def test_it_loads_the_source_citation_baselines_decision_and_release(seeded):
-    source = m.Protocol.objects.get(stable_id=PROTOCOL_ID).source
+    source = Protocol.objects.get(stable_id=PROTOCOL_ID).source
     assert source.full_citation == "Nature Methods 22, 287-297 (published online 2024-11-28); PMC11810778 full-text XML"
-    roles = m.BaselineRole.objects.filter(protocol__stable_id=PROTOCOL_ID)
+    roles = BaselineRole.objects.filter(protocol__stable_id=PROTOCOL_ID)
     assert sorted(r.kind for r in roles) == ["conventional_reference", "null_control"]
     assert all(r.review_state == ReviewState.PROPOSED and r.status == "proposed" for r in roles)
-    assert m.Decision.objects.get().title == "Select an execution workflow for large-scale diagnostic genomics"
+    assert Decision.objects.get().title == "Select an execution workflow for large-scale diagnostic genomics"
     release = Release.objects.get()
     assert release.release_id == "2026-10-22-1b7cf027e4f6" and release.is_external
     assert release.records.filter(record_type="protocol", stable_id=PROTOCOL_ID).exists()

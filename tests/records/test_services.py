@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
-from records import models as m
+from records.models import Evaluation, Result, Source
 from records.services import record_delete, record_save
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionForbidden, review_transition_apply
@@ -48,7 +48,7 @@ def test_it_reopens_a_reviewed_evaluation_when_a_sourced_field_changes(
 def test_it_reopens_an_evaluation_when_the_source_changes(curator):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, "check_source")
-    evaluation.source = m.Source.objects.create(stable_id="other-source", title="Another paper")
+    evaluation.source = Source.objects.create(stable_id="other-source", title="Another paper")
     record_save(record=evaluation, actor=curator, changed_fields=["source"])
     evaluation.refresh_from_db()
     assert evaluation.review_state == ReviewState.PROPOSED
@@ -109,7 +109,7 @@ def test_it_reopens_through_the_admin_too(client, curator):
 def test_it_reopens_a_checked_evaluation_when_a_result_is_added(curator):
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, "check_source")
-    result = m.Result(
+    result = Result(
         stable_id="late-result",
         evaluation=evaluation,
         value=Decimal("3"),
@@ -133,7 +133,7 @@ def test_it_reopens_the_evaluation_when_a_result_is_deleted(curator):
         "test reason",
     )  # still out, concern public
     assert last_event(evaluation).reason == f"edited: result {result.stable_id} deleted"
-    assert m.Result.history.filter(stable_id=result.stable_id).first().history_user == curator
+    assert Result.history.filter(stable_id=result.stable_id).first().history_user == curator
 
 
 def test_it_reopens_both_evaluations_when_a_result_moves(curator):
@@ -163,7 +163,7 @@ def test_it_keeps_a_transition_made_while_an_edit_was_open(curator, other_curato
     """An edit saved from a copy loaded before another curator's exclusion does not undo it."""
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, "check_source")
-    stale = m.Evaluation.objects.get(pk=evaluation.pk)
+    stale = Evaluation.objects.get(pk=evaluation.pk)
     apply_transitions(evaluation, "exclude", reason="runs on different hardware")
     stale.title = "A clearer title"
     record_save(record=stale, actor=curator, changed_fields=["title"])
@@ -177,13 +177,11 @@ def test_it_keeps_a_transition_made_while_an_edit_was_open(curator, other_curato
 
 def test_it_refuses_a_result_in_another_unit_as_a_field_error(curator):
     evaluation = EvaluationFactory()
-    result = m.Result(
-        stable_id="wrong-unit", evaluation=evaluation, value=Decimal("1"), unit="hour", printed_value="1 h"
-    )
+    result = Result(stable_id="wrong-unit", evaluation=evaluation, value=Decimal("1"), unit="hour", printed_value="1 h")
     with pytest.raises(ValidationError) as error:
         record_save(record=result, actor=curator)
     assert "unit" in error.value.message_dict
-    assert not m.Result.objects.filter(stable_id="wrong-unit").exists()
+    assert not Result.objects.filter(stable_id="wrong-unit").exists()
 
 
 def test_it_refuses_a_metric_unit_its_results_do_not_use_as_a_field_error(curator):

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
+from records.models import Area, BaselineRole, BaselineStatus, Protocol
 from records.seed import PROTOCOL_ID
 from tests.factories import ConfigurationFactory, ProtocolFactory, ResultFactory, SourceFactory
 from tests.helpers import apply_transitions
@@ -25,8 +25,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def catalogue():
     """Two protocols, three configurations, results in every state and known gaps."""
-    area = m.Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
-    other_area = m.Area.objects.create(stable_id="proteins", label="Proteins")
+    area = Area.objects.create(stable_id="dna-genomes", label="DNA and genomes")
+    other_area = Area.objects.create(stable_id="proteins", label="Proteins")
     source = SourceFactory()
     runtime = ProtocolFactory(stable_id="runtime", title="Run time", source=source, metric_unit="minute")
     accuracy = ProtocolFactory(
@@ -52,10 +52,10 @@ def catalogue():
     apply_transitions(checked.evaluation, "check_source")
     apply_transitions(excluded.evaluation, "check_source", "exclude", reason="Measured on the test split.")
     apply_transitions(measured.evaluation, "check_source")
-    m.BaselineRole.objects.create(
+    BaselineRole.objects.create(
         stable_id="runtime-null", protocol=runtime, kind="null_control", selection_rule="r", configuration=control
     )
-    m.BaselineRole.objects.create(
+    BaselineRole.objects.create(
         stable_id="runtime-ref", protocol=runtime, kind="conventional_reference", selection_rule="r"
     )
     return {
@@ -95,8 +95,8 @@ def test_the_coverage_matrix_filters_by_area_and_downloads_as_csv(client, catalo
 
 
 def test_a_retired_baseline_role_is_not_counted_as_measured(client, catalogue):
-    role = m.BaselineRole.objects.get(stable_id="runtime-null")
-    role.status = m.BaselineStatus.RETIRED  # its configuration's evaluation stays source checked
+    role = BaselineRole.objects.get(stable_id="runtime-null")
+    role.status = BaselineStatus.RETIRED  # its configuration's evaluation stays source checked
     role.save()
     runtime_row = next(
         row
@@ -222,7 +222,7 @@ def test_site_pages_run_constant_queries(client, seeded, url):
         return len(queries)
 
     before = count()
-    protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
+    protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
     for _ in range(30):
         ResultFactory(
             evaluation__protocol=protocol,

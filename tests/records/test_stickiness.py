@@ -16,9 +16,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from corrections.services import correction_decide, correction_submit
-from records import models as m
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports import records_import
+from records.models import Evaluation, Result
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionConflict, TransitionForbidden, review_transition_apply
 from tests.helpers import load_for_module
@@ -69,7 +69,7 @@ def loaded(module_transaction):
 
 @pytest.fixture
 def conflict(loaded):
-    evaluation = m.Evaluation.objects.get(stable_id=EXCLUDED)
+    evaluation = Evaluation.objects.get(stable_id=EXCLUDED)
     assert evaluation.review_state == ReviewState.EXCLUDED and evaluation.concern.startswith(
         "Self-reported by the HyenaDNA authors"
     )
@@ -117,7 +117,7 @@ def accept_a_correction(client, curator, evaluation):
         ip="192.0.2.7",
     )
     correction_decide(correction=suggestion, actor=curator, decision="accept", response="Checked.", apply_value=True)
-    assert m.Result.objects.get(pk=result.pk).printed_value == "62.7"
+    assert Result.objects.get(pk=result.pk).printed_value == "62.7"
 
 
 def edit_its_result(client, curator, evaluation):

@@ -13,7 +13,7 @@ import pytest
 from django.http import QueryDict
 
 from records import identity_pages, timeline
-from records import models as m
+from records.models import Direction
 from tests.factories import ConfigurationFactory, DatasetFactory, ProtocolFactory, SourceFactory
 from tests.helpers import load_for_module
 from tests.records.test_identity_pages import GenomicModelFactory, get, measure, page_text
@@ -129,7 +129,7 @@ def test_lower_is_better_steps_down_and_a_tie_is_no_new_best():
 def dated_task():
     task = DatasetFactory(stable_id="dated-task", name="A dated task")
     protocol = ProtocolFactory(
-        metric_name="AUROC", metric_short_name="auroc", metric_unit="AUROC", metric_direction=m.Direction.HIGHER
+        metric_name="AUROC", metric_short_name="auroc", metric_unit="AUROC", metric_direction=Direction.HIGHER
     )
     return task, protocol
 

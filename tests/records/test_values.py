@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 
-from records import models as m
+from records.models import Result
 from records.services import record_save
 from records.values import ValueInvalid, display, exact_text, parse_exact, printed_numbers, printed_value_problem
 from tests.factories import EvaluationFactory, ProtocolFactory, ResultFactory
@@ -81,7 +81,7 @@ def test_it_displays_every_printed_digit_and_no_more(value, shown):
 )
 def test_it_stores_a_value_of_any_magnitude_exactly_with_its_precision(value):
     result = ResultFactory(value=Decimal(value), printed_value=value)
-    stored = m.Result.objects.get(pk=result.pk).value
+    stored = Result.objects.get(pk=result.pk).value
     assert (
         exact_text(stored) == exact_text(Decimal(value)) and stored.as_tuple() == abs(Decimal(value)).as_tuple()
         if Decimal(value).is_zero()
@@ -97,7 +97,7 @@ def test_an_edit_from_0_41_to_0_410_is_an_edit_and_reopens_the_review(curator):
     apply_transitions(result.evaluation, "check_source")
     result.value, result.printed_value = Decimal("0.410"), "0.410"
     record_save(record=result, actor=curator, changed_fields=["value", "printed_value"])
-    assert exact_text(m.Result.objects.get(pk=result.pk).value) == "0.410"
+    assert exact_text(Result.objects.get(pk=result.pk).value) == "0.410"
     result.evaluation.refresh_from_db()
     assert result.evaluation.review_state == "proposed"
 
@@ -125,7 +125,7 @@ def test_a_printed_plus_minus_needs_its_structured_uncertainty(curator):
         uncertainty_value=Decimal("0.03"),
         num_runs=10,
     )
-    assert exact_text(m.Result.objects.get(pk=result.pk).uncertainty_value) == "0.03"
+    assert exact_text(Result.objects.get(pk=result.pk).uncertainty_value) == "0.03"
 
 
 class ExactValuesRoundTrip(TestCase):
@@ -142,4 +142,4 @@ class ExactValuesRoundTrip(TestCase):
         protocol = ProtocolFactory(metric_unit="score")
         result = ResultFactory(evaluation__protocol=protocol, value=value, printed_value=exact_text(value))
         expected = abs(value) if value.is_zero() else value  # no negative zero
-        assert m.Result.objects.get(pk=result.pk).value.as_tuple() == expected.as_tuple()
+        assert Result.objects.get(pk=result.pk).value.as_tuple() == expected.as_tuple()

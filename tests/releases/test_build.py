@@ -25,7 +25,17 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records import models as m
+from records.models import (
+    BaselineRole,
+    BaselineStatus,
+    Configuration,
+    Dataset,
+    Evaluation,
+    Protocol,
+    Result,
+    Source,
+    Work,
+)
 from records.seed import CONCERN, PROTOCOL_ID, QUOTE, SUITE_ID
 from records.services import record_save
 from releases import catalogue_rows, store
@@ -232,7 +242,7 @@ def test_the_tables_hold_every_record_with_its_review_state_comparability_and_co
     assert coverage["conventional_reference_role_id"] == f"{PROTOCOL_ID}-conventional-reference"
     assert coverage["has_reviewed_recipe"] == "false"
     assert {row["source_id"] for row in table(bag, "source_table")} == set(
-        m.Source.objects.values_list("stable_id", flat=True)
+        Source.objects.values_list("stable_id", flat=True)
     )
     assert table(bag, "evidence") == []
     [protocol] = table(bag, "protocol_table")
@@ -248,14 +258,14 @@ def test_the_tables_hold_every_record_with_its_review_state_comparability_and_co
     tasks = [row for row in table(bag, "dataset_table") if row["suite_id"] == SUITE_ID]
     assert len(tasks) == 18 and all(row["train_size"] and row["metric"] == "MCC" for row in tasks)
     assert {row["configuration_id"] for row in table(bag, "configuration_table")} == set(
-        m.Configuration.objects.values_list("stable_id", flat=True)
+        Configuration.objects.values_list("stable_id", flat=True)
     )
     assert published_release.counts["rows"] == {
         "protocol_coverage": 1,
         "model_evaluation_matrix": 2,
         "protocol_table": 1,
         "dataset_table": 19,
-        "configuration_table": m.Configuration.objects.count(),
+        "configuration_table": Configuration.objects.count(),
         "source_table": 2,
         "evidence": 0,
         "work_table": 2,
@@ -268,7 +278,7 @@ def test_the_tables_hold_every_record_with_its_review_state_comparability_and_co
 
 
 def test_decimals_are_written_as_stored_and_rows_sorted_in_python(seeded, tmp_path):
-    evaluation = EvaluationFactory(protocol=m.Protocol.objects.get(stable_id=PROTOCOL_ID))
+    evaluation = EvaluationFactory(protocol=Protocol.objects.get(stable_id=PROTOCOL_ID))
     for stable_id, value in [("b-result", "0.000100"), ("B-result", "123456789.123456"), ("a-result", "-2.5")]:
         ResultFactory(
             evaluation=evaluation, stable_id=stable_id, value=Decimal(value), printed_value=f'{value}, "as printed"\n'
@@ -295,21 +305,19 @@ def test_has_reviewed_recipe_comes_from_the_benchmarks_reviewed_recipes(seeded, 
 def test_a_published_release_lists_every_exported_record_and_record_pages_name_it(published_release):
     memberships = set(ReleaseRecord.objects.filter(release=published_release).values_list("record_type", "stable_id"))
     expected = {("protocol", PROTOCOL_ID)}
-    expected |= {("evaluation", s) for s in m.Evaluation.objects.values_list("stable_id", flat=True)}
-    expected |= {("result", s) for s in m.Result.objects.values_list("stable_id", flat=True)}
-    expected |= {("source", s) for s in m.Source.objects.values_list("stable_id", flat=True)}
-    expected |= {("configuration", s) for s in m.Configuration.objects.values_list("stable_id", flat=True)}
-    expected |= {("baselinerole", s) for s in m.BaselineRole.objects.values_list("stable_id", flat=True)}
-    expected |= {
-        ("dataset", s) for s in m.Dataset.objects.values_list("stable_id", flat=True)
-    }  # every task, used or not
-    expected |= {("work", s) for s in m.Work.objects.values_list("stable_id", flat=True)}
+    expected |= {("evaluation", s) for s in Evaluation.objects.values_list("stable_id", flat=True)}
+    expected |= {("result", s) for s in Result.objects.values_list("stable_id", flat=True)}
+    expected |= {("source", s) for s in Source.objects.values_list("stable_id", flat=True)}
+    expected |= {("configuration", s) for s in Configuration.objects.values_list("stable_id", flat=True)}
+    expected |= {("baselinerole", s) for s in BaselineRole.objects.values_list("stable_id", flat=True)}
+    expected |= {("dataset", s) for s in Dataset.objects.values_list("stable_id", flat=True)}  # every task, used or not
+    expected |= {("work", s) for s in Work.objects.values_list("stable_id", flat=True)}
     assert memberships == expected
     assert all(
         len(h) == 64
         for h in ReleaseRecord.objects.filter(release=published_release).values_list("content_sha256", flat=True)
     )
-    evaluation_id = m.Evaluation.objects.values_list("stable_id", flat=True).first()
+    evaluation_id = Evaluation.objects.values_list("stable_id", flat=True).first()
     containing = releases_containing(record_type="evaluation", stable_id=evaluation_id)
     assert containing[0] == published_release and containing[1].is_external  # the seed's external release too
     assert latest_published() == published_release
@@ -325,7 +333,7 @@ def test_the_change_from_the_previous_release_counts_records_added_removed_and_c
 
     lonely.delete()
     SourceFactory(stable_id="a-new-source")
-    configuration = m.Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025")
+    configuration = Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025")
     configuration.name = "NT 500M, renamed"
     record_save(record=configuration, actor=curator, changed_fields=["name"])
     second = release_build(release_pk=release_cut(actor=release_manager).pk)
@@ -439,16 +447,16 @@ def test_the_release_and_the_coverage_page_say_the_same_of_a_protocols_coverage(
     for configuration in (control, reference):
         apply_transitions(EvaluationFactory(protocol=protocol, configuration=configuration), "check_source")
     EvaluationFactory(protocol=protocol, configuration=control)  # proposed
-    m.BaselineRole.objects.create(
+    BaselineRole.objects.create(
         stable_id="null", protocol=protocol, kind="null_control", selection_rule="r", configuration=control
     )
-    m.BaselineRole.objects.create(
+    BaselineRole.objects.create(
         stable_id="ref",
         protocol=protocol,
         kind="conventional_reference",
         selection_rule="r",
         configuration=reference,
-        status=m.BaselineStatus.RETIRED,
+        status=BaselineStatus.RETIRED,
     )
     [row] = catalogue_rows.coverage_rows(chunk_size=10)
     assert (row["null_control_measured"], row["conventional_reference_measured"]) == (True, False)

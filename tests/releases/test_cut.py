@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import connections
 from rest_framework.test import APIClient
 
-from records import models as m
+from records.models import Protocol, Result
 from records.seed import PROTOCOL_ID
 from records.services import record_save
 from releases.build import release_build
@@ -195,7 +195,7 @@ def test_cutting_again_with_nothing_changed_says_so_and_creates_nothing(publishe
 
 
 def test_an_edit_after_the_last_release_allows_a_new_cut(published_release, release_manager, curator):
-    result = m.Result.objects.first()
+    result = Result.objects.first()
     result.printed_value = "20 minutes"
     record_save(record=result, actor=curator, changed_fields=["printed_value"])
     release = release_cut(actor=release_manager)
@@ -215,7 +215,7 @@ def test_a_cut_while_another_release_is_being_built_is_refused(release_manager):
 
 
 def test_a_build_that_finds_the_content_unchanged_publishes_nothing(published_release, release_manager, curator):
-    protocol = m.Protocol.objects.get(stable_id=PROTOCOL_ID)
+    protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
     protocol.explanatory_profile = "Edited, but the explanatory profile is not part of a release."
     record_save(record=protocol, actor=curator, changed_fields=["explanatory_profile"])
     release = release_build(release_pk=release_cut(actor=release_manager).pk)

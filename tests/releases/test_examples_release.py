@@ -127,11 +127,11 @@ def the_matrix_carries_what_a_reader_needs_to_judge_a_conflict(examples_release)
 
 
 def test_the_next_release_compares_like_with_like(examples_release, release_manager, build_now, curator):
-    from records import models as m
+    from records.models import Result
     from records.services import record_save
     from releases.services import release_cut
 
-    result = m.Result.objects.get(stable_id="dnafm-t3-human-5mc-dnabert-2-r1")
+    result = Result.objects.get(stable_id="dnafm-t3-human-5mc-dnabert-2-r1")
     result.value, result.printed_value = parse_exact("0.6850"), "0.6850"
     record_save(record=result, actor=curator, changed_fields=["value", "printed_value"])
     second = build_now(release_cut(actor=release_manager))
@@ -147,10 +147,10 @@ def the_agreements_are_those_of_records_agreement_over_every_evaluation_at_once(
     """The release computes them a task family and a batch of subjects at a time; one call over the
     whole catalogue (as the API's agreements list makes) gives the same verdicts and measurements."""
     from records import agreement
-    from records import models as m
+    from records.models import Dataset
 
     roots = agreement.task_families()
-    stable_ids = dict(m.Dataset.objects.values_list("pk", "stable_id"))
+    stable_ids = dict(Dataset.objects.values_list("pk", "stable_id"))
     members: dict[int, set[int]] = defaultdict(set)
     for task, root in roots.items():
         members[root].add(task)

@@ -250,7 +250,7 @@ class Memberships:
 @pytest.mark.parametrize("chunk_size", [1, 3, 1_000])
 def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_size: int) -> None:
     from records import exports
-    from records import models as m
+    from records.models import GenomicModel, MeasuredBy, Result
     from releases import matrix
     from releases.table_schemas import MODEL_EVALUATION_MATRIX
     from tests.factories import EvaluationFactory, ResultFactory
@@ -258,8 +258,8 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
 
     original = EvaluationFactory(uncertainty="± 0.01", setup="5-fold")
     apply_transitions(original, "check_source")
-    repeat = EvaluationFactory(repeats=original, measured_by=m.MeasuredBy.THIRD_PARTY, measured_by_name="Lab")
-    original.configuration.model = m.GenomicModel.objects.create(stable_id="a-model", name="A model")
+    repeat = EvaluationFactory(repeats=original, measured_by=MeasuredBy.THIRD_PARTY, measured_by_name="Lab")
+    original.configuration.model = GenomicModel.objects.create(stable_id="a-model", name="A model")
     original.configuration.save()
     copy = EvaluationFactory(original_citation="A leaderboard", original_locator="row 3")
     for i, evaluation in enumerate([original, repeat, copy, original]):
@@ -268,14 +268,14 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
     key = catalogue_rows._key()
     sink = Memberships()
     rows = list(matrix.matrix_rows(chunk_size=chunk_size, key=key, sink=sink))
-    plain = list(exports.matrix_rows(m.Result.objects.all(), chunk_size=chunk_size, key=key))
+    plain = list(exports.matrix_rows(Result.objects.all(), chunk_size=chunk_size, key=key))
     names = [f.name for f in MODEL_EVALUATION_MATRIX.fields]
     release_only = list(matrix.RELEASE_ONLY_COLUMNS)
     assert [{n: r[n] for n in r if n not in release_only} for r in rows] == plain and len(rows) == 5
     assert set(names) == set(plain[0]) | set(release_only)
     joined = {  # the release's own columns, read by a plain join
         values[0]: dict(zip(release_only, values[1:], strict=True))
-        for values in m.Result.objects.values_list("stable_id", *matrix.RELEASE_ONLY_COLUMNS.values())
+        for values in Result.objects.values_list("stable_id", *matrix.RELEASE_ONLY_COLUMNS.values())
     }
     assert all({n: r[n] for n in release_only} == joined[r["result_id"]] for r in rows)
     assert {r["model_name"] for r in rows} == {"A model", None} and {r["original_locator"] for r in rows} == {
@@ -337,21 +337,21 @@ def test_the_change_counts_are_those_of_the_change_lists(previous_format: int) -
 def test_the_bundle_writer_holds_at_most_a_chunk_of_rows_in_memory(db, tmp_path: Path) -> None:
     import tracemalloc
 
-    from records import models as m
+    from records.models import Relation, Result
     from tests.factories import EvaluationFactory, ProtocolFactory
 
     protocol = ProtocolFactory()
     evaluation = EvaluationFactory(protocol=protocol, quote="q" * 2000)
     # Ratios to a reference: no agreement counts them (only absolute results compare), whose reading
     # holds a subject's evidence on a task family at once (tests/releases/test_identity_tables.py).
-    m.Result.objects.bulk_create(
-        m.Result(
+    Result.objects.bulk_create(
+        Result(
             evaluation=evaluation,
             stable_id=f"r-{i:05d}",
             value=Decimal(i),
             unit="minute",
             printed_value="x" * 190,
-            relation=m.Relation.RATIO,
+            relation=Relation.RATIO,
             reference_configuration=evaluation.configuration,
         )
         for i in range(3000)

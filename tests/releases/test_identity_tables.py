@@ -14,7 +14,21 @@ import factory
 import pytest
 
 from records import agreement
-from records import models as m
+from records.models import (
+    Configuration,
+    Dataset,
+    Direction,
+    Evaluation,
+    GenomicModel,
+    MeasuredBy,
+    ModelAlias,
+    ReadingMethod,
+    Result,
+    Source,
+    SourceKind,
+    TaskEquivalence,
+    Work,
+)
 from records.models.identity import alias_key
 from releases import catalogue_rows
 from releases.bundle import BundleResult
@@ -30,7 +44,7 @@ DATE = datetime.date(2026, 12, 3)
 
 class WorkFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.Work
+        model = Work
 
     stable_id = factory.Sequence(lambda n: f"work-{n}")
     title = factory.Sequence(lambda n: f"A work about genomic models, part {n}")
@@ -39,7 +53,7 @@ class WorkFactory(factory.django.DjangoModelFactory):
 
 class GenomicModelFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.GenomicModel
+        model = GenomicModel
 
     stable_id = factory.Sequence(lambda n: f"model-{n}")
     name = factory.Sequence(lambda n: f"Model {n}")
@@ -48,7 +62,7 @@ class GenomicModelFactory(factory.django.DjangoModelFactory):
 
 class ModelAliasFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = m.ModelAlias
+        model = ModelAlias
 
     stable_id = factory.Sequence(lambda n: f"alias-{n}")
     model = factory.SubFactory(GenomicModelFactory)
@@ -67,7 +81,7 @@ class Catalogue:
     def __init__(self) -> None:
         self.work = WorkFactory(stable_id="nguyen-2023-hyenadna", title="HyenaDNA", authors_short="Nguyen et al.")
         self.preprint = SourceFactory(
-            stable_id="hyenadna-preprint-v1", kind=m.SourceKind.PREPRINT, work=self.work, title="HyenaDNA (v1)"
+            stable_id="hyenadna-preprint-v1", kind=SourceKind.PREPRINT, work=self.work, title="HyenaDNA (v1)"
         )
         self.paper = SourceFactory(stable_id="hyenadna-neurips", work=self.work, title="HyenaDNA (NeurIPS)")
         self.review = SourceFactory(stable_id="a-review-citing-the-leaderboard", title="A review")
@@ -104,7 +118,7 @@ class Catalogue:
         self.same_task = DatasetFactory(
             stable_id="suite-b-enhancers", name="Enhancers (B)", suite=suite_b, task_key="enhancers"
         )
-        self.equivalence = m.TaskEquivalence.objects.create(
+        self.equivalence = TaskEquivalence.objects.create(
             stable_id="suite-a-enhancers-is-suite-b-enhancers",
             task=self.same_task,
             same_as=self.task,
@@ -117,7 +131,7 @@ class Catalogue:
             metric_name="Matthews correlation coefficient",
             metric_short_name="MCC",
             metric_unit="MCC",
-            metric_direction=m.Direction.HIGHER,
+            metric_direction=Direction.HIGHER,
             source=self.paper,
         )
         self.configuration = ConfigurationFactory(stable_id="hyenadna-tiny-ft", name="HyenaDNA tiny, fine-tuned")
@@ -125,7 +139,7 @@ class Catalogue:
         self.configuration.save()
         self.bare = ConfigurationFactory(stable_id="cnn-baseline", name="CNN baseline")
 
-        def evaluation(stable_id: str, source: m.Source, dataset: m.Dataset, value: str, **fields: object):
+        def evaluation(stable_id: str, source: Source, dataset: Dataset, value: str, **fields: object):
             made = EvaluationFactory(
                 stable_id=stable_id,
                 protocol=protocol,
@@ -142,7 +156,7 @@ class Catalogue:
         self.in_paper = evaluation("in-paper", self.paper, self.task, "0.410")
         # A leaderboard's number, catalogued nowhere, printed by two sources: one measurement.
         leaderboard = {
-            "measured_by": m.MeasuredBy.THIRD_PARTY,
+            "measured_by": MeasuredBy.THIRD_PARTY,
             "measured_by_name": "A leaderboard",
             "original_citation": "InstaDeep Nucleotide Transformer leaderboard",
             "original_locator": "enhancers row",
@@ -457,25 +471,25 @@ def test_the_agreements_hold_a_batch_of_evaluations_in_memory_not_the_catalogue(
 
     protocol = ProtocolFactory(metric_short_name="MCC", metric_unit="MCC")
     task = DatasetFactory(stable_id="one-task")
-    configurations = m.Configuration.objects.bulk_create(
-        m.Configuration(stable_id=f"c-{i:04d}", name=f"Configuration {i}") for i in range(800)
+    configurations = Configuration.objects.bulk_create(
+        Configuration(stable_id=f"c-{i:04d}", name=f"Configuration {i}") for i in range(800)
     )
-    evaluations = m.Evaluation.objects.bulk_create(
-        m.Evaluation(
+    evaluations = Evaluation.objects.bulk_create(
+        Evaluation(
             stable_id=f"e-{i:04d}",
             title=f"Evaluation {i}",
             protocol=protocol,
             configuration=configuration,
             dataset=task,
             source=protocol.source,
-            measured_by=m.MeasuredBy.AUTHORS,
-            reading_method=m.ReadingMethod.TABLE,
+            measured_by=MeasuredBy.AUTHORS,
+            reading_method=ReadingMethod.TABLE,
             quote="q" * 500,
         )
         for i, configuration in enumerate(configurations)
     )
-    m.Result.objects.bulk_create(
-        m.Result(evaluation=e, stable_id=f"r-{i:04d}", value=Decimal("0.5"), unit="MCC", printed_value="0.5")
+    Result.objects.bulk_create(
+        Result(evaluation=e, stable_id=f"r-{i:04d}", value=Decimal("0.5"), unit="MCC", printed_value="0.5")
         for i, e in enumerate(evaluations)
     )
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from records import models as m
+from records.models import Source
 from records.services import record_save
 from releases import selectors, store
 from releases.models import ReleaseEvent, ReleaseStatus
@@ -83,7 +83,7 @@ def test_it_sets_a_damaged_folder_aside_and_reinstates_the_recorded_bytes(publis
 
 def test_it_reports_the_changed_table_and_installs_nothing_when_the_catalogue_changed_since(published_release, curator):
     release = published_release
-    source = m.Source.objects.order_by("stable_id").first()
+    source = Source.objects.order_by("stable_id").first()
     source.title = f"{source.title} (corrected)"
     record_save(record=source, actor=curator, changed_fields=["title"])
     store.remove_tree(store.release_directory(release.release_id))

@@ -224,10 +224,10 @@ def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_
 def test_a_failed_release_leaves_no_unpublished_folder_and_keeps_published_ones(
     published_release, release_manager, curator
 ):
-    from records import models as m
+    from records.models import Result
     from records.services import record_save
 
-    result = m.Result.objects.first()
+    result = Result.objects.first()
     result.printed_value = "20 minutes"
     record_save(record=result, actor=curator, changed_fields=["printed_value"])
     release = release_cut(actor=release_manager)

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from records import models as m
+from records.models import Evaluation, Source
 from reviews.models import ReviewEvent, ReviewState
 from tests.factories import EvaluationFactory, ProtocolFactory
 from tests.helpers import apply_transitions
@@ -76,7 +76,7 @@ def test_it_names_the_missing_reason(client, curator):
         reverse("admin:records_evaluation_transition", args=[evaluation.pk]), {"transition": "exclude", "reason": ""}
     )
     assert any("needs a reason" in str(message) for message in get_messages(response.wsgi_request))
-    assert m.Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED
+    assert Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED
 
 
 def test_it_applies_a_bulk_action_one_record_at_a_time_and_reports_what_failed(client, curator):
@@ -108,7 +108,7 @@ def test_it_uses_the_reason_of_the_action_bar_for_a_bulk_exclusion(client, curat
         reverse("admin:records_evaluation_changelist"),
         {"action": "bulk_exclude", "_selected_action": [e.pk for e in evaluations], "reason": "Same flawed split."},
     )
-    assert set(m.Evaluation.objects.values_list("concern", flat=True)) == {"Same flawed split."}
+    assert set(Evaluation.objects.values_list("concern", flat=True)) == {"Same flawed split."}
 
 
 def test_it_lists_proposed_records_oldest_first_filterable_by_type_and_protocol(client, curator):
@@ -169,7 +169,7 @@ def test_the_queue_dates_a_record_from_its_last_review_transition_and_orders_by_
 
 def test_the_queue_counts_what_waits_by_source_and_protocol_and_links_the_sources_table(client, curator):
     protocol = ProtocolFactory()
-    source = m.Source.objects.create(stable_id="queue-source", title="A paper with a table")
+    source = Source.objects.create(stable_id="queue-source", title="A paper with a table")
     for _ in range(3):
         EvaluationFactory(protocol=protocol, source=source)
     EvaluationFactory(protocol=protocol)

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from records import models as m
+from records.models import Configuration, Evaluation
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import TransitionForbidden, review_transition_apply
 from tests.factories import EvaluationFactory
@@ -42,7 +42,7 @@ def test_it_lets_only_curators_and_superusers_transition(make_user, role, transi
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, *PATHS[transition])
     client, user = client_for(make_user, role)
-    state = m.Evaluation.objects.get(pk=evaluation.pk).review_state
+    state = Evaluation.objects.get(pk=evaluation.pk).review_state
     url = reverse("admin:records_evaluation_transition", args=[evaluation.pk])
     response = client.post(url, {"transition": transition, "reason": "a reason", "expected_state": state})
     evaluation.refresh_from_db()
@@ -59,7 +59,7 @@ def test_it_lets_only_curators_and_superusers_transition(make_user, role, transi
 
 @pytest.mark.parametrize("role", ROLES)
 def test_it_lets_only_curators_and_superusers_edit(make_user, role):
-    configuration = m.Configuration.objects.create(stable_id="config-a", name="Model A")
+    configuration = Configuration.objects.create(stable_id="config-a", name="Model A")
     client, _ = client_for(make_user, role)
     response = client.post(reverse("admin:records_configuration_change", args=[configuration.pk]), {"name": "Model B"})
     configuration.refresh_from_db()
@@ -72,10 +72,10 @@ def test_it_lets_only_curators_and_superusers_edit(make_user, role):
 
 @pytest.mark.parametrize("role", ROLES)
 def test_it_lets_only_superusers_delete_catalogue_records(make_user, role):
-    configuration = m.Configuration.objects.create(stable_id="config-a", name="Model A")
+    configuration = Configuration.objects.create(stable_id="config-a", name="Model A")
     client, _ = client_for(make_user, role)
     response = client.post(reverse("admin:records_configuration_delete", args=[configuration.pk]), {"post": "yes"})
-    assert m.Configuration.objects.filter(pk=configuration.pk).exists() == (role not in MAY_DELETE)
+    assert Configuration.objects.filter(pk=configuration.pk).exists() == (role not in MAY_DELETE)
     if role not in MAY_DELETE:
         assert response.status_code == (302 if role == "anonymous" else 403)
 
@@ -95,4 +95,4 @@ def test_it_never_offers_deleting_review_events_or_history(make_user, role):
     )
     assert response.status_code in (302, 403)
     assert evaluation.history.filter(history_id=history_id).exists()
-    assert m.Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED
+    assert Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED

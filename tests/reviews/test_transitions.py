@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from records import models as m
+from records.models import Evaluation
 from records.services import record_save
 from reviews.models import ReviewEvent, ReviewState
 from reviews.services import (
@@ -41,7 +41,7 @@ ILLEGAL = [
 ]
 
 
-def evaluation_in(path: tuple[str, ...]) -> m.Evaluation:
+def evaluation_in(path: tuple[str, ...]) -> Evaluation:
     evaluation = EvaluationFactory()
     apply_transitions(evaluation, *path)
     return evaluation
