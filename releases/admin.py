@@ -265,6 +265,13 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         }
         return super().changelist_view(request, extra_context)
 
+    def get_object(self, request, object_id, from_field=None):
+        """A release by its number in ASCII digits only: int() also reads "٣" as 3."""
+        key = str(object_id)
+        if from_field is None and not (key.isascii() and key.isdigit()):
+            return None
+        return super().get_object(request, object_id, from_field)
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         key = str(object_id)
         release = Release.objects.filter(pk=key).only("status").first() if key.isascii() and key.isdigit() else None

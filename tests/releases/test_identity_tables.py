@@ -14,22 +14,9 @@ import factory
 import pytest
 
 from records import agreement
-from records.models import (
-    Configuration,
-    Dataset,
-    Direction,
-    Evaluation,
-    GenomicModel,
-    MeasuredBy,
-    ModelAlias,
-    ReadingMethod,
-    Result,
-    Source,
-    SourceKind,
-    TaskEquivalence,
-    Work,
-)
-from records.models.identity import alias_key
+from records.models import Configuration, Dataset, Evaluation, Result, Source
+from records.models.base import Direction, MeasuredBy, ReadingMethod, SourceKind
+from records.models.identity import GenomicModel, ModelAlias, TaskEquivalence, Work, alias_key
 from releases import catalogue_rows
 from releases.bundle import BundleResult
 from releases.models import ReleaseRecord, ReleaseStatus
