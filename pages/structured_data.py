@@ -4,12 +4,11 @@ downloads. The release page's comes from releases.citation."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest
 from django.urls import reverse
 
-from common.licences import data_licence
 from records.models import Dataset, Protocol, Source
+from releases.citation import publisher
 
 # Dataset search engines read a description of 50 to 5,000 characters.
 _PROVENANCE = "Each value is given with its source, the locator of its table or figure and a verbatim quote."
@@ -22,8 +21,8 @@ def _described(*parts: str) -> str:
 
 
 def _common(request: HttpRequest, *, name: str, description: str, url: str, identifier: str) -> dict[str, object]:
-    licence = data_licence()
-    site = settings.PORTAL_SITE_NAME
+    """What every Dataset of the portal says: the release citation's publisher, creator and licence."""
+    portal = publisher(request=request)
     return {
         "@context": "https://schema.org",
         "@type": "Dataset",
@@ -31,13 +30,13 @@ def _common(request: HttpRequest, *, name: str, description: str, url: str, iden
         "description": description,
         "url": request.build_absolute_uri(url),
         "identifier": identifier,
-        "license": licence.url,
+        "license": portal.licence.url,
         "isAccessibleForFree": True,
-        "creator": {"@type": "Organization", "name": f"{site} curators"},
-        "publisher": {"@type": "Organization", "name": site},
+        "creator": {"@type": "Organization", "name": portal.creator},
+        "publisher": {"@type": "Organization", "name": portal.name},
         "includedInDataCatalog": {
             "@type": "DataCatalog",
-            "name": site,
+            "name": portal.name,
             "url": request.build_absolute_uri(reverse("records:home")),
         },
     }

@@ -16,6 +16,11 @@ DATACITE_JSON = "metadata/datacite.json"
 """The tag file (outside the payload, so the release id it names does not feed its own hash)."""
 
 
+def curators_of(publisher: str) -> str:
+    """The creator of the data: the publishing portal's curators, as one organisation."""
+    return f"{publisher} curators"
+
+
 @dataclass(frozen=True)
 class Licence:
     spdx_id: str
@@ -35,7 +40,7 @@ class Publisher:
 
     @property
     def creator(self) -> str:
-        return f"{self.name} curators"
+        return curators_of(self.name)
 
     def release(
         self, *, release_id: str, release_date: datetime.date, download_url: str = "", download_bytes: int | None = None
@@ -82,7 +87,7 @@ class ReleaseCitation:
 
     @property
     def creator(self) -> str:
-        return f"{self.publisher} curators"
+        return curators_of(self.publisher)
 
 
 def citation_text(citation: ReleaseCitation) -> str:
