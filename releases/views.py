@@ -88,10 +88,10 @@ def release_detail(request, release_id: str):
 @require_safe
 def release_datacite(request, release_id: str):
     """The release's DataCite metadata (kernel 4.5, as DataCite's REST API takes it; no DOI yet)."""
-    page = selectors.release_page(release_id=release_id)
-    citation = release_citation(release=page.release, files=page.files, request=request)
+    release = selectors.published_by_id_or_404(release_id)
+    citation = release_citation(release=release, files=list(release.files.all()), request=request)
     response = JsonResponse(citation_datacite(citation), json_dumps_params={"indent": 2, "sort_keys": True})
-    response["Content-Disposition"] = f'inline; filename="{page.release.release_id}-datacite.json"'
+    response["Content-Disposition"] = f'inline; filename="{release.release_id}-datacite.json"'
     return response
 
 
