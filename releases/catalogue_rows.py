@@ -33,7 +33,6 @@ from django.db import connection
 from django.db.models import Count, Max
 
 from benchmarks.selectors import reviewed_recipe_protocols
-from common.licences import data_licence
 from records import coverage, exports
 from records.agreement import AGREEMENT_RULE
 from records.models import (
@@ -469,12 +468,7 @@ def bundle_write(
 
 
 def bag_info_extra() -> Mapping[str, str]:
-    licence = data_licence()
-    return {
-        "Source-Organization": conf.site_name(),
-        "External-Description": PACKAGE_TITLE,
-        "License": f"{licence.spdx_id} {licence.url}",
-    }
+    return {"Source-Organization": conf.site_name(), "External-Description": PACKAGE_TITLE}
 
 
 def table_row_counts() -> dict[str, int]:

@@ -107,8 +107,8 @@ def write_bundle(
     :class:`KeyOrdered` table: nothing is sorted), ``("write <table>", rows written)``
     every ``chunk_rows`` rows and at the end of the table, and ``("write archive", total rows)``.
 
-    With a ``publisher``, datapackage.json names the licence, the contributors and keywords, and the
-    bag carries the release's DataCite metadata as a tag file (``metadata/datacite.json``).
+    With a ``publisher``, datapackage.json names the licence, the contributors and keywords,
+    bag-info.txt the licence (``License``), and the bag carries the release's DataCite metadata as a tag file (``metadata/datacite.json``).
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
@@ -134,10 +134,12 @@ def write_bundle(
         sha256 = {f.name: f.sha256 for f in payload}
         release_id = compute_release_id(release_date=release_date, payload_sha256=sha256)
         metadata: dict[str, bytes] = {}
+        extra = dict(bag_info_extra)
         if publisher is not None:
             citation = publisher.release(release_id=release_id, release_date=release_date)
             metadata[DATACITE_JSON] = json_bytes(citation_datacite(citation))
-        bag_info = bag_info_text(release_id, release_date, payload, bag_info_extra)
+            extra["License"] = f"{publisher.licence.spdx_id} {publisher.licence.url}"
+        bag_info = bag_info_text(release_id, release_date, payload, extra)
         tag_files = write_tag_files(bag, payload, bag_info, metadata=metadata)
         report(progress, "write archive", sum(row_counts.values()))
         written_tar = scratch / "bag.tar.gz"
