@@ -298,7 +298,8 @@ def _build(claimed: Claim) -> None:
     progress = Progress(
         release.pk, token, catalogue_rows.table_row_counts(), sorted_here=not catalogue_rows.reads_in_key_order()
     )
-    result, watermark, memberships = _export(release, token, staging, progress)
+    against = selectors.latest_built()  # the change list's earlier release: the newest whose files are here
+    result, watermark, memberships = _export(release, token, staging, progress, against)
 
     progress.report("validating the bag", 92, force=True)
     problems = verify_bundle(result.bag_dir)
@@ -311,7 +312,7 @@ def _build(claimed: Claim) -> None:
     final, renamed = _install(staging / "release", result)
     try:
         progress.report("publishing", 97, force=True)
-        _publish(release.pk, token, result, payload_sha256, watermark, memberships)
+        _publish(release.pk, token, result, payload_sha256, watermark, memberships, against)
     except BaseException:
         if renamed:
             _remove_installed(release.pk, token, final)
@@ -332,10 +333,11 @@ def _remove_installed(release_pk: int, token: str, final: Path) -> None:
 
 
 def _export(
-    release: Release, token: str, staging: Path, progress: Progress
+    release: Release, token: str, staging: Path, progress: Progress, against: Release | None
 ) -> tuple[BundleResult, str, MembershipWriter]:
     """Write the bundle from a consistent view of the catalogue (the watermark must not move
-    meanwhile), its memberships stored as the tables stream past, then the derived ones."""
+    meanwhile), its memberships stored as the tables stream past, then the derived ones; its change
+    list against `against`."""
     chunk = conf.chunk_rows()
     previous = selectors.latest_published()
     output = staging / "release"
@@ -351,6 +353,7 @@ def _export(
             chunk_size=chunk,
             memberships=memberships,
             progress=progress,
+            changes_against=store.earlier_release(against),
         )
         for record_type, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=chunk):
             memberships.add(record_type, stable_id, digest)
@@ -390,6 +393,7 @@ def _publish(
     payload_sha256: str,
     watermark: str,
     memberships: MembershipWriter,
+    against: Release | None,
 ) -> None:
     """Publish in one transaction, with the row locked: the files, the check that every exported
     membership is stored (they were stored during the export), the change counts and the status."""
@@ -399,6 +403,12 @@ def _publish(
         if release is None or release.status != BUILDING or release.build_token != token:
             raise BuildSuperseded()
         _refuse_unchanged(result.release_id, payload_sha256)
+        newest_built = selectors.latest_built()
+        if newest_built != against:
+            raise BuildFailed(
+                f"release {newest_built.release_id if newest_built else None} was published while this one was built: "
+                "its change list is out of date; cut again"
+            )
         ReleaseFile.objects.bulk_create(
             ReleaseFile(
                 release=release, name=info.name, kind=kind, bytes=info.bytes, sha256=info.sha256, sha512=info.sha512
@@ -418,6 +428,7 @@ def _publish(
             "format_version": format_version,
             "rows": dict(result.row_counts),
             "records": memberships.by_type(),
+            "changes_against": against.release_id if against else None,  # metadata/changes.csv's earlier release
             **changes,
         }
         try:

@@ -51,7 +51,7 @@ from records.models import (
     Work,
 )
 from releases import citation, conf, identity_rows, matrix
-from releases.bundle import BundleResult, ColumnChunks, KeyOrdered, TableSpec, write_bundle
+from releases.bundle import BundleResult, ColumnChunks, EarlierRelease, KeyOrdered, TableSpec, write_bundle
 from releases.digests import _json_value, content_digest, digest_text  # noqa: F401  (re-exported: tests, callers)
 from releases.matrix import MembershipSink
 from releases.table_schemas import (
@@ -450,9 +450,11 @@ def bundle_write(
     chunk_size: int,
     memberships: MembershipSink | None = None,
     progress: Callable[[str, int], None] | None = None,
+    changes_against: EarlierRelease | None = None,
 ) -> BundleResult:
     """Write the catalogue's bundle for `release_date` under `output_dir` (see `releases.bundle.write_bundle`),
-    each record reported to `memberships` as its table is written."""
+    each record reported to `memberships` as its table is written, with the change list against
+    `changes_against` (none without)."""
     return write_bundle(
         tables=bundle_tables(chunk_size=chunk_size, memberships=memberships),
         release_date=release_date,
@@ -462,6 +464,7 @@ def bundle_write(
         output_dir=output_dir,
         bag_info_extra=bag_info_extra(),
         publisher=citation.publisher(),
+        changes_against=changes_against,
         chunk_rows=chunk_size,
         progress=progress,
     )

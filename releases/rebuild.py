@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from common.types import Actor, acting_user
 from releases import catalogue_rows, conf, fixity, store
-from releases.bundle import BundleResult, FileInfo, verify_bundle
+from releases.bundle import BundleResult, EarlierRelease, FileInfo, verify_bundle
 from releases.lifecycle import RELEASES, ReleaseError
 from releases.models import Release, ReleaseRecord, ReleaseStatus
 
@@ -144,13 +144,29 @@ def _write(release: Release, staging: Path) -> tuple[BundleResult, _Digests]:
         digests = _Digests()
         before = catalogue_rows.catalogue_watermark()
         result = catalogue_rows.bundle_write(
-            output_dir=output, release_date=release.release_date, chunk_size=chunk, memberships=digests
+            output_dir=output,
+            release_date=release.release_date,
+            chunk_size=chunk,
+            memberships=digests,
+            changes_against=_changes_against(release),
         )
         for record_type, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=chunk):
             digests.add(record_type, stable_id, digest)
         if catalogue_rows.catalogue_watermark() == before:
             return result, digests
     raise RebuildRefused("the catalogue kept changing during 3 rebuilds; run it again when curation pauses")
+
+
+def _changes_against(release: Release) -> EarlierRelease | None:
+    """The earlier release `release`'s change list compared with, as recorded when it was published
+    (None: it has no change list)."""
+    counts = release.counts or {}
+    if "changes_against" not in counts:
+        return None
+    earlier = (
+        Release.objects.filter(release_id=counts["changes_against"]).first() if counts["changes_against"] else None
+    )
+    return store.earlier_release(earlier)
 
 
 def _differences(release: Release, result: BundleResult, digests: _Digests) -> list[str]:

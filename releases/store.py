@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from releases import conf
-from releases.bundle import BundleResult, FileInfo, file_info, verify_bundle
+from releases.bundle import BundleResult, EarlierRelease, FileInfo, file_info, verify_bundle
 from releases.models import UNFINISHED, FileKind, Release
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,13 @@ class InstallConflict(Exception):
 def release_directory(release_id: str) -> Path:
     """Where a release's files lie: the bag `<id>/<id>/` and the archive `<id>/<id>.tar.gz`."""
     return conf.releases_dir() / release_id
+
+
+def earlier_release(release: Release | None) -> EarlierRelease:
+    """What a bundle's change list compares with: `release`'s installed bag (none: every row is added)."""
+    if release is None or release.release_id is None:
+        return EarlierRelease()
+    return EarlierRelease(release_id=release.release_id, bag=release_directory(release.release_id) / release.release_id)
 
 
 def release_file_path(release: Release, name: str) -> Path:

@@ -31,10 +31,11 @@ the result instead (:func:`verify_bundle`).
 
 The package, by responsibility (each imports only those above it):
 
-* ``tables``: specs, row checks and serialisation, the CSV dialect;
+* ``table_format``: specs, row checks and serialisation, the CSV dialect;
 * ``order``: rows in key order, streamed or by the external sort, in batches;
 * ``bag``: hashed writing, the release id, the tag files, the archive;
 * ``package``: datapackage.json and release.json;
+* ``changes``: the change list against an earlier release (tag files);
 * ``verify``: :func:`verify_bundle`;
 * ``writer``: :func:`write_bundle`, a table at a time (:func:`write_table_file`).
 
@@ -53,6 +54,7 @@ from releases.bundle.bag import (
     file_info,
     payload_manifest_sha256,
 )
+from releases.bundle.changes import CHANGES_CSV, EarlierRelease
 from releases.bundle.order import ColumnChunks, KeyOrdered, Rows
 from releases.bundle.table_format import (
     BundleDialect,
@@ -73,8 +75,10 @@ __all__ = [
     "BundleDialect",
     "BundleError",
     "BundleResult",
+    "CHANGES_CSV",
     "ColumnChunks",
     "FileInfo",
+    "EarlierRelease",
     "Field",
     "ForeignKey",
     "KeyOrdered",

@@ -229,10 +229,16 @@ def bag_info_text(
 
 
 def write_tag_files(
-    bag: Path, payload: Sequence[FileInfo], bag_info: str, *, metadata: Mapping[str, bytes] = MappingProxyType({})
+    bag: Path,
+    payload: Sequence[FileInfo],
+    bag_info: str,
+    *,
+    metadata: Mapping[str, bytes] = MappingProxyType({}),
+    written: Sequence[FileInfo] = (),
 ) -> tuple[FileInfo, ...]:
     """Write the tag files (and `metadata`: more tag files by their path in the bag, e.g.
-    metadata/datacite.json); return their infos (the tag manifests last)."""
+    metadata/datacite.json; `written`: tag files already written) and the manifests; return their
+    infos (the tag manifests last)."""
     tags: list[FileInfo] = [
         write_bytes(bag / "bagit.txt", "bagit.txt", BAGIT_TXT.encode("utf-8")),
         write_bytes(bag / "bag-info.txt", "bag-info.txt", bag_info.encode("utf-8")),
@@ -240,6 +246,7 @@ def write_tag_files(
     for name, content in sorted(metadata.items()):
         (bag / name).parent.mkdir(parents=True, exist_ok=True)
         tags.append(write_bytes(bag / name, name, content))
+    tags += sorted(written, key=lambda info: info.name)
     tags += [_write_manifest(bag, "manifest", algorithm, payload) for algorithm in CHECKSUM_ALGORITHMS]
     tag_manifests = [_write_manifest(bag, "tagmanifest", algorithm, tags) for algorithm in CHECKSUM_ALGORITHMS]
     return (*tags, *tag_manifests)

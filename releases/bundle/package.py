@@ -77,7 +77,8 @@ def _field_descriptor(field: Field, required: bool) -> dict[str, object]:
     return descriptor
 
 
-def _table_resource(spec: TableSpec, info: FileInfo) -> dict[str, object]:
+def csv_resource(spec: TableSpec, info: FileInfo, *, path: str, compressed: bool) -> dict[str, object]:
+    """The tabular data resource of a table's CSV file at `path` (relative to its datapackage.json)."""
     schema: dict[str, object] = {
         "fields": [_field_descriptor(f, f.required or f.name in spec.primary_key) for f in spec.fields],
         "missingValues": [""],
@@ -97,14 +98,14 @@ def _table_resource(spec: TableSpec, info: FileInfo) -> dict[str, object]:
         ]
     return {
         "name": spec.name,
-        "path": spec.filename,
+        "path": path,
         "profile": "tabular-data-resource",
         "title": spec.title,
         "description": spec.description,
         "format": "csv",
         "mediatype": "text/csv",
         "encoding": "utf-8",
-        "compression": "gz",
+        **({"compression": "gz"} if compressed else {}),
         **_size_and_hash(info),
         "dialect": _csv_dialect_descriptor(),
         "schema": schema,
@@ -135,7 +136,8 @@ def datapackage_descriptor(
         "name": name,
         "title": title,
         "description": EXACT_TEXT_NOTE,
-        "resources": [_table_resource(spec, info) for spec, info in tables] + [release_resource],
+        "resources": [csv_resource(spec, info, path=spec.filename, compressed=True) for spec, info in tables]
+        + [release_resource],
     }
 
 

@@ -23,6 +23,7 @@ from releases.bundle.bag import (
     write_tag_files,
     write_tarball,
 )
+from releases.bundle.changes import EarlierRelease, write_changes
 from releases.bundle.citation import DATACITE_JSON, Publisher, citation_datacite
 from releases.bundle.order import (
     Rows,
@@ -87,6 +88,7 @@ def write_bundle(
     output_dir: Path,
     bag_info_extra: Mapping[str, str] = _EMPTY_BAG_INFO,
     publisher: Publisher | None = None,
+    changes_against: EarlierRelease | None = None,
     chunk_rows: int = 50_000,
     progress: Progress | None = None,
 ) -> BundleResult:
@@ -109,6 +111,8 @@ def write_bundle(
 
     With a ``publisher``, datapackage.json names the licence, the contributors and keywords,
     bag-info.txt the licence (``License``), and the bag carries the release's DataCite metadata as a tag file (``metadata/datacite.json``).
+    With ``changes_against``, the bag carries the change list against that release as tag files
+    (``metadata/changes.csv`` and its ``metadata/datapackage.json``: :mod:`releases.bundle.changes`).
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
@@ -140,7 +144,8 @@ def write_bundle(
             metadata[DATACITE_JSON] = json_bytes(citation_datacite(citation))
             extra["License"] = f"{publisher.licence.spdx_id} {publisher.licence.url}"
         bag_info = bag_info_text(release_id, release_date, payload, extra)
-        tag_files = write_tag_files(bag, payload, bag_info, metadata=metadata)
+        written = [] if changes_against is None else write_changes(bag, [s for s, _ in tables], changes_against)
+        tag_files = write_tag_files(bag, payload, bag_info, metadata=metadata, written=written)
         report(progress, "write archive", sum(row_counts.values()))
         written_tar = scratch / "bag.tar.gz"
         tarball_info = write_tarball(written_tar, bag, release_id)

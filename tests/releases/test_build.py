@@ -7,6 +7,7 @@ it on PostgreSQL and on SQLite).
 
 from __future__ import annotations
 
+import csv
 import datetime
 import gzip
 import hashlib
@@ -345,6 +346,20 @@ def test_the_change_from_the_previous_release_counts_records_added_removed_and_c
     assert second.counts["changed"] == {"configuration": 1, "result": 1}
     assert latest_published() == second
 
+    # metadata/changes.csv names each row, against the last release this portal built
+    assert (first.counts["changes_against"], second.counts["changes_against"]) == (None, first.release_id)
+    with (bag_of(second) / "metadata" / "changes.csv").open(encoding="utf-8", newline="") as handle:
+        listed = {(row["table"], row["key"]): (row["change"], row["fields"]) for row in csv.DictReader(handle)}
+    assert listed[("source_table", "a-source-nobody-cites")] == ("removed", "")
+    assert listed[("source_table", "a-new-source")] == ("added", "")
+    assert listed[("configuration_table", "nt-500m-ia3-dalla-torre-2025")] == ("changed", "name")
+    changed_results = {key for (table, key), (change, _) in listed.items() if table == "model_evaluation_matrix"}
+    assert changed_results == set(
+        Result.objects.filter(evaluation__configuration=configuration).values_list("stable_id", flat=True)
+    )
+    with (bag_of(first) / "metadata" / "changes.csv").open(encoding="utf-8", newline="") as handle:
+        assert {row["change"] for row in csv.DictReader(handle)} == {"added"}  # no release before it was built here
+
 
 def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
     files = {f.name: f for f in published_release.files.all()}
@@ -370,7 +385,9 @@ def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(pu
         "bag-info.txt",
         "manifest-sha256.txt",
         "manifest-sha512.txt",
+        "metadata/changes.csv",
         "metadata/datacite.json",
+        "metadata/datapackage.json",
         "tagmanifest-sha256.txt",
         "tagmanifest-sha512.txt",
     }

@@ -16,8 +16,10 @@ from django.db import connection
 from records.models import Source
 from records.services import record_save
 from releases import selectors, store
+from releases.build import release_build
 from releases.models import ReleaseEvent, ReleaseStatus
 from releases.rebuild import DAMAGED_PREFIX
+from releases.services import release_cut
 from tests.conftest import database_url_for
 from tests.releases.test_damaged_files import flip_a_byte
 
@@ -66,6 +68,23 @@ def test_it_rebuilds_a_deleted_release_folder_byte_for_byte_and_verify_release_s
     [reason] = rebuilt_events(release)
     assert "reinstated" in reason and "every checksum as recorded" in reason
     assert sorted(p.name for p in store.conf.releases_dir().iterdir()) == [release.release_id]  # no staging left
+
+
+def test_it_rebuilds_a_later_release_with_its_change_list_against_the_one_before(
+    published_release, curator, release_manager
+):
+    source = Source.objects.order_by("stable_id").first()
+    source.title = f"{source.title} (revised)"
+    record_save(record=source, actor=curator, changed_fields=["title"])
+    second = release_build(release_pk=release_cut(actor=release_manager).pk)
+    assert second.counts["changes_against"] == published_release.release_id, second.error
+    original = every_file(second)
+    assert f"source_table,{source.stable_id},changed,title" in original["metadata/changes.csv"].decode()
+    store.remove_tree(store.release_directory(second.release_id))
+
+    code, out, err = run("rebuild_release", second.release_id)
+    assert (code, err) == (0, ""), out
+    assert every_file(second) == original
 
 
 def test_it_sets_a_damaged_folder_aside_and_reinstates_the_recorded_bytes(published_release):
