@@ -36,9 +36,10 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Well under the "few seconds" a person waits after Ctrl-C; generous for a loaded CI machine. The
-#: script itself escalates to a cold shutdown after 4 s and to SIGKILL (never seen here) after 8 s.
-STOP_LIMIT_SECONDS = 8
+#: The script escalates to a cold shutdown after 10 s and to SIGKILL after 20 s: a clean stop (exit
+#: 0) ends before the kill. On a quiet machine it takes about 4 s; on a loaded CI machine a worker's
+#: warm shutdown and beat's have taken over 8 s.
+STOP_LIMIT_SECONDS = 20
 
 
 def wait_for(check, *, timeout: float, what: str, log=lambda: ""):
@@ -184,7 +185,7 @@ def test_it_publishes_a_release_cut_while_a_benchmark_job_runs_and_stops_cleanly
     )
     published_in = time.monotonic() - cut_at
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.PUBLISHED, release.error
+    assert release.status == ReleaseStatus.PUBLISHED, release.build.error
     assert published_in < 30, published_in
     print(f"release published {published_in:.1f} s after its cut, beside a running job")
     assert BenchmarkJob.objects.get(pk=job.pk).status == JobStatus.RUNNING  # the job never blocked it
