@@ -95,7 +95,8 @@ def duration_setting(name: str, default_seconds: float) -> timedelta:
 class Lifecycle(Generic[Row]):
     """How rows of `model` move by `table`, with one `event_model` row per status change.
 
-    The event model has a foreign key `event_row_field` to the row and the fields `from_status`,
+    The event model has a foreign key `event_row_field` to the row (or to a row with its primary key)
+    and the fields `from_status`,
     `to_status`, `attempt`, `actor` and `reason`; `event_fields(actor)` adds the app's own (such as
     the role the actor acted in). `claim_field` is what identifies the claim a worker holds: the
     attempt number itself, or a token set by the claim. Refusals raise `refused(message, field="status")`.
@@ -140,7 +141,7 @@ class Lifecycle(Generic[Row]):
         return self.model._default_manager.select_for_update().filter(pk=pk).first()
 
     def status_of(self, row: Row) -> str:
-        return str(getattr(row, self.status_field)) if row.pk is not None else NEW
+        return NEW if row._state.adding else str(getattr(row, self.status_field))
 
     def stale_before(self, cutoff: datetime) -> Q:
         """Rows whose last sign of life (heartbeat, else start) is older than `cutoff`, or which have none."""
@@ -164,7 +165,7 @@ class Lifecycle(Generic[Row]):
         """The event row of a status change just made to `row` (locked, or new) in this transaction."""
         extra = dict(self.event_fields(actor)) if self.event_fields else {}
         return self.event_model._default_manager.create(
-            **{self.event_row_field: row},
+            **{f"{self.event_row_field}_id": row.pk},
             from_status=from_status,
             to_status=getattr(row, self.status_field),
             attempt=getattr(row, self.attempts_field),

@@ -16,7 +16,15 @@ from django.utils.html import format_html
 from common.admin import ReadOnlyAdminMixin, clamped, list_time
 from releases import selectors
 from releases.lifecycle import build_state
-from releases.models import Release, ReleaseEvent, ReleaseFile, ReleaseFixityCheck, ReleaseStatus
+from releases.models import (
+    UNFINISHED,
+    Release,
+    ReleaseBuild,
+    ReleaseEvent,
+    ReleaseFile,
+    ReleaseFixityCheck,
+    ReleaseStatus,
+)
 from releases.services import NothingChanged, ReleaseError, may_cut_release, release_cancel, release_cut
 
 REFRESH_SECONDS = 3
@@ -56,7 +64,7 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("release", "state", "rows", "changes_display", "fixity", "cut")
     list_display_links = ("release",)
     fitted_list = True  # static/css/admin.css sizes the columns
-    list_filter = ("status", "is_external")
+    list_filter = ("build__status", "is_external")
     search_fields = ("release_id", "note")
     date_hierarchy = "release_date"
     inlines = [ReleaseFileInline, ReleaseEventInline, ReleaseFixityCheckInline]
@@ -114,7 +122,8 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     )
 
     def get_queryset(self, request):
-        return selectors.with_last_check(super().get_queryset(request).select_related("cut_by", "previous"))
+        queryset = super().get_queryset(request).select_related("build", "build__cut_by", "previous")
+        return selectors.with_last_check(queryset)
 
     # -- permissions: nothing is edited by hand, a published release is never deleted
 
@@ -131,16 +140,17 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         shown = f"{release}: {release.note}" if release.note else str(release)
         return clamped(shown)
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description="status", ordering="build__status")
     def state(self, release: Release) -> str:
         if release.is_unfinished:
+            build = release.build
             return format_html(
                 '<span class="clamp" title="{}"><progress max="100" value="{}">{}%</progress> {}%: {}</span>',
-                build_state(release),
-                release.progress,
-                release.progress,
-                release.progress,
-                build_state(release),
+                build_state(build),
+                build.progress,
+                build.progress,
+                build.progress,
+                build_state(build),
             )
         published = f" {list_time(release.published_at)} UTC" if release.published_at else ""
         return clamped(f"{release.get_status_display()}{published}")
@@ -160,7 +170,7 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="cut (UTC)", ordering="created_at")
     def cut(self, release: Release) -> str | None:
-        by = f" by {release.cut_by}" if release.cut_by else ""
+        by = f" by {release.build.cut_by}" if release.build.cut_by else ""
         return clamped(f"{list_time(release.created_at)}{by}")
 
     # -- display
@@ -177,17 +187,16 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def progress_display(self, release: Release) -> str:
         if release.status == ReleaseStatus.PUBLISHED:
             return "done"
+        progress = release.build.progress
         if release.is_unfinished:
             return format_html(
                 '<progress max="100" value="{}">{}%</progress> {}%: {}',
-                release.progress,
-                release.progress,
-                release.progress,
-                build_state(release),
+                progress,
+                progress,
+                progress,
+                build_state(release.build),
             )
-        return format_html(
-            '<progress max="100" value="{}">{}%</progress> {}%', release.progress, release.progress, release.progress
-        )
+        return format_html('<progress max="100" value="{}">{}%</progress> {}%', progress, progress, progress)
 
     @admin.display(description="rows")
     def rows_display(self, release: Release) -> str:
@@ -212,7 +221,45 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="build log")
     def build_log_display(self, release: Release) -> str:
-        return format_html('<pre style="white-space: pre-wrap">{}</pre>', release.build_log or "(empty)")
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>', release.build.build_log or "(empty)")
+
+    # -- the build's own fields (ReleaseBuild), shown on the release's page
+
+    @admin.display(description="stage")
+    def stage(self, release: Release) -> str:
+        return release.build.stage
+
+    @admin.display(description="cut by")
+    def cut_by(self, release: Release) -> object:
+        return release.build.cut_by
+
+    @admin.display(description="attempts")
+    def attempts(self, release: Release) -> int:
+        return release.build.attempts
+
+    @admin.display(description="last build message")
+    def celery_task_id(self, release: Release) -> str:
+        return release.build.celery_task_id
+
+    @admin.display(description="sent at")
+    def sent_at(self, release: Release) -> object:
+        return release.build.sent_at
+
+    @admin.display(description="started at")
+    def started_at(self, release: Release) -> object:
+        return release.build.started_at
+
+    @admin.display(description="heartbeat")
+    def heartbeat(self, release: Release) -> object:
+        return release.build.heartbeat
+
+    @admin.display(description="finished at")
+    def finished_at(self, release: Release) -> object:
+        return release.build.finished_at
+
+    @admin.display(description="error")
+    def error(self, release: Release) -> str:
+        return release.build.error
 
     # -- the cut button
 
@@ -259,9 +306,7 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         extra_context = {
             **(extra_context or {}),
             "may_cut_release": may_cut_release(request.user),
-            "refresh_seconds": REFRESH_SECONDS
-            if Release.objects.filter(status__in=("requested", "building")).exists()
-            else None,
+            "refresh_seconds": REFRESH_SECONDS if ReleaseBuild.objects.filter(status__in=UNFINISHED).exists() else None,
         }
         return super().changelist_view(request, extra_context)
 
@@ -274,7 +319,9 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         key = str(object_id)
-        release = Release.objects.filter(pk=key).only("status").first() if key.isascii() and key.isdigit() else None
+        release = (
+            Release.objects.select_related("build").filter(pk=key).first() if key.isascii() and key.isdigit() else None
+        )
         extra_context = {
             **(extra_context or {}),
             "refresh_seconds": REFRESH_SECONDS if release is not None and release.is_unfinished else None,

@@ -71,6 +71,12 @@ class ReleaseSerializer(serializers.ModelSerializer):
     damaged_files = serializers.SerializerMethodField(
         help_text="The files that check found damaged: withheld (503) until repaired."
     )
+    status = serializers.ChoiceField(
+        choices=ReleaseStatus.choices, read_only=True, help_text="Published, or its build's status before."
+    )
+    progress = serializers.IntegerField(source="build.progress", read_only=True, help_text="Percent of the build done.")
+    stage = serializers.CharField(source="build.stage", read_only=True, help_text="What the build is doing now.")
+    error = serializers.CharField(source="build.error", read_only=True, help_text="Why the build failed (staff only).")
 
     class Meta:
         model = Release
@@ -263,16 +269,16 @@ class ReleaseDetailView(ReleaseAPIView):
         key = release_id  # a release id, or a build's number before it has one
         if key.isascii() and key.isdigit():  # str.isdigit() also accepts "²", which int() refuses
             release = (
-                selectors.with_last_check(Release.objects.select_related("previous"))
+                selectors.with_last_check(Release.objects.select_related("previous", "build"))
                 .prefetch_related(selectors.files_prefetch())
                 .filter(pk=int(key))
                 .first()
             )
         else:
             release = (
-                selectors.with_last_check(Release.objects.select_related("previous"))
+                selectors.with_last_check(Release.objects.select_related("previous", "build"))
                 .prefetch_related(selectors.files_prefetch())
-                .filter(release_id=key, status=ReleaseStatus.PUBLISHED)
+                .filter(release_id=key, published_at__isnull=False)
                 .first()
             )
         if release is None:

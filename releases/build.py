@@ -58,7 +58,7 @@ from releases.lifecycle import (
     release_fail_locked,
 )
 from releases.memberships import MembershipWriter, memberships_discard
-from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseRecord
+from releases.models import UNFINISHED, Release, ReleaseBuild, ReleaseFile, ReleaseRecord
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +72,12 @@ T = TypeVar("T")
 
 @dataclass
 class Claim:
-    release: Release
+    build: ReleaseBuild
     token: str
+
+    @property
+    def release(self) -> Release:
+        return self.build.release
 
 
 def release_build_claim(*, release_pk: int) -> Claim | None:
@@ -86,26 +90,26 @@ def release_build_claim(*, release_pk: int) -> Claim | None:
     build token, its start and heartbeat now, with one event.
     """
     with transaction.atomic():
-        release = RELEASES.locked(release_pk)
-        if release is None:
+        build = RELEASES.locked(release_pk)
+        if build is None:
             logger.warning("release build %s: no such release", release_pk)
             return None
-        if release.status not in UNFINISHED:
-            logger.info("release build %s: already %s, nothing to do", release_pk, release.status)
+        if build.status not in UNFINISHED:
+            logger.info("release build %s: already %s, nothing to do", release_pk, build.status)
             return None
         now = timezone.now()
         stale_after = conf.stale_after()
-        lost = release.status == BUILDING
-        if lost and not RELEASES.is_stale(release, now=now, stale_after=stale_after):
-            logger.info("release build %s: being built by another worker (attempt %s)", release_pk, release.attempts)
+        lost = build.status == BUILDING
+        if lost and not RELEASES.is_stale(build, now=now, stale_after=stale_after):
+            logger.info("release build %s: being built by another worker (attempt %s)", release_pk, build.attempts)
             return None
-        if out_of_attempts(release):
-            give_up_out_of_attempts(release)
+        if out_of_attempts(build):
+            give_up_out_of_attempts(build)
             return None
         token = uuid.uuid4().hex
-        claimed = f"{'previous worker lost; ' if lost else ''}attempt {release.attempts + 1} claimed by {socket.gethostname()} pid {os.getpid()}"
+        claimed = f"{'previous worker lost; ' if lost else ''}attempt {build.attempts + 1} claimed by {socket.gethostname()} pid {os.getpid()}"
         won = RELEASES.claim(
-            row=release,
+            row=build,
             to=BUILDING,
             reason=claimed,
             now=now,
@@ -114,23 +118,23 @@ def release_build_claim(*, release_pk: int) -> Claim | None:
             progress=0,
             stage="starting",
             error="",
-            build_log=release.build_log + log_line(claimed, now),
+            build_log=build.build_log + log_line(claimed, now),
         )
         if not won:
             logger.info("release build %s: changed meanwhile, nothing to do", release_pk)
             return None
-    return Claim(release=release, token=token)
+    return Claim(build=build, token=token)
 
 
 def release_build_fail(*, release_pk: int, token: str, error: str, detail: str = "") -> None:
     """Fail the build, if the claim `token` still holds it; `detail` (a traceback) goes to its log."""
     with transaction.atomic():
-        release = RELEASES.locked(release_pk)
-        if release is None or release.status != BUILDING or release.build_token != token:
+        build = RELEASES.locked(release_pk)
+        if build is None or build.status != BUILDING or build.build_token != token:
             return
         if detail:
-            release.build_log += detail if detail.endswith("\n") else detail + "\n"
-        release_fail_locked(release, error=error)
+            build.build_log += detail if detail.endswith("\n") else detail + "\n"
+        release_fail_locked(build, error=error)
 
 
 # --------------------------------------------------------------- heartbeat
@@ -187,7 +191,7 @@ def release_build(*, release_pk: int) -> Release | None:
     claimed = release_build_claim(release_pk=release_pk)
     if claimed is None:
         return Release.objects.filter(pk=release_pk).first()
-    pk = claimed.release.pk
+    pk = claimed.build.pk
     while claimed is not None:
         token, error, detail, lost = claimed.token, "", "", False
         try:
@@ -259,23 +263,23 @@ def release_build_retry(*, release_pk: int, token: str, error: str) -> Claim | N
     it with the reason once it is out of attempts (RELEASE_MAX_ATTEMPTS); None when it is failed or
     no longer this claim's. The new claim is `RELEASES.claim`'s, with its event."""
     with transaction.atomic():
-        release = RELEASES.locked(release_pk)
-        if release is None or release.status != BUILDING or release.build_token != token:
+        build = RELEASES.locked(release_pk)
+        if build is None or build.status != BUILDING or build.build_token != token:
             return None
-        if out_of_attempts(release):
+        if out_of_attempts(build):
             release_fail_locked(
-                release,
-                error=f"the database connection was lost on attempt {release.attempts} of {conf.max_attempts()}: {error}",
+                build,
+                error=f"the database connection was lost on attempt {build.attempts} of {conf.max_attempts()}: {error}",
             )
             return None
         now = timezone.now()
         new_token = uuid.uuid4().hex
         reason = (
-            f"attempt {release.attempts} lost its database connection ({error}); attempt {release.attempts + 1} "
+            f"attempt {build.attempts} lost its database connection ({error}); attempt {build.attempts + 1} "
             f"claimed at once by {socket.gethostname()} pid {os.getpid()}"
         )
         won = RELEASES.claim(
-            row=release,
+            row=build,
             to=BUILDING,
             reason=reason,
             now=now,
@@ -284,9 +288,9 @@ def release_build_retry(*, release_pk: int, token: str, error: str) -> Claim | N
             progress=0,
             stage="starting",
             error="",
-            build_log=release.build_log + log_line(reason, now),
+            build_log=build.build_log + log_line(reason, now),
         )
-    return Claim(release=release, token=new_token) if won else None
+    return Claim(build=build, token=new_token) if won else None
 
 
 def _build(claimed: Claim) -> None:
@@ -327,8 +331,8 @@ def _remove_installed(release_pk: int, token: str, final: Path) -> None:
     release removes what is left).
     """
     with transaction.atomic():
-        release = RELEASES.locked(release_pk)
-        if release is not None and release.status == BUILDING and release.build_token == token:
+        build = RELEASES.locked(release_pk)
+        if build is not None and build.status == BUILDING and build.build_token == token:
             store.remove_tree(final)
 
 
@@ -395,13 +399,15 @@ def _publish(
     memberships: MembershipWriter,
     against: Release | None,
 ) -> None:
-    """Publish in one transaction, with the row locked: the files, the check that every exported
-    membership is stored (they were stored during the export), the change counts and the status."""
+    """Publish in one transaction, with the build and the release locked: the files, the check that
+    every exported membership is stored (they were stored during the export), the release's id,
+    digests and change counts, and the build's status."""
     files = store.release_files(store.installed_result(result))
     with transaction.atomic():
-        release = RELEASES.locked(release_pk)
-        if release is None or release.status != BUILDING or release.build_token != token:
+        build = RELEASES.locked(release_pk)
+        if build is None or build.status != BUILDING or build.build_token != token:
             raise BuildSuperseded()
+        release = Release.objects.select_for_update().get(pk=release_pk)
         _refuse_unchanged(result.release_id, payload_sha256)
         newest_built = selectors.latest_built()
         if newest_built != against:
@@ -432,23 +438,26 @@ def _publish(
             **changes,
         }
         try:
-            RELEASES.change(
-                row=release,
-                to=PUBLISHED,
-                reason=f"published as {result.release_id}",
-                counts=counts,
-                release_id=result.release_id,
-                payload_sha256=payload_sha256,
-                catalogue_watermark=watermark,
-                previous=previous,
-                progress=100,
-                stage="published",
-                published_at=now,
-                finished_at=now,
-                heartbeat=now,
-                build_token="",
-                build_log=release.build_log + log_line(f"published as {result.release_id}", now),
-            )
+            with transaction.atomic():  # a release id taken meanwhile fails this build, not the transaction
+                Release.objects.filter(pk=release.pk).update(
+                    counts=counts,
+                    release_id=result.release_id,
+                    payload_sha256=payload_sha256,
+                    catalogue_watermark=watermark,
+                    previous=previous,
+                    published_at=now,
+                )
         except IntegrityError as exc:
             raise BuildFailed(f"could not publish {result.release_id}: {exc}") from exc
+        RELEASES.change(
+            row=build,
+            to=PUBLISHED,
+            reason=f"published as {result.release_id}",
+            progress=100,
+            stage="published",
+            finished_at=now,
+            heartbeat=now,
+            build_token="",
+            build_log=build.build_log + log_line(f"published as {result.release_id}", now),
+        )
         version_bump()  # record pages name the newest release: a new one is a change of what they show

@@ -35,7 +35,7 @@ from common.errors import DomainError
 from common.lifecycle import NEW, Lifecycle, SweepReport, TransitionTable
 from common.types import Actor
 from releases import conf, store
-from releases.models import UNFINISHED, Release, ReleaseEvent, ReleaseStatus
+from releases.models import UNFINISHED, Release, ReleaseBuild, ReleaseEvent, ReleaseRecord, ReleaseStatus
 
 REQUESTED, BUILDING, PUBLISHED, FAILED = (
     ReleaseStatus.REQUESTED,
@@ -111,8 +111,8 @@ STATUS_CHANGES = TransitionTable(
 
 #: A build's claim is its token: a heartbeat (or a publish, or a fail) of the worker holding token T
 #: counts only while the row is building under T.
-RELEASES: Lifecycle[Release] = Lifecycle(
-    model=Release,
+RELEASES: Lifecycle[ReleaseBuild] = Lifecycle(
+    model=ReleaseBuild,
     table=STATUS_CHANGES,
     event_model=ReleaseEvent,
     event_row_field="release",
@@ -133,46 +133,47 @@ def log_line(text: str, at: datetime.datetime | None = None) -> str:
 
 def append_log(release_pk: int, text: str, **fields: object) -> int:
     """Append one line to the build log (and set `fields`) in one UPDATE; returns the rows updated."""
-    return Release.objects.filter(pk=release_pk, status__in=UNFINISHED).update(
+    return ReleaseBuild.objects.filter(pk=release_pk, status__in=UNFINISHED).update(
         build_log=Concat(F("build_log"), Value(log_line(text))), **fields
     )
 
 
-def message_stamp(release: Release) -> str:
-    """Record the id of the build message about to be sent for the (locked or new) row; returns it."""
+def message_stamp(release_pk: int) -> str:
+    """Record the id of the build message about to be sent for the (locked or new) build; returns it."""
     task_id = uuid.uuid4().hex
-    Release.objects.filter(pk=release.pk).update(celery_task_id=task_id, sent_at=timezone.now())
+    ReleaseBuild.objects.filter(pk=release_pk).update(celery_task_id=task_id, sent_at=timezone.now())
     return task_id
 
 
-def release_fail_locked(release: Release, *, error: str, actor: Actor = None) -> None:
-    """Fail a (locked) requested or building release, inside the caller's transaction, with one event;
-    its staging and unpublished folders go with it. `actor` is the release manager who cancelled it."""
+def release_fail_locked(build: ReleaseBuild, *, error: str, actor: Actor = None) -> None:
+    """Fail a (locked) requested or building build, inside the caller's transaction, with one event;
+    its staging and unpublished folders and stored memberships go with it. `actor` is the release
+    manager who cancelled it."""
     now = timezone.now()
     RELEASES.change(
-        row=release,
+        row=build,
         to=FAILED,
         actor=actor,
         reason=error,
         error=error,
         finished_at=now,
         build_token="",
-        build_log=release.build_log + log_line(f"failed: {error}", now),
+        build_log=build.build_log + log_line(f"failed: {error}", now),
     )
-    store.remove_staging(release.pk)
-    store.remove_unpublished_folders(release)
-    release.records.all().delete()  # memberships stored while it was being built (releases.memberships)
+    store.remove_staging(build.pk)
+    store.remove_unpublished_folders(build.release)
+    ReleaseRecord.objects.filter(release_id=build.pk).delete()  # stored while it was built (releases.memberships)
 
 
-def out_of_attempts(release: Release) -> bool:
+def out_of_attempts(build: ReleaseBuild) -> bool:
     """Whether every claim this build may have has been used (RELEASE_MAX_ATTEMPTS)."""
-    return release.attempts >= conf.max_attempts()
+    return build.attempts >= conf.max_attempts()
 
 
-def give_up_out_of_attempts(release: Release) -> None:
+def give_up_out_of_attempts(build: ReleaseBuild) -> None:
     """Fail a (locked) build whose worker was lost on each of its attempts."""
     release_fail_locked(
-        release, error=f"gave up after {release.attempts} attempt(s): the worker building it was lost each time"
+        build, error=f"gave up after {build.attempts} attempt(s): the worker building it was lost each time"
     )
 
 
@@ -214,65 +215,65 @@ def connection_lost(exc: BaseException) -> bool:
 # ------------------------------------------------------------------- state
 
 
-def build_state(release: Release) -> str:
+def build_state(build: ReleaseBuild) -> str:
     """What an unfinished build is doing, in words, from its row: a requested build no worker has
     claimed is waiting for one (the queue may be behind, or no releases worker runs), not building."""
-    if release.status == REQUESTED:
-        sent = f" since {release.sent_at:%H:%M:%S} UTC" if release.sent_at else ""
+    if build.status == REQUESTED:
+        sent = f" since {build.sent_at:%H:%M:%S} UTC" if build.sent_at else ""
         return f"waiting for a worker{sent}: no worker has taken the build yet"
-    if release.status == BUILDING:
-        beat = release.heartbeat or release.started_at
+    if build.status == BUILDING:
+        beat = build.heartbeat or build.started_at
         heard = f", last heard from {beat:%H:%M:%S} UTC" if beat else ""
-        return f"a worker is building it (attempt {release.attempts}{heard})"
-    return str(ReleaseStatus(release.status).label).lower()
+        return f"a worker is building it (attempt {build.attempts}{heard})"
+    return str(ReleaseStatus(build.status).label).lower()
 
 
 # ------------------------------------------------------------------- sweep
 
 
 def _sweep_one(
-    release: Release,
+    build: ReleaseBuild,
     *,
-    send: Callable[[Release], None],
+    send: Callable[[ReleaseBuild], None],
     now: datetime.datetime,
     stale_after: datetime.timedelta,
     give_up: datetime.timedelta,
 ) -> str | None:
     """One unfinished build (locked): failed ("failed"), sent again ("resent"), or left alone (None)."""
-    if release.status == BUILDING:
-        if not RELEASES.is_stale(release, now=now, stale_after=stale_after):
+    if build.status == BUILDING:
+        if not RELEASES.is_stale(build, now=now, stale_after=stale_after):
             return None
-        if out_of_attempts(release):
-            give_up_out_of_attempts(release)
+        if out_of_attempts(build):
+            give_up_out_of_attempts(build)
             return "failed"
-    last_life = release.heartbeat or release.started_at or release.created_at
+    last_life = build.heartbeat or build.started_at or build.created_at
     if now - last_life > give_up:
-        if release.status == BUILDING:
-            error = f"no heartbeat for over {give_up} after attempt {release.attempts}, and no worker took the build again: gave up"
+        if build.status == BUILDING:
+            error = f"no heartbeat for over {give_up} after attempt {build.attempts}, and no worker took the build again: gave up"
         else:
             error = f"no worker took the build within {give_up} of its cut (are the releases workers running?): gave up"
-        release_fail_locked(release, error=error)
+        release_fail_locked(build, error=error)
         return "failed"
-    if release.sent_at is not None and release.sent_at > now - stale_after:
+    if build.sent_at is not None and build.sent_at > now - stale_after:
         return None  # sent recently: the message may still be on its way
-    if release.status == BUILDING:
-        beat = release.heartbeat or release.started_at
+    if build.status == BUILDING:
+        beat = build.heartbeat or build.started_at
         why = f"no heartbeat since {beat:%H:%M:%S}; build sent again" if beat else "build sent again"
     else:
         why = "still requested; build sent again"
-    RELEASES.change(row=release, to=release.status, reason=why, build_log=release.build_log + log_line(why))
-    send(release)
+    RELEASES.change(row=build, to=build.status, reason=why, build_log=build.build_log + log_line(why))
+    send(build)
     return "resent"
 
 
-def builds_sweep(*, send: Callable[[Release], None]) -> SweepReport:
+def builds_sweep(*, send: Callable[[ReleaseBuild], None]) -> SweepReport:
     """Re-send builds whose message was lost or whose worker died; fail those out of attempts or time.
 
     A build is stale when its heartbeat (or, for a requested one, its last message) is older than
     RELEASE_STALE_AFTER_SECONDS. Re-sending is safe: the build claims its row by a conditional update.
     Only a claim counts an attempt, so a build no worker takes (workers down or hung) would be re-sent
     forever and block every later cut: it is failed once no worker has shown life for
-    RELEASE_GIVE_UP_AFTER_SECONDS (since its cut, or its last heartbeat). `send(release)` sends the
+    RELEASE_GIVE_UP_AFTER_SECONDS (since its cut, or its last heartbeat). `send(build)` sends the
     build message for the locked row after commit (`releases.tasks.release_build_enqueue`).
 
     Each build is swept in its own transaction (`common.lifecycle.Lifecycle.sweep`); one that raises
@@ -282,6 +283,6 @@ def builds_sweep(*, send: Callable[[Release], None]) -> SweepReport:
     stale_after, give_up = conf.stale_after(), conf.give_up_after()
     outcomes = RELEASES.sweep(
         statuses=UNFINISHED,
-        visit=lambda release: _sweep_one(release, send=send, now=now, stale_after=stale_after, give_up=give_up),
+        visit=lambda build: _sweep_one(build, send=send, now=now, stale_after=stale_after, give_up=give_up),
     )
     return SweepReport(resent=outcomes.get("resent", []), failed=outcomes.get("failed", []))

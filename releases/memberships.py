@@ -26,7 +26,7 @@ from django.db import connection, transaction
 
 from releases import db_triggers, selectors
 from releases.lifecycle import BUILDING, RELEASES, BuildFailed, BuildSuperseded
-from releases.models import Release, ReleaseRecord
+from releases.models import Release, ReleaseBuild, ReleaseRecord
 from releases.selectors import Matches
 
 BATCH = 10_000  # memberships per INSERT (one transaction each)
@@ -35,12 +35,12 @@ BATCH = 10_000  # memberships per INSERT (one transaction each)
 # ------------------------------------------------------------------ storing
 
 
-def _locked_building(release_pk: int, token: str) -> Release:
-    """The release, locked, if it is still being built under `token`; else BuildSuperseded."""
-    release = RELEASES.locked(release_pk)
-    if release is None or release.status != BUILDING or release.build_token != token:
+def _locked_building(release_pk: int, token: str) -> ReleaseBuild:
+    """The release's build, locked, if it is still building under `token`; else BuildSuperseded."""
+    build = RELEASES.locked(release_pk)
+    if build is None or build.status != BUILDING or build.build_token != token:
         raise BuildSuperseded()
-    return release
+    return build
 
 
 def _statements() -> tuple[str, str]:
@@ -114,8 +114,8 @@ def memberships_discard(*, release_pk: int, token: str) -> int:
     """Remove the memberships stored for the release (a lost worker's, or an export pass's that was
     discarded), if the build is this claim's; how many."""
     with transaction.atomic():
-        release = _locked_building(release_pk, token)
-        deleted, _ = ReleaseRecord.objects.filter(release=release).delete()
+        _locked_building(release_pk, token)
+        deleted, _ = ReleaseRecord.objects.filter(release_id=release_pk).delete()
     return deleted
 
 

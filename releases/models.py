@@ -1,10 +1,11 @@
 """Releases: published, checksummed snapshots of the catalogue (docs/architecture/design-map.md, "Releases").
 
 Plain models: every write goes through the app's services (`services`, `build`, `lifecycle`). A
-release row is created when a release manager cuts one (its id is not known yet: the id is
-content-addressed, so it is assigned when the bundle is built), a worker builds it, and it is
-published together with its files and its membership rows in one transaction. From then on the row, its files and its memberships never
-change: database triggers on both backends refuse it (migration 0003, `releases/db_triggers.py`).
+`Release` (the published artefact) and its `ReleaseBuild` (the job that builds it) are created when a
+release manager cuts one (the release's id is not known yet: it is content-addressed, so it is
+assigned when the bundle is built); a worker builds it, and it is published together with its files
+and its membership rows in one transaction. From then on the release, its build, its files and its
+memberships never change: database triggers on both backends refuse it (`releases/db_triggers.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class ReleaseStatus(models.TextChoices):
@@ -26,7 +28,7 @@ UNFINISHED = (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING)
 
 class ReleaseQuerySet(models.QuerySet):
     def published(self) -> ReleaseQuerySet:
-        return self.filter(status=ReleaseStatus.PUBLISHED)
+        return self.filter(published_at__isnull=False)
 
     def newest_first(self) -> ReleaseQuerySet:
         """The public order: newest release date first, then the later cut."""
@@ -34,27 +36,23 @@ class ReleaseQuerySet(models.QuerySet):
 
 
 class Release(models.Model):
+    """The published artefact: its id, date, counts, digests and files. Everything about building it
+    (status, attempts, claims, heartbeats, progress, log, error, who cut it) is its `ReleaseBuild`.
+
+    A release row is created with its build when a release manager cuts one (its id is assigned when
+    the bundle is built) and is published once, with its files and memberships; from then on it never
+    changes. An external release (recorded from a page published elsewhere) is published as it is
+    recorded."""
+
     # Assigned when the bundle is built: the release date and 12 hex digits of its content hash.
     release_id = models.CharField(max_length=40, unique=True, null=True, blank=True)
     release_date = models.DateField(help_text="The date the release was cut (UTC); the bag's Bagging-Date.")
-    status = models.CharField(
-        max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.REQUESTED, db_index=True
-    )
     is_external = models.BooleanField(
         default=False, help_text="Recorded from a published record page; this portal does not hold its files."
     )
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    published_at = models.DateTimeField(null=True, blank=True)
-
-    cut_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-        help_text="The release manager who cut it (none for an external release).",
-    )
+    published_at = models.DateTimeField(null=True, blank=True, db_index=True)
     previous = models.ForeignKey(
         "self",
         null=True,
@@ -63,8 +61,6 @@ class Release(models.Model):
         related_name="+",
         help_text="The newest published release when this one was published: the base of its change summary.",
     )
-    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of the build done.")
-    stage = models.CharField(max_length=200, blank=True, help_text="What the build is doing now.")
     counts = models.JSONField(
         default=dict,
         blank=True,
@@ -76,19 +72,6 @@ class Release(models.Model):
     catalogue_watermark = models.CharField(
         max_length=64, blank=True, help_text="Fingerprint of the catalogue the release was built from (no-change cuts)."
     )
-    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the build.")
-    celery_task_id = models.CharField(
-        max_length=64, blank=True, help_text="The id of the last message sent for the build."
-    )
-    sent_at = models.DateTimeField(null=True, blank=True, help_text="When the last build message was sent.")
-    build_token = models.CharField(
-        max_length=32, blank=True, help_text="Identifies the claim of the build now running."
-    )
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the build.")
-    finished_at = models.DateTimeField(null=True, blank=True)
-    build_log = models.TextField(blank=True)
-    error = models.TextField(blank=True)
 
     objects = ReleaseQuerySet.as_manager()
 
@@ -97,10 +80,8 @@ class Release(models.Model):
         get_latest_by = ["release_date", "id"]
         permissions = [("cut_release", "Can cut a new release")]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=ReleaseStatus.values), name="release_status_valid"),
-            models.CheckConstraint(condition=Q(progress__lte=100), name="release_progress_at_most_100"),
             models.CheckConstraint(
-                condition=~Q(status=ReleaseStatus.PUBLISHED) | Q(release_id__isnull=False, published_at__isnull=False),
+                condition=Q(published_at__isnull=True) | Q(release_id__isnull=False),
                 name="release_published_has_id",
             ),
         ]
@@ -109,8 +90,16 @@ class Release(models.Model):
         return self.release_id or f"release #{self.pk} ({self.get_status_display().lower()})"
 
     @property
+    def status(self) -> str:
+        """Published once published; before, its build's status."""
+        return ReleaseStatus.PUBLISHED if self.published_at is not None else self.build.status
+
+    def get_status_display(self) -> str:
+        return str(ReleaseStatus(self.status).label)
+
+    @property
     def is_published(self) -> bool:
-        return self.status == ReleaseStatus.PUBLISHED
+        return self.published_at is not None
 
     @property
     def is_unfinished(self) -> bool:
@@ -146,6 +135,52 @@ class Release(models.Model):
     def record_total(self) -> int | None:
         by_type = (self.counts or {}).get("records")
         return None if by_type is None else sum(by_type.values())
+
+
+class ReleaseBuild(models.Model):
+    """The job that builds one release: its status (requested -> building -> published, or failed),
+    claims, heartbeats, progress, log and error (`releases.lifecycle.RELEASES`). One per release, with
+    the release's primary key; an external release's is the record of its recording, published at once.
+    Once published it never changes (a trigger refuses it, as for the release)."""
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, primary_key=True, related_name="build")
+    status = models.CharField(
+        max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.REQUESTED, db_index=True
+    )
+    created_at = models.DateTimeField(default=timezone.now, help_text="When it was cut.")
+    cut_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The release manager who cut it (none for an external release).",
+    )
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent of the build done.")
+    stage = models.CharField(max_length=200, blank=True, help_text="What the build is doing now.")
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the build.")
+    celery_task_id = models.CharField(
+        max_length=64, blank=True, help_text="The id of the last message sent for the build."
+    )
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When the last build message was sent.")
+    build_token = models.CharField(
+        max_length=32, blank=True, help_text="Identifies the claim of the build now running."
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the build.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    build_log = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-release_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=ReleaseStatus.values), name="releasebuild_status_valid"),
+            models.CheckConstraint(condition=Q(progress__lte=100), name="releasebuild_progress_at_most_100"),
+        ]
+
+    def __str__(self) -> str:
+        return f"build of release #{self.pk} ({self.get_status_display().lower()})"
 
 
 class FileKind(models.TextChoices):
@@ -205,9 +240,9 @@ class ReleaseRecord(models.Model):
 
 
 class ReleaseEvent(models.Model):
-    """The audit log of a release's status: one row per change (cut, claim, re-send, publish, fail,
-    cancel), written through `releases.lifecycle.RELEASES` (`common.lifecycle`) in the same locked
-    transaction as the change.
+    """The audit log of a release's build: one row per status change (cut, claim, re-send, publish,
+    fail, cancel), written through `releases.lifecycle.RELEASES` (`common.lifecycle`) in the same
+    locked transaction as the change. It names the release (a build has its release's key).
 
     Append-only (migration 0005, `common.append_only`): no UPDATE or DELETE. A failed release, the
     only kind the admin may delete, leaves its events behind: the link has no database constraint

@@ -251,7 +251,7 @@ def _reinstate(release: Release, staged: Path, actor: Actor) -> RebuildReport:
             f"files rebuilt from the database and reinstated ({check.files_checked} files, every checksum as "
             f"recorded; {len(before.problems)} problem(s) before){aside}"
         )
-        RELEASES.record_event(row=release, from_status=release.status, actor=acting_user(actor), reason=reason)
+        RELEASES.record_event(row=release.build, from_status=release.status, actor=acting_user(actor), reason=reason)
     logger.warning("release %s: %s", release.release_id, reason)
     return RebuildReport(
         release, REINSTATED, [f"{release.release_id}: reinstated, {check.files_checked} files rebuilt byte for byte"]

@@ -44,7 +44,7 @@ def files_prefetch() -> Prefetch:
 
 
 def published_releases() -> QuerySet[Release]:
-    return with_last_check(Release.objects.published().newest_first().select_related("previous"))
+    return with_last_check(Release.objects.published().newest_first().select_related("previous", "build"))
 
 
 # ------------------------------------------------------------------ damage
@@ -103,7 +103,7 @@ def release_damage(release: Release) -> ReleaseDamage:
 
 
 def unfinished_releases() -> QuerySet[Release]:
-    return Release.objects.filter(status__in=UNFINISHED).order_by("created_at", "id")
+    return Release.objects.filter(build__status__in=UNFINISHED).select_related("build").order_by("created_at", "id")
 
 
 def release_list_page() -> dict:
@@ -128,7 +128,7 @@ def releases_containing(*, record_type: str, stable_id: str) -> list[Release]:
     """The published releases that hold a record (by its lower-case model name and stable id), newest first."""
     return list(
         Release.objects.filter(
-            status=ReleaseStatus.PUBLISHED, records__record_type=record_type, records__stable_id=stable_id
+            published_at__isnull=False, records__record_type=record_type, records__stable_id=stable_id
         )
         .order_by("-release_date", "-id")
         .distinct()
@@ -143,7 +143,7 @@ def latest_published_or_404() -> Release:
 
 
 def release_by_pk_or_404(pk: int) -> Release:
-    release = Release.objects.filter(pk=pk).first()
+    release = Release.objects.select_related("build").filter(pk=pk).first()
     if release is None:
         raise Http404(f"No release #{pk}")
     return release
@@ -168,7 +168,7 @@ class ReleasePage:
 def published_by_id_or_404(release_id: str) -> Release:
     release = (
         with_last_check(Release.objects.published())
-        .select_related("previous")
+        .select_related("previous", "build")
         .prefetch_related(files_prefetch())
         .filter(release_id=release_id)
         .first()
@@ -192,7 +192,7 @@ def release_file_or_404(*, release_id: str, name: str) -> tuple[Release, Release
         ReleaseFile.objects.select_related("release")
         .filter(
             release__release_id=release_id,
-            release__status=ReleaseStatus.PUBLISHED,
+            release__published_at__isnull=False,
             release__is_external=False,
             name=name,
         )

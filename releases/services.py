@@ -32,7 +32,15 @@ from common.types import Actor, acting_user
 from common.versions import version_bump
 from releases import catalogue_rows, fixity, lifecycle, selectors, tasks
 from releases.lifecycle import RELEASES, REQUESTED, BuildInProgress, NothingChanged, ReleaseError, ReleaseForbidden
-from releases.models import UNFINISHED, Release, ReleaseFile, ReleaseFixityCheck, ReleaseRecord, ReleaseStatus
+from releases.models import (
+    UNFINISHED,
+    Release,
+    ReleaseBuild,
+    ReleaseFile,
+    ReleaseFixityCheck,
+    ReleaseRecord,
+    ReleaseStatus,
+)
 
 CUT_PERMISSION = "releases.cut_release"
 
@@ -62,11 +70,11 @@ def release_cut(*, actor: Actor, note: str = "") -> Release:
         raise ReleaseForbidden("only release managers may cut a release (permission releases.cut_release)")
     with transaction.atomic():
         _lock_cuts()
-        unfinished = Release.objects.filter(status__in=UNFINISHED).order_by("id").first()
+        unfinished = ReleaseBuild.objects.filter(status__in=UNFINISHED).select_related("release").order_by("pk").first()
         if unfinished is not None:
             raise BuildInProgress(
                 f"release #{unfinished.pk} is {unfinished.get_status_display().lower()}: wait until it is published or fails",
-                release=unfinished,
+                release=unfinished.release,
             )
         last = selectors.latest_built()
         if (
@@ -79,14 +87,14 @@ def release_cut(*, actor: Actor, note: str = "") -> Release:
             )
         now = timezone.now()
         note = note.strip()
-        release = Release(
-            release_date=timezone.localdate(now),
-            note=note,
+        release = Release.objects.create(release_date=timezone.localdate(now), note=note)
+        build = ReleaseBuild(
+            release=release,
             cut_by=acting_user(actor),
             build_log=lifecycle.log_line(f"cut by {actor.get_username()}", now),
         )
-        RELEASES.change(row=release, to=REQUESTED, actor=actor, reason=f"cut{': ' + note if note else ''}")
-        tasks.release_build_enqueue(release)
+        RELEASES.change(row=build, to=REQUESTED, actor=actor, reason=f"cut{': ' + note if note else ''}")
+        tasks.release_build_enqueue(build)
     return release
 
 
@@ -99,15 +107,16 @@ def release_cancel(*, actor: Actor, release_pk: int) -> Release:
     if actor is None or not may_cut_release(actor):
         raise ReleaseForbidden("only release managers may cancel a release (permission releases.cut_release)")
     with transaction.atomic():
-        release = RELEASES.locked(release_pk)
-        if release is None:
+        build = RELEASES.locked(release_pk)
+        if build is None:
             raise ReleaseError(f"no release #{release_pk}")
-        if release.status not in UNFINISHED:
+        release = build.release
+        if build.status not in UNFINISHED:
             raise ReleaseError(
                 f"{release} is {release.get_status_display().lower()}: only a requested or building release can be cancelled",
                 release=release,
             )
-        lifecycle.release_fail_locked(release, error=f"cancelled by {actor.get_username()}", actor=actor)
+        lifecycle.release_fail_locked(build, error=f"cancelled by {actor.get_username()}", actor=actor)
     return release
 
 
@@ -123,41 +132,38 @@ def release_builds_sweep() -> lifecycle.SweepReport:
 
 
 @transaction.atomic
-@transaction.atomic
 def release_record_external(
     *, release_id: str, release_date: datetime.date, note: str, records: list[tuple[str, str]]
 ) -> tuple[Release, bool]:
     """Record a release published elsewhere (the seed page's), whose files this portal does not hold.
 
     Idempotent by release id; returns the release and whether it was created. The row is written
-    as requested, given its memberships, then published: nothing is added to a published release.
+    unpublished, given its memberships, then published: nothing is added to a published release. Its
+    build is the record of its recording, published as it is created.
     """
     existing = Release.objects.filter(release_id=release_id).first()
     if existing is not None:
         return existing, False
-    release = Release.objects.create(
-        release_id=release_id,
-        release_date=release_date,
-        status=ReleaseStatus.REQUESTED,
-        is_external=True,
-        note=note,
-        stage="recorded from a published page",
-    )
+    release = Release.objects.create(release_id=release_id, release_date=release_date, is_external=True, note=note)
     ReleaseRecord.objects.bulk_create(
         ReleaseRecord(release=release, record_type=record_type, stable_id=stable_id)
         for record_type, stable_id in records
     )
     now = timezone.now()
     Release.objects.filter(pk=release.pk).update(
-        status=ReleaseStatus.PUBLISHED,
         published_at=now,
-        finished_at=now,
-        progress=100,
         counts={"records": selectors.records_by_type(ReleaseRecord.objects.filter(release=release))},
     )
+    build = ReleaseBuild.objects.create(
+        release=release,
+        status=ReleaseStatus.PUBLISHED,
+        stage="recorded from a published page",
+        progress=100,
+        finished_at=now,
+    )
     release.refresh_from_db()
-    # Not a move of the table (the row was never requested in earnest): its one event, as if created published.
-    RELEASES.record_event(row=release, from_status=NEW, reason="recorded from a published page")
+    # Not a move of the table (the build was never requested in earnest): its one event, as if created published.
+    RELEASES.record_event(row=build, from_status=NEW, reason="recorded from a published page")
     version_bump()
     return release, True
 

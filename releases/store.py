@@ -97,7 +97,9 @@ def remove_unpublished_folders(release: Release) -> None:
     """
     root = conf.releases_dir()
     prefix = f"{release.release_date.isoformat()}-"
-    others = Release.objects.filter(status__in=UNFINISHED, release_date=release.release_date).exclude(pk=release.pk)
+    others = Release.objects.filter(build__status__in=UNFINISHED, release_date=release.release_date).exclude(
+        pk=release.pk
+    )
     if not root.is_dir() or others.exists():
         return  # not the only build of its date: its folders cannot be told apart
     published = set(

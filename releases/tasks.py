@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from common.links import absolute_url
 from releases import build, conf, fixity, lifecycle
-from releases.models import Release, ReleaseFixityCheck
+from releases.models import ReleaseBuild, ReleaseFixityCheck
 from reviews.roles import RELEASE_MANAGERS
 
 MAIL_ERRORS = (smtplib.SMTPException, OSError)
@@ -37,10 +37,10 @@ def release_build(release_pk: int) -> dict:
     return {"release": release_pk, "status": release.status, "release_id": release.release_id}
 
 
-def release_build_enqueue(release: Release) -> None:
-    """Record the message's id on the (locked or new) row; send the build once the transaction commits."""
-    task_id = lifecycle.message_stamp(release)
-    pk = release.pk
+def release_build_enqueue(build: ReleaseBuild) -> None:
+    """Record the message's id on the (locked or new) build; send it once the transaction commits."""
+    task_id = lifecycle.message_stamp(build.pk)
+    pk = build.pk
     soft, hard = conf.build_time_limits()
 
     def send() -> None:

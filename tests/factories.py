@@ -22,6 +22,7 @@ from records.models import (
     Work,
     alias_key,
 )
+from releases.models import Release, ReleaseBuild
 
 
 class WorkFactory(factory.django.DjangoModelFactory):
@@ -122,3 +123,18 @@ class ResultFactory(factory.django.DjangoModelFactory):
     value = Decimal("1")
     unit = factory.SelfAttribute("evaluation.protocol.metric_unit")
     printed_value = factory.LazyAttribute(lambda o: f"{o.value}")
+
+
+def release_with_build(
+    *, release_date: object = None, pk: int | None = None, release_id: str | None = None, **build_fields: object
+) -> Release:
+    """An unpublished release (with its `counts` and `note`, if given) and its build (`ReleaseBuild`)
+    with the other `build_fields` (status, error, sent_at, ...), for tests of the build's lifecycle."""
+    from django.utils import timezone
+
+    release_fields = {name: build_fields.pop(name) for name in ("counts", "note") if name in build_fields}
+    release = Release.objects.create(
+        pk=pk, release_date=release_date or timezone.localdate(), release_id=release_id, **release_fields
+    )
+    ReleaseBuild.objects.create(release=release, **build_fields)
+    return release

@@ -118,6 +118,6 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('release', 'record_type', 'stable_id'), name='releaserecord_unique')],
             },
         ),
-        migrations.RunPython(db_triggers.create, db_triggers.drop),
+        migrations.RunPython(db_triggers.create_status_guards, db_triggers.drop_status_guards),
         migrations.RunPython(append_only.create_for(*AUDIT_TABLES), append_only.drop_for(*AUDIT_TABLES)),
     ]

@@ -144,7 +144,7 @@ def demo(demo_content, make_user, settings, tmp_path):
     settings.RELEASES_DIR = tmp_path / "releases"
     manager = make_user("release_manager", "release-one")
     release = release_build(release_pk=release_cut(actor=manager, note="The demo papers added.").pk)
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
     make_user("curator", "curator-one")
     make_user("benchmark_operator", "operator-one")
 

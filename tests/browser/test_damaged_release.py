@@ -24,7 +24,7 @@ def test_a_visitor_is_refused_a_damaged_file_and_the_release_page_says_so(
 
     settings.RELEASES_DIR = tmp_path / "releases"
     release = release_build(release_pk=release_cut(actor=make_user("release_manager")).pk)
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
     path = release_file_path(release, MATRIX)
     data = bytearray(path.read_bytes())
     data[200] ^= 0x01

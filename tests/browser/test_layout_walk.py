@@ -67,7 +67,7 @@ def real_content(demo_content, make_user, settings, tmp_path, monkeypatch):
     release = release_build(
         release_pk=release_cut(actor=make_user("release_manager", "release-one"), note="The demo papers added.").pk
     )
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
 
     monkeypatch.setattr(benchmark_job_run, "apply_async", lambda *args, **kwargs: None)  # the test runs it
     operator = make_user("benchmark_operator", "operator-one")

@@ -73,7 +73,7 @@ def test_a_researcher_downloads_a_release_file_and_its_sha256_matches_the_page(
 
     settings.RELEASES_DIR = tmp_path / "releases"
     release = release_build(release_pk=release_cut(actor=make_user("release_manager")).pk)
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
 
     context = browser.new_context(base_url=live_server.url, accept_downloads=True)
     page = context.new_page()

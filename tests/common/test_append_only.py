@@ -110,7 +110,7 @@ def every_audit_table_written(seeded, make_user, settings, tmp_path, monkeypatch
     )
     correction_decide(correction=correction, actor=curator, decision="reject", response="The figure is right.")
     release = release_build(release_pk=release_cut(actor=manager).pk)
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
     release_fixity_check(release=release)
     empty = [model._meta.db_table for model in audit_models() if not model._default_manager.exists()]
     assert empty == [], "each audit table needs a row for the refusals below to mean anything"
@@ -187,7 +187,7 @@ def test_it_keeps_the_events_of_a_failed_release_that_is_deleted(seeded, make_us
     from releases.services import release_cut
 
     release = release_cut(actor=make_user("release_manager", "manager-one"))
-    RELEASES.change(row=release, to="failed", reason="broken on purpose")
+    RELEASES.change(row=release.build, to="failed", reason="broken on purpose")
     events = list(ReleaseEvent.objects.filter(release_id=release.pk).values_list("to_status", flat=True))
     assert events == ["requested", "failed"]
     Release.objects.filter(pk=release.pk).delete()

@@ -62,8 +62,8 @@ def test_a_build_whose_connections_drop_is_claimed_again_at_once_and_published(
 
     def building_far_enough():
         release.refresh_from_db()
-        assert release.status in (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING), release.error
-        return release.status == ReleaseStatus.BUILDING and release.progress >= 20
+        assert release.status in (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING), release.build.error
+        return release.status == ReleaseStatus.BUILDING and release.build.progress >= 20
 
     wait_for(building_far_enough, seconds=120, what="the build never got to 20 %")
     params = connection.get_connection_params()
@@ -82,10 +82,12 @@ def test_a_build_whose_connections_drop_is_claimed_again_at_once_and_published(
         release.refresh_from_db()
         return release.status in (ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED)
 
-    wait_for(finished, seconds=BOUND_SECONDS, what=f"the release was still {release.status} {release.progress} %")
+    wait_for(finished, seconds=BOUND_SECONDS, what=f"the release was still {release.status} {release.build.progress} %")
     took = time.monotonic() - dropped
-    assert release.status == ReleaseStatus.PUBLISHED, f"{release.error}\n{release.build_log}"
-    assert release.attempts == 2 and "lost its database connection" in release.build_log, release.build_log
+    assert release.status == ReleaseStatus.PUBLISHED, f"{release.build.error}\n{release.build.build_log}"
+    assert release.build.attempts == 2 and "lost its database connection" in release.build.build_log, (
+        release.build.build_log
+    )
     print(f"published {took:.1f} s after {len(killed)} connections were dropped")
 
     ResultFactory(evaluation=EvaluationFactory(protocol=protocol))  # something to release

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pages import feeds
-from releases.models import Release, ReleaseStatus
+from releases.models import ReleaseStatus
 from releases.services import release_record_external
-from tests.factories import EvaluationFactory, ProtocolFactory
+from tests.factories import EvaluationFactory, ProtocolFactory, release_with_build
 from tests.helpers import apply_transitions
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +55,7 @@ def test_the_releases_feed_lists_published_releases_newest_first(client):
         release_record_external(
             release_id=release_id, release_date=datetime.date(2026, 1, day), note=f"note {day}", records=[]
         )
-    Release.objects.create(release_date=datetime.date(2026, 1, 3), status=ReleaseStatus.REQUESTED)
+    release_with_build(release_date=datetime.date(2026, 1, 3), status=ReleaseStatus.REQUESTED)
     listed = entries(atom(client, "/releases/feed/"))
     assert [entry["title"] for entry in listed] == ["Release 2026-01-02-newer", "Release 2026-01-01-older"]
     assert listed[0]["link"] == "http://testserver/releases/2026-01-02-newer/"

@@ -89,7 +89,7 @@ def test_the_release_tables_keep_the_exact_text_and_the_data_package_says_so(
     from releases.services import release_cut
 
     release = build_now(release_cut(actor=release_manager))
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
     matrix = next(f.name for f in release.files.all() if "model_evaluation_matrix" in f.name)
     with gzip.open(release_file_path(release, matrix), "rt", encoding="utf-8", newline="") as stream:
         rows = [row for row in csv.DictReader(stream) if row["protocol_id"] == PROTOCOL_ID]

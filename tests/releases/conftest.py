@@ -35,7 +35,7 @@ def published_release(seeded, releases_dir, release_manager, build_now):
     from releases.services import release_cut
 
     release = build_now(release_cut(actor=release_manager))
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
     return release
 
 
@@ -73,6 +73,7 @@ def published_releases_removed_before_flush(request):
                 "releases_releaserecord",
                 "releases_releasefile",
                 "releases_releaseevent",
+                "releases_releasebuild",
             ):
                 cursor.execute(f"DELETE FROM {table}", None)
             cursor.execute("UPDATE releases_release SET previous_id = NULL", None)

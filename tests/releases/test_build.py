@@ -7,7 +7,6 @@ it on PostgreSQL and on SQLite).
 
 from __future__ import annotations
 
-import csv
 import datetime
 import gzip
 import hashlib
@@ -38,7 +37,6 @@ from records.models import (
     Work,
 )
 from records.seed import CONCERN, PROTOCOL_ID, QUOTE, SUITE_ID
-from records.services import record_save
 from releases import catalogue_rows, store
 from releases.build import release_build
 from releases.bundle import read_csv_rows
@@ -105,7 +103,7 @@ def test_a_build_validates_installs_and_makes_read_only_once(seeded, releases_di
         mock.patch.object(store, "make_read_only", side_effect=make_read_only) as protected,
     ):
         release = release_build(release_pk=release_cut(actor=release_manager).pk)
-    assert release.status == ReleaseStatus.PUBLISHED, release.error
+    assert release.status == ReleaseStatus.PUBLISHED, release.build.error
     assert (validated.call_count, installed.call_count, protected.call_count) == (1, 1, 1)
     bag = bag_of(release)
     assert {stat.S_IMODE(p.stat().st_mode) for p in bag.parent.rglob("*") if p.is_file()} == {0o444}
@@ -324,43 +322,6 @@ def test_a_published_release_lists_every_exported_record_and_record_pages_name_i
     assert latest_published() == published_release
 
 
-def test_the_change_from_the_previous_release_counts_records_added_removed_and_changed(
-    seeded, releases_dir, release_manager, curator
-):
-    lonely = SourceFactory(stable_id="a-source-nobody-cites")
-    first = release_build(release_pk=release_cut(actor=release_manager).pk)
-    assert first.status == ReleaseStatus.PUBLISHED, first.error
-    assert first.previous.is_external  # the seed's release came first
-
-    lonely.delete()
-    SourceFactory(stable_id="a-new-source")
-    configuration = Configuration.objects.get(stable_id="nt-500m-ia3-dalla-torre-2025")
-    configuration.name = "NT 500M, renamed"
-    record_save(record=configuration, actor=curator, changed_fields=["name"])
-    second = release_build(release_pk=release_cut(actor=release_manager).pk)
-
-    assert second.status == ReleaseStatus.PUBLISHED, second.error
-    assert second.previous == first
-    assert second.counts["added"] == {"source": 1}
-    assert second.counts["removed"] == {"source": 1}
-    assert second.counts["changed"] == {"configuration": 1, "result": 1}
-    assert latest_published() == second
-
-    # metadata/changes.csv names each row, against the last release this portal built
-    assert (first.counts["changes_against"], second.counts["changes_against"]) == (None, first.release_id)
-    with (bag_of(second) / "metadata" / "changes.csv").open(encoding="utf-8", newline="") as handle:
-        listed = {(row["table"], row["key"]): (row["change"], row["fields"]) for row in csv.DictReader(handle)}
-    assert listed[("source_table", "a-source-nobody-cites")] == ("removed", "")
-    assert listed[("source_table", "a-new-source")] == ("added", "")
-    assert listed[("configuration_table", "nt-500m-ia3-dalla-torre-2025")] == ("changed", "name")
-    changed_results = {key for (table, key), (change, _) in listed.items() if table == "model_evaluation_matrix"}
-    assert changed_results == set(
-        Result.objects.filter(evaluation__configuration=configuration).values_list("stable_id", flat=True)
-    )
-    with (bag_of(first) / "metadata" / "changes.csv").open(encoding="utf-8", newline="") as handle:
-        assert {row["change"] for row in csv.DictReader(handle)} == {"added"}  # no release before it was built here
-
-
 def test_a_release_has_its_payload_tag_and_archive_files_with_their_checksums(published_release):
     files = {f.name: f for f in published_release.files.all()}
     assert {name for name, f in files.items() if f.kind == FileKind.PAYLOAD} == {
@@ -506,6 +467,6 @@ def test_a_release_in_a_new_format_compares_which_records_it_holds_not_their_con
     monkeypatch.undo()
     SourceFactory(stable_id="a-source-new-in-format-2")
     second = release_build(release_pk=release_cut(actor=release_manager).pk)
-    assert second.status == ReleaseStatus.PUBLISHED, second.error
+    assert second.status == ReleaseStatus.PUBLISHED, second.build.error
     assert (second.counts["added"], second.counts["removed"], second.counts["changed"]) == ({"source": 1}, {}, {})
     assert "written in an earlier format" in client.get(f"/releases/{second.release_id}/").content.decode()

@@ -42,7 +42,7 @@ def test_it_lets_only_release_managers_and_superusers_cut_through_the_service(ma
     user = user_for(make_user, role)
     if role in MAY_CUT:
         release = release_cut(actor=user)
-        assert release.status == ReleaseStatus.REQUESTED and release.cut_by == user
+        assert release.status == ReleaseStatus.REQUESTED and release.build.cut_by == user
     else:
         for actor in (user, AnonymousUser()):
             with pytest.raises(ReleaseForbidden):
@@ -129,11 +129,11 @@ def test_it_sends_the_build_to_the_releases_queue_only_after_commit(
             callback()
     release.refresh_from_db()
     send.assert_called_once_with(
-        args=[release.pk], task_id=release.celery_task_id, soft_time_limit=7200, time_limit=7500
+        args=[release.pk], task_id=release.build.celery_task_id, soft_time_limit=7200, time_limit=7500
     )
     assert app.amqp.router.route({}, "releases.tasks.release_build")["queue"].name == "releases"
-    assert release.cut_by == release_manager and release.sent_at is not None
-    assert "cut by release-manager-one" in release.build_log
+    assert release.build.cut_by == release_manager and release.build.sent_at is not None
+    assert "cut by release-manager-one" in release.build.build_log
 
 
 def test_a_cut_succeeds_when_the_broker_is_down_and_the_sweeper_sends_the_build_later(
@@ -154,7 +154,7 @@ def test_a_cut_succeeds_when_the_broker_is_down_and_the_sweeper_sends_the_build_
     assert (
         response.json()["status"] == "requested"
         and release.status == ReleaseStatus.REQUESTED
-        and release.sent_at is not None
+        and release.build.sent_at is not None
     )
 
 
@@ -220,7 +220,7 @@ def test_a_build_that_finds_the_content_unchanged_publishes_nothing(published_re
     record_save(record=protocol, actor=curator, changed_fields=["explanatory_profile"])
     release = release_build(release_pk=release_cut(actor=release_manager).pk)
     assert release.status == ReleaseStatus.FAILED
-    assert release.error == (
+    assert release.build.error == (
         f"nothing changed since release {published_release.release_id}: the exported content is identical; nothing was published"
     )
     assert not release.files.exists() and not release.records.exists()

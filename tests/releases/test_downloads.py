@@ -8,9 +8,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from records.seed import SEED_RELEASE_ID
-from releases.models import Release, ReleaseStatus
+from releases.models import Release, ReleaseBuild, ReleaseStatus
 from releases.services import release_cut
 from releases.store import release_file_path
+from tests.factories import release_with_build
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.releases.urls_for_tests")]
 
@@ -33,7 +34,7 @@ def test_the_list_shows_published_releases_and_builds_in_progress(published_rele
     result.printed_value = f"{result.value} minutes"
     record_save(record=result, actor=curator, changed_fields=["printed_value"])
     building = release_cut(actor=release_manager)
-    Release.objects.filter(pk=building.pk).update(
+    ReleaseBuild.objects.filter(pk=building.pk).update(
         status=ReleaseStatus.BUILDING, progress=42, stage="write model_evaluation_matrix"
     )
     page = client.get("/releases/")
@@ -89,13 +90,13 @@ def test_a_release_being_built_has_a_page_that_refreshes_itself_until_published(
     from releases.build import release_build
 
     release = release_cut(actor=release_manager)
-    Release.objects.filter(pk=release.pk).update(
+    ReleaseBuild.objects.filter(pk=release.pk).update(
         status=ReleaseStatus.BUILDING, progress=30, stage="sort model_evaluation_matrix"
     )
     page = client.get(f"/releases/{release.pk}/")
     assert page.status_code == 200 and page["Refresh"] == "3"
     assert b'value="30"' in page.content and b"sort model_evaluation_matrix" in page.content
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.REQUESTED)
+    ReleaseBuild.objects.filter(pk=release.pk).update(status=ReleaseStatus.REQUESTED)
     published = release_build(release_pk=release.pk)
     response = client.get(f"/releases/{release.pk}/")
     assert response.status_code == 302 and response["Location"] == f"/releases/{published.release_id}/"
@@ -225,7 +226,7 @@ def test_the_api_and_the_admin_answer_a_non_ascii_digit_key_with_not_found(
     # A release numbered as int() reads the key ("²" is no number to it, "٣" is 3) must not be found by it.
     for number in (3, 123):
         if not Release.objects.filter(pk=number).exists():
-            Release.objects.create(pk=number, release_date=published_release.release_date, status=ReleaseStatus.FAILED)
+            release_with_build(pk=number, release_date=published_release.release_date, status=ReleaseStatus.FAILED)
     response = APIClient().get(f"/api/v1/releases/{key}/")
     assert response.status_code == 404 and "No release" in response.json()["detail"]
     client.force_login(release_manager)
@@ -254,7 +255,9 @@ def test_record_pages_can_list_the_releases_that_contain_a_record(published_rele
 
 def test_the_admin_shows_a_builds_progress_and_refreshes_while_it_runs(release_manager, client):
     release = release_cut(actor=release_manager)
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.BUILDING, progress=55, stage="write source_table")
+    ReleaseBuild.objects.filter(pk=release.pk).update(
+        status=ReleaseStatus.BUILDING, progress=55, stage="write source_table"
+    )
     client.force_login(release_manager)
     for url in ("/admin/releases/release/", f"/admin/releases/release/{release.pk}/change/"):
         content = client.get(url).content.decode()
@@ -294,5 +297,5 @@ def test_the_admin_cancels_a_build_in_progress_for_release_managers_only(release
     response = client.post(url)
     assert response.status_code == 302 and response["Location"] == f"/admin/releases/release/{release.pk}/change/"
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.FAILED and release.error == "cancelled by release-manager-one"
+    assert release.status == ReleaseStatus.FAILED and release.build.error == "cancelled by release-manager-one"
     assert b"Cancel this build" not in client.get(response["Location"]).content

@@ -30,7 +30,7 @@ def examples_release(papers, releases_dir, release_manager, build_now):
     from releases.services import release_cut
 
     release = build_now(release_cut(actor=release_manager))
-    assert release.status == "published", release.error
+    assert release.status == "published", release.build.error
     return release
 
 
@@ -135,7 +135,7 @@ def test_the_next_release_compares_like_with_like(examples_release, release_mana
     result.value, result.printed_value = parse_exact("0.6850"), "0.6850"
     record_save(record=result, actor=curator, changed_fields=["value", "printed_value"])
     second = build_now(release_cut(actor=release_manager))
-    assert second.status == "published", second.error
+    assert second.status == "published", second.build.error
     assert second.counts["removed"] == {} and second.counts["added"] == {}
     assert second.counts["changed"] == {
         "evaluation": 1,

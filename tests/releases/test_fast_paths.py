@@ -21,6 +21,7 @@ from releases.bundle import bag as bag_module
 from releases.bundle.bag import gzip_stream, hashed_file, write_gzip_csv
 from releases.bundle.order import promised_in_key_order
 from releases.bundle.table_format import BundleDialect, RowCodec
+from tests.factories import release_with_build
 from tests.releases.bundle_data import MODELS, RESULTS, SOURCES, build, model_rows, result_rows, source_rows
 
 
@@ -291,12 +292,10 @@ def test_the_release_matrix_gives_the_rows_and_digests_of_the_plain_join(chunk_s
 @pytest.mark.parametrize("previous_format", [2, 1])
 def test_the_change_counts_are_those_of_the_change_lists(previous_format: int) -> None:
     from releases import selectors
-    from releases.models import Release, ReleaseRecord, ReleaseStatus
+    from releases.models import ReleaseRecord, ReleaseStatus
 
     def release(counts, records):
-        made = Release.objects.create(
-            release_date=datetime.date(2026, 1, 1), status=ReleaseStatus.BUILDING, counts=counts
-        )
+        made = release_with_build(release_date=datetime.date(2026, 1, 1), status=ReleaseStatus.BUILDING, counts=counts)
         ReleaseRecord.objects.bulk_create(
             ReleaseRecord(release=made, record_type=t, stable_id=i, content_sha256=d) for t, i, d in records
         )

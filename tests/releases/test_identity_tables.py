@@ -390,7 +390,7 @@ def test_a_published_release_holds_the_identity_records_and_a_new_alias_is_a_cha
     from releases.services import release_cut
 
     release = build_now(release_cut(actor=release_manager))
-    assert release.status == ReleaseStatus.PUBLISHED, release.error
+    assert release.status == ReleaseStatus.PUBLISHED, release.build.error
     held = set(ReleaseRecord.objects.filter(release=release).values_list("record_type", "stable_id"))
     assert {
         ("work", "nguyen-2023-hyenadna"),
@@ -407,7 +407,7 @@ def test_a_published_release_holds_the_identity_records_and_a_new_alias_is_a_cha
     )
     ModelAliasFactory(stable_id="alias-hyenadna-tiny", model=catalogue.model, alias="HyenaDNA tiny")
     second = build_now(release_cut(actor=release_manager))
-    assert second.status == ReleaseStatus.PUBLISHED, second.error
+    assert second.status == ReleaseStatus.PUBLISHED, second.build.error
     assert second.counts["added"] == {"modelalias": 1} and second.counts["changed"] == {}
 
 

@@ -7,7 +7,7 @@ from django.db import IntegrityError, connection, transaction
 from rest_framework.test import APIClient
 
 from releases.db_triggers import IMMUTABLE_MESSAGE
-from releases.models import FileKind, Release, ReleaseFile, ReleaseRecord, ReleaseStatus
+from releases.models import FileKind, Release, ReleaseBuild, ReleaseFile, ReleaseRecord, ReleaseStatus
 from releases.store import release_directory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.releases.urls_for_tests")]
@@ -26,15 +26,15 @@ def snapshot(release: Release) -> tuple:
     records = sorted(
         ReleaseRecord.objects.filter(release=release).values_list("record_type", "stable_id", "content_sha256")
     )
-    return (release.release_id, release.status, release.note, release.counts, release.progress, files, records)
+    return (release.release_id, release.status, release.note, release.counts, release.build.progress, files, records)
 
 
 def test_the_model_cannot_change_or_delete_a_published_release(published_release):
     before = snapshot(published_release)
     published_release.note = "changed afterwards"
     refused(published_release.save)
-    refused(lambda: Release.objects.filter(pk=published_release.pk).update(progress=50))
-    refused(lambda: Release.objects.filter(pk=published_release.pk).update(status=ReleaseStatus.FAILED))
+    refused(lambda: ReleaseBuild.objects.filter(pk=published_release.pk).update(progress=50))
+    refused(lambda: ReleaseBuild.objects.filter(pk=published_release.pk).update(status=ReleaseStatus.FAILED))
     refused(Release.objects.get(pk=published_release.pk).delete)
     refused(lambda: Release.objects.filter(pk=published_release.pk).delete())
     assert snapshot(published_release) == before
@@ -73,7 +73,9 @@ def test_the_external_seed_release_cannot_change_but_may_be_deleted_as_a_mistake
 
 SQL_WRITES = [
     "UPDATE releases_release SET note = 'x' WHERE id = {release}",
-    "UPDATE releases_release SET status = 'building' WHERE id = {release}",
+    "UPDATE releases_release SET published_at = NULL WHERE id = {release}",
+    "UPDATE releases_releasebuild SET status = 'building' WHERE release_id = {release}",
+    "DELETE FROM releases_releasebuild WHERE release_id = {release}",
     "DELETE FROM releases_release WHERE id = {release}",
     "UPDATE releases_releasefile SET sha256 = 'x' WHERE release_id = {release}",
     "DELETE FROM releases_releasefile WHERE release_id = {release}",
@@ -114,8 +116,8 @@ def test_the_trigger_lets_an_unpublished_release_change_and_a_failed_one_go(rele
     from releases.services import release_cut
 
     release = release_cut(actor=release_manager)
-    Release.objects.filter(pk=release.pk).update(progress=40, stage="writing")
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error="test")
+    ReleaseBuild.objects.filter(pk=release.pk).update(progress=40, stage="writing")
+    ReleaseBuild.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error="test")
     Release.objects.get(pk=release.pk).delete()
     assert not Release.objects.exists()
 
@@ -144,7 +146,7 @@ def test_the_admin_may_delete_a_failed_release(client, make_user, release_manage
     from releases.services import release_cut
 
     release = release_cut(actor=release_manager)
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error="test")
+    ReleaseBuild.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, error="test")
     client.force_login(make_user("superuser"))
     response = client.post(f"/admin/releases/release/{release.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302 and not Release.objects.filter(pk=release.pk).exists()

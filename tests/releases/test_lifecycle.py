@@ -15,8 +15,9 @@ from benchmarks.jobs import JOBS
 from common.lifecycle import NEW, Lifecycle
 from releases import build, conf, lifecycle
 from releases.lifecycle import RELEASES, ReleaseConflict, ReleaseError
-from releases.models import UNFINISHED, Release, ReleaseEvent, ReleaseStatus
+from releases.models import UNFINISHED, ReleaseBuild, ReleaseEvent, ReleaseStatus
 from releases.services import release_builds_sweep, release_cut
+from tests.factories import release_with_build
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +48,7 @@ def test_it_binds_releases_and_benchmark_jobs_to_the_one_shared_lifecycle():
 
 
 def test_it_refuses_a_move_the_table_does_not_list_with_a_release_error():
-    failed = Release.objects.create(release_date=timezone.localdate(), status=FAILED, error="cancelled")
+    failed = release_with_build(release_date=timezone.localdate(), status=FAILED, error="cancelled")
     with pytest.raises(ReleaseConflict) as refused, transaction.atomic():
         RELEASES.change(row=RELEASES.locked(failed.pk), to=BUILDING, reason="revived")
     assert isinstance(refused.value, ReleaseError) and refused.value.release is None
@@ -61,7 +62,7 @@ def test_a_take_over_loses_when_the_lost_worker_beats_again_before_the_claim(rel
     still stale), not only by what was read."""
     release = release_cut(actor=release_manager)
     first = build.release_build_claim(release_pk=release.pk)
-    Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+    ReleaseBuild.objects.filter(pk=release.pk).update(heartbeat=long_ago())
     read = RELEASES.locked
 
     def read_then_the_worker_beats(pk):
@@ -72,7 +73,7 @@ def test_a_take_over_loses_when_the_lost_worker_beats_again_before_the_claim(rel
     with mock.patch.object(RELEASES, "locked", side_effect=read_then_the_worker_beats):
         assert build.release_build_claim(release_pk=release.pk) is None
     release.refresh_from_db()
-    assert (release.status, release.attempts, release.build_token) == (BUILDING, 1, first.token)
+    assert (release.status, release.build.attempts, release.build.build_token) == (BUILDING, 1, first.token)
     assert list(release.events.values_list("from_status", "to_status", "attempt")) == [
         (NEW, REQUESTED, 0),
         (REQUESTED, BUILDING, 1),
@@ -82,13 +83,13 @@ def test_a_take_over_loses_when_the_lost_worker_beats_again_before_the_claim(rel
 def test_a_claim_writes_its_event_and_the_heartbeat_stops_a_superseded_worker(release_manager, releases_dir):
     release = release_cut(actor=release_manager)
     claimed = build.release_build_claim(release_pk=release.pk)
-    assert claimed.release.build_token == claimed.token and claimed.release.stage == "starting"
+    assert claimed.release.build.build_token == claimed.token and claimed.release.build.stage == "starting"
     event = release.events.last()
     assert (event.from_status, event.to_status, event.attempt, event.actor) == (REQUESTED, BUILDING, 1, None)
-    assert event.reason.startswith("attempt 1 claimed by ") and event.reason in claimed.release.build_log
+    assert event.reason.startswith("attempt 1 claimed by ") and event.reason in claimed.release.build.build_log
     build.Progress(release.pk, claimed.token, {"t": 10}).report("sort t", 40, force=True)
     release.refresh_from_db()
-    assert (release.progress, release.stage) == (40, "sort t")
+    assert (release.build.progress, release.build.stage) == (40, "sort t")
     with pytest.raises(build.BuildSuperseded):
         build.Progress(release.pk, "another-token", {"t": 10}).report("sort t", 50, force=True)
 
@@ -98,8 +99,8 @@ def test_one_build_whose_sweep_raises_does_not_stop_the_sweep_of_the_others(
 ):
     settings.RELEASE_STALE_AFTER_SECONDS = 60
     today = timezone.localdate()
-    broken = Release.objects.create(release_date=today, status=REQUESTED, sent_at=long_ago())
-    lost = Release.objects.create(release_date=today, status=REQUESTED, sent_at=long_ago())
+    broken = release_with_build(release_date=today, status=REQUESTED, sent_at=long_ago())
+    lost = release_with_build(release_date=today, status=REQUESTED, sent_at=long_ago())
     sent = []
 
     def send(release):

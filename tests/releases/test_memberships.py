@@ -14,14 +14,15 @@ from releases import catalogue_rows, memberships, selectors
 from releases.build import release_build
 from releases.lifecycle import BuildFailed, BuildSuperseded
 from releases.memberships import MembershipWriter, memberships_discard, memberships_insert
-from releases.models import Release, ReleaseRecord, ReleaseStatus
+from releases.models import Release, ReleaseBuild, ReleaseRecord, ReleaseStatus
 from releases.services import release_cut
+from tests.factories import release_with_build
 
 DATE = datetime.date(2026, 11, 1)
 
 
 def building(token: str = "claim-a", **fields) -> Release:
-    return Release.objects.create(
+    return release_with_build(
         release_date=DATE, status=ReleaseStatus.BUILDING, build_token=token, counts={"format_version": 2}, **fields
     )
 
@@ -75,7 +76,7 @@ def test_a_batch_for_a_build_no_longer_this_claims_stores_nothing() -> None:
         memberships_insert(
             release_pk=release.pk, token="claim-a", record_type="result", stable_ids=["r1"], digests=["a"]
         )
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED)
+    ReleaseBuild.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED)
     with pytest.raises(BuildSuperseded):
         memberships_insert(
             release_pk=release.pk, token="claim-b", record_type="result", stable_ids=["r1"], digests=["a"]
@@ -89,7 +90,7 @@ def test_a_new_claim_removes_what_the_lost_worker_stored_and_the_lost_worker_can
     memberships_insert(
         release_pk=release.pk, token="lost", record_type="result", stable_ids=["r1", "r2"], digests=["a", "b"]
     )
-    Release.objects.filter(pk=release.pk).update(build_token="taken-over")
+    ReleaseBuild.objects.filter(pk=release.pk).update(build_token="taken-over")
     with pytest.raises(BuildSuperseded):
         memberships_discard(release_pk=release.pk, token="lost")
     assert memberships_discard(release_pk=release.pk, token="taken-over") == 2
@@ -177,7 +178,7 @@ def test_a_build_stores_and_publishes_exactly_the_memberships_its_export_reports
         ResultFactory(evaluation=EvaluationFactory())
     monkeypatch.setattr(memberships, "BATCH", 3)  # several batches of one type, and types that end mid-batch
     release = release_build(release_pk=release_cut(actor=release_manager).pk)
-    assert release.status == ReleaseStatus.PUBLISHED, release.error
+    assert release.status == ReleaseStatus.PUBLISHED, release.build.error
 
     sink = Sink()
     plain = catalogue_rows.bundle_write(
@@ -209,6 +210,6 @@ def test_a_bad_row_fails_the_build_with_its_message_and_leaves_no_membership(
     with mock.patch("releases.catalogue_rows.source_rows", sources_without_titles):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
-    assert "table 'source_table'" in failed.error and "required value is empty" in failed.error
+    assert "table 'source_table'" in failed.build.error and "required value is empty" in failed.build.error
     assert not failed.records.exists()
     assert not [p for p in Path(releases_dir).rglob("*") if p.is_file()]

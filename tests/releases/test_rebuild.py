@@ -21,6 +21,7 @@ from releases.models import ReleaseEvent, ReleaseStatus
 from releases.rebuild import DAMAGED_PREFIX
 from releases.services import release_cut
 from tests.conftest import database_url_for
+from tests.factories import release_with_build
 from tests.releases.test_damaged_files import flip_a_byte
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_it_rebuilds_a_later_release_with_its_change_list_against_the_one_before
     source.title = f"{source.title} (revised)"
     record_save(record=source, actor=curator, changed_fields=["title"])
     second = release_build(release_pk=release_cut(actor=release_manager).pk)
-    assert second.counts["changes_against"] == published_release.release_id, second.error
+    assert second.counts["changes_against"] == published_release.release_id, second.build.error
     original = every_file(second)
     assert f"source_table,{source.stable_id},changed,title" in original["metadata/changes.csv"].decode()
     store.remove_tree(store.release_directory(second.release_id))
@@ -130,9 +131,8 @@ def test_it_does_nothing_for_a_release_whose_files_are_intact(published_release)
 
 
 def test_it_refuses_a_release_that_is_not_published(seeded, releases_dir, release_manager):
-    from releases.models import Release
 
-    Release.objects.create(release_date="2026-01-02", release_id="2026-01-02-000000000000", status="failed")
+    release_with_build(release_date="2026-01-02", release_id="2026-01-02-000000000000", status="failed")
     with pytest.raises(CommandError, match="^release 2026-01-02-000000000000 is failed, not published"):
         call_command("rebuild_release", "2026-01-02-000000000000")
 

@@ -15,8 +15,9 @@ from django.utils import timezone
 from releases import build, conf, fixity, services, store
 from releases.build import release_build
 from releases.fixity import release_verify
-from releases.models import Release, ReleaseFile, ReleaseStatus
+from releases.models import Release, ReleaseBuild, ReleaseFile, ReleaseStatus
 from releases.services import release_builds_sweep, release_cut
+from tests.factories import release_with_build
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +36,7 @@ def test_running_the_build_twice_builds_once(seeded, releases_dir, release_manag
     files = sorted(ReleaseFile.objects.values_list("name", "sha256"))
     second = release_build(release_pk=release.pk)
     assert first.status == second.status == ReleaseStatus.PUBLISHED
-    assert second.attempts == 1 and second.build_log.count("published as") == 1
+    assert second.build.attempts == 1 and second.build.build_log.count("published as") == 1
     assert sorted(ReleaseFile.objects.values_list("name", "sha256")) == files
     assert visible_entries(releases_dir) == [first.release_id]
 
@@ -45,7 +46,7 @@ def test_a_second_message_while_the_build_is_alive_does_nothing(seeded, releases
     claim = build.release_build_claim(release_pk=release.pk)  # a worker is building it right now
     assert release_build(release_pk=release.pk).status == ReleaseStatus.BUILDING
     release.refresh_from_db()
-    assert release.attempts == 1 and release.build_token == claim.token
+    assert release.build.attempts == 1 and release.build.build_token == claim.token
 
 
 def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, releases_dir, release_manager):
@@ -54,11 +55,11 @@ def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, re
     leftover = releases_dir / f"{store.STAGING_PREFIX}{release.pk}-{lost.token}"
     (leftover / "release").mkdir(parents=True)
     (leftover / "release" / "half-written.csv.gz").write_bytes(b"\x1f\x8b")
-    Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+    ReleaseBuild.objects.filter(pk=release.pk).update(heartbeat=long_ago())
 
     published = release_build(release_pk=release.pk)
-    assert published.status == ReleaseStatus.PUBLISHED and published.attempts == 2
-    assert "previous worker lost; attempt 2" in published.build_log
+    assert published.status == ReleaseStatus.PUBLISHED and published.build.attempts == 2
+    assert "previous worker lost; attempt 2" in published.build.build_log
     assert visible_entries(releases_dir) == [published.release_id]
     assert release_verify(release=published).intact
 
@@ -66,22 +67,22 @@ def test_a_build_whose_worker_was_lost_is_claimed_again_and_published(seeded, re
 def test_a_worker_that_lost_its_claim_stops_and_publishes_nothing(seeded, releases_dir, release_manager):
     release = release_cut(actor=release_manager)
     lost = build.release_build_claim(release_pk=release.pk)
-    Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+    ReleaseBuild.objects.filter(pk=release.pk).update(heartbeat=long_ago())
     current = build.release_build_claim(release_pk=release.pk)  # another worker takes the stale build over
     with pytest.raises(build.BuildSuperseded):
         build.Progress(release.pk, lost.token, {"t": 1}).report("sort t", 10, force=True)
     build._build(current)
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 2
+    assert release.status == ReleaseStatus.PUBLISHED and release.build.attempts == 2
 
 
 def test_a_build_out_of_attempts_is_marked_failed(seeded, releases_dir, release_manager, settings):
     settings.RELEASE_MAX_ATTEMPTS = 2
     release = release_cut(actor=release_manager)
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.BUILDING, attempts=2, heartbeat=long_ago())
+    ReleaseBuild.objects.filter(pk=release.pk).update(status=ReleaseStatus.BUILDING, attempts=2, heartbeat=long_ago())
     failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
-    assert failed.error == "gave up after 2 attempt(s): the worker building it was lost each time"
+    assert failed.build.error == "gave up after 2 attempt(s): the worker building it was lost each time"
     assert not failed.files.exists() and visible_entries(releases_dir) == []
 
 
@@ -95,18 +96,18 @@ def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(
     settings.RELEASE_BUILD_TIME_LIMIT_SECONDS = 660
     today = timezone.localdate()
     minutes_ago = timezone.now() - datetime.timedelta(minutes=10)
-    lost_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=long_ago())
-    fresh_message = Release.objects.create(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=timezone.now())
-    stale = Release.objects.create(
+    lost_message = release_with_build(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=long_ago())
+    fresh_message = release_with_build(release_date=today, status=ReleaseStatus.REQUESTED, sent_at=timezone.now())
+    stale = release_with_build(
         release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=minutes_ago, sent_at=long_ago()
     )
-    alive = Release.objects.create(
+    alive = release_with_build(
         release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=timezone.now(), sent_at=long_ago()
     )
-    exhausted = Release.objects.create(
+    exhausted = release_with_build(
         release_date=today, status=ReleaseStatus.BUILDING, attempts=3, heartbeat=long_ago(), sent_at=long_ago()
     )
-    abandoned = Release.objects.create(
+    abandoned = release_with_build(
         release_date=today, status=ReleaseStatus.BUILDING, attempts=1, heartbeat=long_ago(), sent_at=long_ago()
     )
 
@@ -119,11 +120,12 @@ def test_the_sweeper_resends_lost_builds_and_fails_exhausted_ones(
     assert all(
         call.kwargs["soft_time_limit"] == 600 and call.kwargs["time_limit"] == 660 for call in send.call_args_list
     )
-    statuses = dict(Release.objects.values_list("pk", "status"))
+    statuses = dict(ReleaseBuild.objects.values_list("pk", "status"))
     assert statuses[exhausted.pk] == statuses[abandoned.pk] == ReleaseStatus.FAILED
     abandoned.refresh_from_db()
     assert (
-        abandoned.error == "no heartbeat for over 0:30:00 after attempt 1, and no worker took the build again: gave up"
+        abandoned.build.error
+        == "no heartbeat for over 0:30:00 after attempt 1, and no worker took the build again: gave up"
     )
     assert statuses[fresh_message.pk] == statuses[lost_message.pk] == ReleaseStatus.REQUESTED
     assert statuses[alive.pk] == statuses[stale.pk] == ReleaseStatus.BUILDING
@@ -150,10 +152,10 @@ def test_the_sweeper_fails_a_build_no_worker_takes_after_a_bounded_number_of_res
                     break
     assert report.failed == [stuck.pk] and send.call_count == 4  # re-sent at 1, 2, 3 and 4 minutes; failed at 5
     stuck.refresh_from_db()
-    assert stuck.status == ReleaseStatus.FAILED and stuck.attempts == 0
+    assert stuck.status == ReleaseStatus.FAILED and stuck.build.attempts == 0
     reason = "no worker took the build within 0:05:00 of its cut (are the releases workers running?): gave up"
-    assert stuck.error == reason and stuck.build_log.endswith(f"failed: {reason}\n")
-    assert stuck.build_log.count("still requested; build sent again") == 4
+    assert stuck.build.error == reason and stuck.build.build_log.endswith(f"failed: {reason}\n")
+    assert stuck.build.build_log.count("still requested; build sent again") == 4
     assert list(stuck.events.values_list("from_status", "to_status", "reason")) == [
         ("", "requested", "cut"),
         *[("requested", "requested", "still requested; build sent again")] * 4,
@@ -167,7 +169,7 @@ def test_a_release_manager_may_cancel_a_stuck_build_and_cut_again(releases_dir, 
     with pytest.raises(services.ReleaseForbidden):
         services.release_cancel(actor=curator, release_pk=stuck.pk)
     cancelled = services.release_cancel(actor=release_manager, release_pk=stuck.pk)
-    assert cancelled.status == ReleaseStatus.FAILED and cancelled.error == "cancelled by release-manager-one"
+    assert cancelled.status == ReleaseStatus.FAILED and cancelled.build.error == "cancelled by release-manager-one"
     event = cancelled.events.last()
     assert (event.from_status, event.to_status, event.actor, event.reason) == (
         "requested",
@@ -188,7 +190,7 @@ def test_a_build_past_its_soft_time_limit_fails_with_the_reason(seeded, releases
     with mock.patch("releases.catalogue_rows.bundle_write", side_effect=SoftTimeLimitExceeded()):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
-    assert failed.error == "the build ran past its time limit of 1:30:00 (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)"
+    assert failed.build.error == "the build ran past its time limit of 1:30:00 (RELEASE_BUILD_SOFT_TIME_LIMIT_SECONDS)"
     assert visible_entries(releases_dir) == []
 
 
@@ -203,7 +205,7 @@ def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_
     claims = [build.release_build_claim(release_pk=release.pk)]
 
     def taken_over_while_publishing(*args, **kwargs):
-        Release.objects.filter(pk=release.pk).update(heartbeat=long_ago())
+        ReleaseBuild.objects.filter(pk=release.pk).update(heartbeat=long_ago())
         claims.append(build.release_build_claim(release_pk=release.pk))  # another worker takes the build over meanwhile
         raise build.BuildSuperseded()
 
@@ -217,7 +219,7 @@ def test_a_claim_removes_only_a_folder_it_installed_and_only_while_the_build_is_
 
     build._build(claims[2])
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.PUBLISHED and release.attempts == 3 and release.release_id == folder
+    assert release.status == ReleaseStatus.PUBLISHED and release.build.attempts == 3 and release.release_id == folder
     assert release_verify(release=release).intact
 
 
@@ -246,8 +248,8 @@ def test_an_error_during_the_build_fails_the_release_with_its_reason_and_leaves_
     release = release_cut(actor=release_manager)
     with mock.patch("releases.catalogue_rows.bundle_write", side_effect=OSError("disk full")):
         failed = release_build(release_pk=release.pk)
-    assert failed.status == ReleaseStatus.FAILED and failed.error == "OSError: disk full"
-    assert "Traceback" in failed.build_log
+    assert failed.status == ReleaseStatus.FAILED and failed.build.error == "OSError: disk full"
+    assert "Traceback" in failed.build.build_log
     assert visible_entries(releases_dir) == []
 
 
@@ -256,7 +258,7 @@ def test_a_bag_that_does_not_verify_is_never_published(seeded, releases_dir, rel
     with mock.patch("releases.build.verify_bundle", return_value=["data/x.csv.gz checksum mismatch"]):
         failed = release_build(release_pk=release.pk)
     assert failed.status == ReleaseStatus.FAILED
-    assert failed.error == "the built bag does not verify: data/x.csv.gz checksum mismatch"
+    assert failed.build.error == "the built bag does not verify: data/x.csv.gz checksum mismatch"
     assert visible_entries(releases_dir) == [] and not failed.files.exists()
 
 
@@ -275,7 +277,7 @@ def test_a_catalogue_changing_during_the_export_is_exported_again(seeded, releas
     with mock.patch("releases.catalogue_rows.catalogue_watermark", side_effect=lambda: next(marks)):
         published = release_build(release_pk=release.pk)
     assert published.status == ReleaseStatus.PUBLISHED
-    assert "the catalogue changed during export pass 1; exporting again" in published.build_log
+    assert "the catalogue changed during export pass 1; exporting again" in published.build.build_log
     assert published.catalogue_watermark == "moved"
 
 
@@ -315,7 +317,7 @@ def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(
 
     with mock.patch.object(build.Progress, "report", report_after_a_commit_elsewhere):
         published = release_build(release_pk=release.pk)
-    assert published.status == ReleaseStatus.PUBLISHED, published.error
+    assert published.status == ReleaseStatus.PUBLISHED, published.build.error
 
 
 @pytest.mark.django_db(transaction=True)
@@ -372,17 +374,17 @@ def test_a_worker_killed_mid_build_ends_with_one_published_release_never_a_parti
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         release.refresh_from_db()
-        if release.status == ReleaseStatus.BUILDING and release.progress >= 20:
+        if release.status == ReleaseStatus.BUILDING and release.build.progress >= 20:
             break
-        assert release.status in (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING), release.error
+        assert release.status in (ReleaseStatus.REQUESTED, ReleaseStatus.BUILDING), release.build.error
         time.sleep(0.1)
     else:
-        pytest.fail(f"the build never got going: {release.status} {release.progress}%\n{worker.log()[-3000:]}")
+        pytest.fail(f"the build never got going: {release.status} {release.build.progress}%\n{worker.log()[-3000:]}")
     worker.kill(signal.SIGKILL)
     worker.process.wait(timeout=15)
 
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.BUILDING and release.attempts == 1
+    assert release.status == ReleaseStatus.BUILDING and release.build.attempts == 1
     assert not ReleaseFile.objects.exists()
     assert all(name.startswith(store.STAGING_PREFIX) for name in visible_entries(releases_dir))  # nothing published
 
@@ -394,8 +396,10 @@ def test_a_worker_killed_mid_build_ends_with_one_published_release_never_a_parti
         if release.status in (ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED):
             break
         time.sleep(0.5)
-    assert release.status == ReleaseStatus.PUBLISHED, f"{release.status}: {release.error}\n{release.build_log}"
-    assert release.attempts == 2
+    assert release.status == ReleaseStatus.PUBLISHED, (
+        f"{release.status}: {release.build.error}\n{release.build.build_log}"
+    )
+    assert release.build.attempts == 2
     assert Release.objects.filter(is_external=False).count() == 1
     # The worker removes its staging folder just after the publishing commit the loop above saw.
     deadline = time.monotonic() + 15
