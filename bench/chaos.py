@@ -431,8 +431,8 @@ UNFINISHED = """
 import django
 django.setup()
 from benchmarks.models import BenchmarkJob
-from releases.models import Release
-print(BenchmarkJob.objects.filter(status__in=["queued", "running"]).count() + Release.objects.filter(status__in=["requested", "building"]).count())
+from releases.models import ReleaseBuild
+print(BenchmarkJob.objects.filter(status__in=["queued", "running"]).count() + ReleaseBuild.objects.filter(status__in=["requested", "building"]).count())
 """
 
 

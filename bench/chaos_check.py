@@ -22,7 +22,7 @@ from benchmarks.models import BenchmarkJob, JobEvent
 from corrections.models import Correction
 from records.models import BaselineRole, Configuration, Evaluation, EvidenceRow, Protocol
 from releases import conf as releases_conf
-from releases.models import Release, ReleaseEvent
+from releases.models import Release, ReleaseBuild, ReleaseEvent
 from reviews.models import ReviewEvent
 
 writes, now, bad = json.load(sys.stdin), timezone.now(), []
@@ -61,15 +61,15 @@ for job in BenchmarkJob.objects.all():
     claims = [e.attempt for e in events if e.to_status == "running"]
     if len(claims) != len(set(claims)) or sum(e.to_status == "succeeded" for e in events) > 1:
         twice.append(f"job {job.pk}: claims {claims}, {[e.to_status for e in events]}")
-for release in Release.objects.exclude(status__in=["published", "failed"]):
-    if not (release.status == "building" and release.heartbeat and now - release.heartbeat < fresh_build):
-        unfinished.append(f"release #{release.pk} {release.status}, heartbeat {release.heartbeat}")
+for build in ReleaseBuild.objects.exclude(status__in=["published", "failed"]):
+    if not (build.status == "building" and build.heartbeat and now - build.heartbeat < fresh_build):
+        unfinished.append(f"release #{build.pk} {build.status}, heartbeat {build.heartbeat}")
 for release in Release.objects.all():
     published = ReleaseEvent.objects.filter(release=release, to_status="published").count()
     if published > 1:
         twice.append(f"release #{release.pk} published {published} times")
 jobs = Counter(BenchmarkJob.objects.values_list("status", flat=True))
-builds = Counter(Release.objects.values_list("status", flat=True))
+builds = Counter(ReleaseBuild.objects.values_list("status", flat=True))
 check(f"every job and build is finished or progressing (jobs {dict(jobs)}, builds {dict(builds)})", unfinished)
 check("no job or build ran twice", twice)
 staging = [str(p) for p in releases_conf.releases_dir().glob(".build-*")]

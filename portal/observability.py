@@ -170,14 +170,14 @@ class JobCollector:
         from prometheus_client.core import HistogramMetricFamily
 
         from benchmarks.models import BenchmarkJob
-        from releases.models import Release
+        from releases.models import ReleaseBuild
 
         jobs = GaugeMetricFamily("portal_benchmark_jobs", "Benchmark jobs by status.", labels=["status"])
         for status, count in _counts(BenchmarkJob, "status"):
             jobs.add_metric([status], count)
         yield jobs
-        releases = GaugeMetricFamily("portal_releases", "Releases by status.", labels=["status"])
-        for status, count in _counts(Release, "status"):
+        releases = GaugeMetricFamily("portal_releases", "Releases by their build's status.", labels=["status"])
+        for status, count in _counts(ReleaseBuild, "status"):
             releases.add_metric([status], count)
         yield releases
         durations = [

@@ -70,7 +70,7 @@ def test_metrics_report_requests_and_queue_lengths_behind_a_token(client, settin
     body = client.get("/metrics").content.decode()
     assert "django_http_requests_total_by_method_total" in body
     assert 'portal_queue_length{queue="default"}' in body and 'portal_queue_length{queue="gpu"}' in body
-    assert "portal_benchmark_job_duration_seconds_count 0.0" in body
+    assert "portal_benchmark_job_duration_seconds_count 0.0" in body and "# TYPE portal_releases gauge" in body
     settings.METRICS_TOKEN = "s3cret"
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
