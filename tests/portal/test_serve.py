@@ -22,7 +22,7 @@ import pytest
 from bench.fresh_start import default_sigint, free_port, kill_session
 from benchmarks.models import BenchmarkJob, JobStatus
 from benchmarks.services import benchmark_job_enqueue, benchmark_jobs_sweep
-from releases.models import Release, ReleaseStatus
+from releases.models import ReleaseBuild, ReleaseStatus
 from releases.services import release_cut
 from tests.benchmarks.conftest import make_tiny_recipe
 from tests.conftest import database_url_for
@@ -175,7 +175,7 @@ def test_it_publishes_a_release_cut_while_a_benchmark_job_runs_and_stops_cleanly
     release = release_cut(actor=release_manager)
     wait_for(
         lambda: (
-            Release.objects.filter(pk=release.pk, status__in=(ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED))
+            ReleaseBuild.objects.filter(pk=release.pk, status__in=(ReleaseStatus.PUBLISHED, ReleaseStatus.FAILED))
             .exclude(status=ReleaseStatus.REQUESTED)
             .exists()
         ),
