@@ -7,6 +7,8 @@ changed nor deleted (a failed one may be deleted), "Cut a new release" calls the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
@@ -57,6 +59,16 @@ class ReleaseFixityCheckInline(ReadOnlyInline):
     readonly_fields = fields
     verbose_name = "fixity check"
     verbose_name_plural = "fixity checks (verify_release and the weekly audit)"
+
+
+def _build_field(name: str, description: str) -> Callable[[admin.ModelAdmin, Release], object]:
+    """A read-only field of the release's page that shows one field of its build."""
+
+    @admin.display(description=description)
+    def shown(self: admin.ModelAdmin, release: Release) -> object:
+        return getattr(release.build, name)
+
+    return shown
 
 
 @admin.register(Release)
@@ -225,41 +237,15 @@ class ReleaseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     # -- the build's own fields (ReleaseBuild), shown on the release's page
 
-    @admin.display(description="stage")
-    def stage(self, release: Release) -> str:
-        return release.build.stage
-
-    @admin.display(description="cut by")
-    def cut_by(self, release: Release) -> object:
-        return release.build.cut_by
-
-    @admin.display(description="attempts")
-    def attempts(self, release: Release) -> int:
-        return release.build.attempts
-
-    @admin.display(description="last build message")
-    def celery_task_id(self, release: Release) -> str:
-        return release.build.celery_task_id
-
-    @admin.display(description="sent at")
-    def sent_at(self, release: Release) -> object:
-        return release.build.sent_at
-
-    @admin.display(description="started at")
-    def started_at(self, release: Release) -> object:
-        return release.build.started_at
-
-    @admin.display(description="heartbeat")
-    def heartbeat(self, release: Release) -> object:
-        return release.build.heartbeat
-
-    @admin.display(description="finished at")
-    def finished_at(self, release: Release) -> object:
-        return release.build.finished_at
-
-    @admin.display(description="error")
-    def error(self, release: Release) -> str:
-        return release.build.error
+    stage = _build_field("stage", "stage")
+    cut_by = _build_field("cut_by", "cut by")
+    attempts = _build_field("attempts", "attempts")
+    celery_task_id = _build_field("celery_task_id", "last build message")
+    sent_at = _build_field("sent_at", "sent at")
+    started_at = _build_field("started_at", "started at")
+    heartbeat = _build_field("heartbeat", "heartbeat")
+    finished_at = _build_field("finished_at", "finished at")
+    error = _build_field("error", "error")
 
     # -- the cut button
 
