@@ -196,7 +196,7 @@ def family_agreements(*, chunk_size: int) -> Iterator[tuple[Family, rules.Agreem
             mine = Q(configuration__model_id__in=models) | Q(
                 configuration_id__in=configurations, configuration__model__isnull=True
             )
-            in_family = rules.evidence_queryset().filter(dataset_id__in=family.task_ids)
+            in_family = rules.lean_evidence_queryset().filter(dataset_id__in=family.task_ids)
             evaluations = list(in_family.filter(mine))
             evaluations += in_family.exclude(mine).filter(repeats__in=in_family.filter(mine).values("pk").order_by())
             subjects = {("model", pk) for pk in models} | {("configuration", pk) for pk in configurations}
