@@ -1,5 +1,6 @@
 """The release build's lifecycle: its status table, its refusals, and `RELEASES`, the `common.lifecycle`
-binding through which every status change, claim, heartbeat and sweep of a release goes.
+binding through which every status change, claim, heartbeat and sweep of a `ReleaseBuild` goes (the
+`Release` itself changes once, when `releases.build` publishes it).
 
 The mechanics are benchmark jobs' (`benchmarks.jobs.JOBS`): row first, claim by conditional update,
 heartbeat, sweeper, one `ReleaseEvent` per status change, all in `common.lifecycle`. What is the
@@ -7,7 +8,7 @@ release's own lives here:
 - its statuses: requested -> building -> published, or failed (a cancel is a fail, with its reason
   and actor); a build sent again, or taken over from a lost worker, keeps its status but is a listed
   move, audited like any other;
-- `release_fail_locked`: a failed release's staging and unpublished folders go with it;
+- `release_fail_locked`: a failed build's staging and unpublished folders and stored memberships go with it;
 - `log_line`, `append_log`: the build log;
 - `message_stamp`: the id of the build message about to be sent (`releases.tasks.release_build_enqueue`
   sends it after commit);
