@@ -35,6 +35,7 @@ from decimal import Decimal
 
 from django.db.models import Prefetch, QuerySet
 
+from records.evidence_rows import ConfigurationRow, EvaluationRow, ResultRow
 from records.models import (
     Configuration,
     Dataset,
@@ -61,6 +62,11 @@ AGREEMENT_RULE = (
     f"{int(AGREEMENT_TOLERANCE * 100)}% of the larger value (or the one spread given, if wider), each widened by "
     "half a unit of its last printed digit; else conflicting. Excluded measurements count, marked as such."
 )
+
+
+#: What the rules read: evaluations as model instances (the API) or as values (the pages, the release).
+EvaluationLike = Evaluation | EvaluationRow
+ResultLike = Result | ResultRow
 
 
 class Verdict:
@@ -99,8 +105,8 @@ def _half_unit(value: Decimal) -> Decimal:
 class Printing:
     """One row (evaluation and its absolute result) that prints a measurement."""
 
-    evaluation: Evaluation
-    result: Result
+    evaluation: EvaluationLike
+    result: ResultLike
     value: Decimal  # on the common scale
     spread: Decimal | None  # the ± figure on the common scale (half the interval for bounds)
     precision: int  # the exponent of the last printed digit on the common scale (lower: more precise)
@@ -165,7 +171,7 @@ class Measurement:
 class Agreement:
     """Whether the measurements of one subject (a model, or a configuration naming none) on one task family and metric agree."""
 
-    subject: GenomicModel | Configuration
+    subject: GenomicModel | Configuration | ConfigurationRow
     task: Dataset  # the family's task first seen (the page's own, on a task page)
     metric: str
     measurements: list[Measurement]
@@ -226,52 +232,6 @@ def evidence_queryset() -> QuerySet[Evaluation]:
     )
 
 
-#: What the agreements (`agreements`, and the release's agreement tables) read of an evaluation and
-#: its related rows; `lean_evidence_queryset` loads nothing else.
-LEAN_EVALUATION_FIELDS = (
-    "stable_id",
-    "dataset_id",
-    "different_measurement",
-    "repeats_id",
-    "original_citation",
-    "review_state",
-    "measured_by",
-    "measured_by_name",
-    "protocol__metric_short_name",
-    "dataset__stable_id",
-    "dataset__name",
-    "configuration__stable_id",
-    "configuration__name",
-    "configuration__model__stable_id",
-    "configuration__model__name",
-    "source__work_id",
-    "original_source__work_id",
-)
-LEAN_RESULT_FIELDS = (
-    "evaluation_id",
-    "stable_id",
-    "value",
-    "unit",
-    "relation",
-    "uncertainty_value",
-    "lower_bound",
-    "upper_bound",
-)
-
-
-def lean_evidence_queryset() -> QuerySet[Evaluation]:
-    """`evidence_queryset` with only the columns the agreements read: a build reads every evaluation,
-    and building the full rows (quotes, notes, each related row's every column) was most of its time."""
-    results = Result.objects.filter(relation=Relation.ABSOLUTE).only(*LEAN_RESULT_FIELDS).order_by("stable_id")
-    return (
-        Evaluation.objects.exclude(different_measurement__gt="")
-        .select_related("protocol", "dataset", "configuration__model", "source", "original_source")
-        .only(*LEAN_EVALUATION_FIELDS)
-        .prefetch_related(Prefetch("results", queryset=results))
-        .order_by("id")
-    )
-
-
 def evaluations_for_task(task: Dataset) -> tuple[list[Evaluation], set[int]]:
     family = family_of(task.pk)
     return list(evidence_queryset().filter(dataset_id__in=family)), family
@@ -281,12 +241,12 @@ def evaluations_for_model(model: GenomicModel) -> list[Evaluation]:
     return list(evidence_queryset().filter(configuration__model=model))
 
 
-def _subject_key(evaluation: Evaluation) -> tuple[str, int]:
+def _subject_key(evaluation: EvaluationLike) -> tuple[str, int]:
     configuration = evaluation.configuration
     return ("model", configuration.model_id) if configuration.model_id else ("configuration", configuration.pk)
 
 
-def _origin(evaluation: Evaluation) -> tuple:
+def _origin(evaluation: EvaluationLike) -> tuple:
     """What makes two printings one measurement, besides subject, task family and metric."""
     if evaluation.repeats_id:
         return ("evaluation", evaluation.repeats_id)
@@ -301,9 +261,12 @@ def _origin(evaluation: Evaluation) -> tuple:
     return ("work", source.work_id) if source.work_id else ("source", source.pk)
 
 
-def measurements(evaluations: Sequence[Evaluation], families: dict[int, int]) -> dict[tuple, Measurement]:
-    """(subject, family, metric, origin) -> the measurement its printings make."""
-    repeated = {e.repeats_id for e in evaluations if e.repeats_id}
+def measurements(
+    evaluations: Sequence[EvaluationLike], families: dict[int, int], repeated_elsewhere: Iterable[int] = ()
+) -> dict[tuple, Measurement]:
+    """(subject, family, metric, origin) -> the measurement its printings make; `repeated_elsewhere`
+    names evaluations that evaluations not among `evaluations` repeat."""
+    repeated = {e.repeats_id for e in evaluations if e.repeats_id} | set(repeated_elsewhere)
     found: dict[tuple, Measurement] = {}
     for evaluation in evaluations:
         if evaluation.different_measurement:
@@ -328,7 +291,7 @@ def measurements(evaluations: Sequence[Evaluation], families: dict[int, int]) ->
     return found
 
 
-def _spread(result: Result) -> Decimal | None:
+def _spread(result: ResultLike) -> Decimal | None:
     if result.uncertainty_value is not None:
         return result.uncertainty_value
     if result.lower_bound is not None and result.upper_bound is not None:
@@ -358,17 +321,20 @@ def verdict(found: Sequence[Measurement]) -> str:
     return Verdict.CONSISTENT if all(_within(a, b) for a, b in pairs) else Verdict.CONFLICTING
 
 
-def agreements(evaluations: Sequence[Evaluation], families: dict[int, int]) -> list[Agreement]:
-    """Every subject x task family x metric with its measurements and verdict, most measurements first."""
+def agreements(
+    evaluations: Sequence[EvaluationLike], families: dict[int, int], repeated_elsewhere: Iterable[int] = ()
+) -> list[Agreement]:
+    """Every subject x task family x metric with its measurements and verdict, most measurements first
+    (`repeated_elsewhere` as `measurements` reads it)."""
     grouped: dict[tuple, list[Measurement]] = defaultdict(list)
-    for key, measurement in measurements(evaluations, families).items():
+    for key, measurement in measurements(evaluations, families, repeated_elsewhere).items():
         grouped[key[:3]].append(measurement)
     result = []
     for (_subject, _family, metric), found in grouped.items():
         found.sort(key=lambda x: (x.is_excluded, -x.value, x.shown.evaluation.stable_id))
         evaluation = found[0].shown.evaluation
         configuration = evaluation.configuration
-        subject: GenomicModel | Configuration = configuration.model or configuration
+        subject: GenomicModel | Configuration | ConfigurationRow = configuration.model or configuration
         result.append(
             Agreement(
                 subject=subject, task=evaluation.dataset, metric=metric, measurements=found, verdict=verdict(found)
@@ -402,7 +368,7 @@ class TaskTable:
         return any(row.tied_with_best for row in self.rows)
 
 
-def task_tables(evaluations: Sequence[Evaluation], families: dict[int, int]) -> list[TaskTable]:
+def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int]) -> list[TaskTable]:
     """The task page's tables: per (metric, unit), the compared measurements ranked, copies counted once."""
     compared = [
         e
@@ -411,7 +377,7 @@ def task_tables(evaluations: Sequence[Evaluation], families: dict[int, int]) -> 
         and not e.different_measurement
         and not (e.repeats is not None and e.repeats.review_state != ReviewState.PROPOSED)
     ]
-    by_table: dict[tuple[str, str], list[Evaluation]] = defaultdict(list)
+    by_table: dict[tuple[str, str], list[EvaluationLike]] = defaultdict(list)
     for evaluation in evaluations:  # every table, even one with no compared row yet
         for result in evaluation.results.all():
             by_table.setdefault((evaluation.protocol.metric_short_name, result.unit), [])

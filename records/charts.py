@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
-from records.agreement import TaskTable
+from records.agreement import ResultLike, TaskTable
 from records.comparisons import ComparisonGroup, ResultRow
 from records.models import Dataset, Direction, Evaluation, MeasuredBy, Protocol, Relation, Result, UncertaintyKind
 from records.values import display, exact_text
@@ -83,7 +83,7 @@ class Interval:
         return f"{self.kind}: {exact_text(self.low)} to {exact_text(self.high)}"
 
 
-def interval_of(result: Result) -> Interval | None:
+def interval_of(result: ResultLike) -> Interval | None:
     """The interval a result's structured uncertainty states, or None (none stated, or no figure)."""
     kind = result.uncertainty_kind
     if not kind:

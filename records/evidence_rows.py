@@ -11,16 +11,21 @@ their number never splits a query (SQLite's 999 parameters).
 
 At 2,000 evaluations of one task this read takes a tenth of what `agreement.evidence_queryset()`
 (seven instances a row) took; the API keeps reading that queryset (bench/results/2026-12-03-identity-pages.md).
+
+A caller that reads many batches (the release's agreement tables) passes one `RelatedRecords` to
+every call, so that each protocol, task, source and model is read once, and only for the columns
+it names.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from records.models import (
     Configuration,
@@ -72,6 +77,7 @@ _RESULT = (
     "upper_bound",
 )
 _MEASURED_BY = dict(MeasuredBy.choices)
+M = TypeVar("M", bound=Model)
 _REVIEW_STATES = dict(ReviewState.choices)
 
 
@@ -199,18 +205,40 @@ class EvaluationRow:
         return str(_REVIEW_STATES.get(self.review_state, self.review_state))
 
 
-def evaluation_rows(*, lookups: Mapping[str, object]) -> list[EvaluationRow]:
+@dataclass
+class RelatedRecords:
+    """The protocols, tasks, sources and models that evaluation rows point to, kept by id: every
+    `evaluation_rows` call given the same instance reads only those it has not read yet. `columns`
+    names, per model, the only columns read (every column when a model is not named); a column
+    left out is read again, one query per record, when something asks for it."""
+
+    columns: Mapping[type[Model], Sequence[str]] = field(default_factory=dict)
+    kept: dict[type[Model], dict[int, Any]] = field(default_factory=lambda: defaultdict(dict))
+
+    def by_id(self, model: type[M], ids: Iterable[int]) -> dict[int, M]:
+        kept: dict[int, M] = self.kept[model]
+        missing = sorted({pk for pk in ids if pk not in kept})
+        if missing:
+            queryset = model._default_manager.filter(pk__in=missing)
+            if model in self.columns:
+                queryset = queryset.only(*self.columns[model])
+            kept.update(queryset.in_bulk())
+        return kept
+
+
+def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | None = None) -> list[EvaluationRow]:
     """The evaluations the `lookups` select (`{"dataset_id__in": [...]}`) that measure what their
     protocol states (no "different measurement"), oldest first, each with its absolute results by
-    stable id: seven queries. The evaluations are read first; the records they name are then read
-    by id (protocols, datasets, models, sources: a page's few) or joined to the same lookups
+    stable id: at most seven queries. The evaluations are read first; the records they name are then read
+    by id (protocols, datasets, models, sources: a page's few; those `related` does not hold yet) or joined to the same lookups
     (configurations, often one a row), never through a subquery per kind, which PostgreSQL's
     planner may answer by scanning every evaluation of each dataset."""
     chosen: QuerySet[Evaluation] = Evaluation.objects.filter(**lookups).exclude(different_measurement__gt="")
     rows = list(chosen.order_by("id").values_list(*_EVALUATION))  # one fetch (a server-side cursor costs more)
-    protocols = Protocol.objects.filter(pk__in=sorted({row[2] for row in rows})).in_bulk()
-    datasets = Dataset.objects.filter(pk__in=sorted({row[3] for row in rows})).in_bulk()
-    sources = Source.objects.filter(pk__in=sorted({pk for row in rows for pk in row[5:7] if pk})).in_bulk()
+    related = related if related is not None else RelatedRecords()
+    protocols = related.by_id(Protocol, (row[2] for row in rows))
+    datasets = related.by_id(Dataset, (row[3] for row in rows))
+    sources = related.by_id(Source, (pk for row in rows for pk in row[5:7] if pk))
     joined = {f"evaluations__{lookup}": value for lookup, value in lookups.items()}
     named = list(
         Configuration.objects.filter(**joined)
@@ -218,7 +246,7 @@ def evaluation_rows(*, lookups: Mapping[str, object]) -> list[EvaluationRow]:
         .distinct()
         .order_by()
     )
-    models = GenomicModel.objects.filter(pk__in=sorted({row[4] for row in named if row[4]})).in_bulk()
+    models = related.by_id(GenomicModel, (row[4] for row in named if row[4]))
     configurations = {  # values, each naming its model's one instance
         pk: ConfigurationRow(pk, stable_id, name, short_name, models.get(model_id) if model_id else None)
         for pk, stable_id, name, short_name, model_id in named

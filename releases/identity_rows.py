@@ -2,16 +2,17 @@
 aliases and task equivalences read in keyset chunks as the other tables are (`releases.catalogue_rows`);
 and the agreements, `records.agreement`'s verdicts over every evaluation of the catalogue, a
 task family at a time and, inside a family, a batch of subjects at a time, so that memory holds
-about a chunk of evaluations and results however large the catalogue: more only where one subject's
-evidence on one task family is larger (every printing of its measurements is read at once, as the
-rules compare them).
+about a chunk of evaluations and results however large the catalogue (besides the few columns of
+each protocol, task, source and model they name, read once): more only where one subject's evidence
+on one task family is larger (every printing of its measurements is read at once, as the rules
+compare them).
 
-The rules are `records.agreement`'s, called unchanged. A verdict reads only its own subject's
-evaluations on its own task family, so computing a family's subjects in batches gives what one
-call over the whole family gives (what the task page shows), with one care: an original that
-another evaluation repeats is keyed as its repeat keys it (`records.agreement.measurements`), so a
-batch also reads the family's repeats of its evaluations, whoever's they are, and keeps only its
-own subjects' agreements.
+The rules are `records.agreement`'s, over evaluations read as values (`records.evidence_rows`, as
+the task and model pages read them). A verdict reads only its own subject's evaluations on its own
+task family, so computing a family's subjects in batches gives what one call over the whole family
+gives (what the task page shows), with one care: an original that another evaluation repeats is
+keyed as its repeat keys it (`records.agreement.measurements`), so each batch is told which of the
+family's evaluations are repeated, whoever repeats them.
 
 Each agreement is keyed "<subject kind>:<subject stable id>|<task stable id>|<metric>", the task
 being the family's task whose stable id comes first: the key moves only when the family does, not
@@ -28,18 +29,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Model, Q, QuerySet
 
 from records import agreement as rules
-from records import exports
+from records import evidence_rows, exports
 from records.models import (
-    Configuration,
     Dataset,
     Evaluation,
     GenomicModel,
     ModelAlias,
+    Protocol,
     Relation,
     Result,
+    Source,
     TaskEquivalence,
     Work,
 )
@@ -184,36 +186,40 @@ def _subject_batches(family: Family, *, chunk_size: int) -> Iterator[tuple[list[
         yield models, configurations
 
 
-def _subject_key(subject: GenomicModel | Configuration) -> tuple[str, int]:
-    return ("model" if isinstance(subject, GenomicModel) else "configuration", subject.pk)
+#: What the agreement rules and the two tables read of the records an evaluation names.
+_RELATED_COLUMNS: dict[type[Model], tuple[str, ...]] = {
+    Protocol: ("metric_short_name",),
+    Dataset: ("stable_id", "name"),
+    Source: ("work_id",),
+    GenomicModel: ("stable_id", "name"),
+}
 
 
 def family_agreements(*, chunk_size: int) -> Iterator[tuple[Family, rules.Agreement]]:
-    """Every agreement of the catalogue with its task family, a batch of evaluations at a time."""
+    """Every agreement of the catalogue with its task family, a batch of subjects' evaluations at a
+    time, read as values (`records.evidence_rows`); the protocols, tasks, sources and models they
+    name are read once each, for the columns the rules read (a few per paper)."""
     roots, families = _families()
+    related = evidence_rows.RelatedRecords(columns=_RELATED_COLUMNS)
     for family in families:
+        in_family = {"dataset_id__in": family.task_ids}
+        repeated = set(
+            Evaluation.objects.exclude(different_measurement__gt="")
+            .filter(**in_family, repeats_id__isnull=False)
+            .values_list("repeats_id", flat=True)
+        )
         for models, configurations in _subject_batches(family, chunk_size=chunk_size):
-            mine = Q(configuration__model_id__in=models) | Q(
-                configuration_id__in=configurations, configuration__model__isnull=True
-            )
-            in_family = rules.lean_evidence_queryset().filter(dataset_id__in=family.task_ids)
-            evaluations = list(in_family.filter(mine))
-            evaluations += in_family.exclude(mine).filter(repeats__in=in_family.filter(mine).values("pk").order_by())
-            subjects = {("model", pk) for pk in models} | {("configuration", pk) for pk in configurations}
-            for found in rules.agreements(evaluations, roots):
-                if _subject_key(found.subject) in subjects:
-                    yield family, found
-            _break_cycles(evaluations)
-
-
-def _break_cycles(evaluations: list[Evaluation]) -> None:
-    """Free a batch when its last reference goes, not at the garbage collector's next full pass: a
-    prefetched result points back at its evaluation, a cycle that only that pass would collect, so
-    garbage would pile up with the batches read."""
-    for evaluation in evaluations:
-        prefetched: dict[str, list[Result]] = evaluation.__dict__.pop("_prefetched_objects_cache", {})
-        for result in prefetched.get("results", ()):
-            result._state.fields_cache.clear()
+            evaluations: list[evidence_rows.EvaluationRow] = []
+            if models:
+                evaluations += evidence_rows.evaluation_rows(
+                    lookups={**in_family, "configuration__model_id__in": models}, related=related
+                )
+            if configurations:
+                evaluations += evidence_rows.evaluation_rows(
+                    lookups={**in_family, "configuration_id__in": configurations, "configuration__model__isnull": True},
+                    related=related,
+                )
+            yield from ((family, found) for found in rules.agreements(evaluations, roots, repeated))
 
 
 def agreement_key(found: rules.Agreement, family: Family) -> str:

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from records.models import Configuration, Evaluation, Result
+from records.models import Configuration, Evaluation, GenomicModel, Result
 from records.models.base import MeasuredBy, ReadingMethod
 from releases import identity_rows
 from tests.factories import DatasetFactory, ProtocolFactory, SourceFactory
@@ -17,10 +17,12 @@ pytestmark = pytest.mark.django_db
 
 
 def add_subjects(protocol, task, start: int, count: int) -> None:
-    """`count` configurations, each measured by its authors and copied by a review (original_source)."""
+    """`count` configurations, every other one naming a model of its own, each measured by its authors
+    and copied by a review (original_source)."""
     review = SourceFactory(stable_id=f"review-{start}")
     for i in range(start, start + count):
-        configuration = Configuration.objects.create(stable_id=f"c-{i}", name=f"Configuration {i}")
+        model = GenomicModel.objects.create(stable_id=f"m-{i}", name=f"Model {i}") if i % 2 else None
+        configuration = Configuration.objects.create(stable_id=f"c-{i}", name=f"Configuration {i}", model=model)
         for kind, source, original in (("own", protocol.source, None), ("copy", review, protocol.source)):
             evaluation = Evaluation.objects.create(
                 stable_id=f"e-{i}-{kind}",
@@ -41,6 +43,7 @@ def add_subjects(protocol, task, start: int, count: int) -> None:
 
 def queries_and_rows() -> tuple[int, list[dict[str, object]]]:
     with CaptureQueriesContext(connection) as captured:
+        list(identity_rows.agreement_rows(chunk_size=10_000))
         rows = list(identity_rows.agreement_measurement_rows(chunk_size=10_000))
     return len(captured.captured_queries), rows
 
