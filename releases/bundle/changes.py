@@ -9,8 +9,9 @@ tagmanifest-sha256.txt`` check them.
 
 Each table is compared by one merge of two files already sorted on the table's primary key (the new
 payload's and the earlier bag's, whose files are first checked against that bag's
-``manifest-sha256.txt``): linear in the rows, with one row of each in memory. Columns present in
-only one of the two releases are not compared.
+``manifest-sha256.txt``): linear in the rows, with one row of each in memory. A table whose file has
+the earlier file's digest is the same bytes, so it is not read. Columns present in only one of the
+two releases are not compared.
 """
 
 from __future__ import annotations
@@ -83,9 +84,16 @@ class EarlierRelease:
 @dataclass(frozen=True)
 class _Table:
     header: list[str]
-    key: Callable[[list[str]], Key]
+    key: Callable[[Sequence[str]], Key]
     key_positions: list[int]
     path: Path
+    digest: str | None  # the file's sha256
+
+    def key_text(self, cells: Sequence[str]) -> str:
+        """The row's key as written: one value as it is; several as a JSON array (any value may
+        hold a space or a comma)."""
+        values = [cells[position] for position in self.key_positions]
+        return values[0] if len(values) == 1 else json.dumps(values, ensure_ascii=False)
 
 
 def write_changes(bag: Path, tables: Sequence[TableSpec], earlier: EarlierRelease) -> list[FileInfo]:
@@ -100,7 +108,10 @@ def write_changes(bag: Path, tables: Sequence[TableSpec], earlier: EarlierReleas
         writer = csv.writer(text, dialect=BundleDialect)
         writer.writerow([f.name for f in CHANGES.fields])
         for name in sorted(set(current) | set(previous)):
-            for key, change, fields in _table_changes(previous.get(name), current.get(name)):
+            before, after = previous.get(name), current.get(name)
+            if before is not None and after is not None and before.digest == after.digest:
+                continue  # the same bytes
+            for key, change, fields in _table_changes(before, after):
                 writer.writerow([name, key, change, fields])
                 if text.tell() > _FLUSH_CHARACTERS:
                     sink.write(text.getvalue().encode("utf-8"))
@@ -129,18 +140,19 @@ def write_changes(bag: Path, tables: Sequence[TableSpec], earlier: EarlierReleas
 def _current_table(bag: Path, spec: TableSpec) -> _Table:
     types = {f.name: f.type for f in spec.fields}
     header = [f.name for f in spec.fields]
-    return _table(bag / "data" / spec.filename, header, list(spec.primary_key), types)
+    path = bag / "data" / spec.filename
+    return _table(path, header, list(spec.primary_key), types, _sha256(path))
 
 
-def _table(path: Path, header: list[str], primary_key: list[str], types: dict[str, str]) -> _Table:
+def _table(path: Path, header: list[str], primary_key: list[str], types: dict[str, str], digest: str | None) -> _Table:
     positions = [header.index(name) for name in primary_key]
     converters = [KEY_TYPES[types[name]] for name in primary_key]
     parts = list(zip(positions, converters, strict=True))
 
-    def key(cells: list[str]) -> Key:
+    def key(cells: Sequence[str]) -> Key:
         return tuple(convert(cells[position]) for position, convert in parts)
 
-    return _Table(header=header, key=key, key_positions=positions, path=path)
+    return _Table(header=header, key=key, key_positions=positions, path=path, digest=digest)
 
 
 def _earlier_tables(earlier: EarlierRelease) -> dict[str, _Table]:
@@ -166,7 +178,11 @@ def _earlier_tables(earlier: EarlierRelease) -> dict[str, _Table]:
             )
         fields = schema["fields"]
         tables[name] = _table(
-            path, [f["name"] for f in fields], list(schema["primaryKey"]), {f["name"]: f["type"] for f in fields}
+            path,
+            [f["name"] for f in fields],
+            list(schema["primaryKey"]),
+            {f["name"]: f["type"] for f in fields},
+            recorded,
         )
     return tables
 
@@ -187,16 +203,17 @@ def _sha256(path: Path) -> str | None:
         return None
 
 
-def _keyed_rows(table: _Table | None) -> Iterator[tuple[Key, str, list[str]]]:
-    """(sort key, key as written, cells) of each row of a table's file, in its order; none for no table."""
+def _keyed_rows(table: _Table | None) -> Iterator[tuple[Key, Sequence[str]]]:
+    """(sort key, cells) of each row of a table's file, in its order; none for no table."""
     if table is None:
         return
     with gzip.open(table.path, "rt", encoding="utf-8", newline="") as stream:
         rows = read_csv_rows(stream)
         if next(rows, None) != table.header:
             raise BundleError(f"{table.path.name}'s header is not its schema's fields")
+        key = table.key
         for cells in rows:
-            yield table.key(cells), _key_text([cells[position] for position in table.key_positions]), cells
+            yield key(cells), cells
 
 
 def _table_changes(before: _Table | None, after: _Table | None) -> Iterator[tuple[str, str, str]]:
@@ -204,26 +221,25 @@ def _table_changes(before: _Table | None, after: _Table | None) -> Iterator[tupl
     common = [name for name in after.header if name in before.header] if before and after else []
     old_at = [before.header.index(name) for name in common] if before else []
     new_at = [after.header.index(name) for name in common] if after else []
+    same_columns = before is not None and after is not None and before.header == after.header
     olds, news = _keyed_rows(before), _keyed_rows(after)
     old, new = next(olds, None), next(news, None)
     try:
         while old is not None or new is not None:
             if new is None or (old is not None and old[0] < new[0]):
-                yield old[1], REMOVED, ""  # type: ignore[index]
+                yield before.key_text(old[1]), REMOVED, ""  # type: ignore[union-attr,index]
                 old = next(olds, None)
             elif old is None or new[0] < old[0]:
-                yield new[1], ADDED, ""
+                yield after.key_text(new[1]), ADDED, ""  # type: ignore[union-attr]
                 new = next(news, None)
             else:
-                old_cells, new_cells = old[2], new[2]
-                differing = [n for n, i, j in zip(common, old_at, new_at, strict=True) if old_cells[i] != new_cells[j]]
-                if differing:
-                    yield new[1], CHANGED, " ".join(differing)
+                old_cells, new_cells = old[1], new[1]
+                if not (same_columns and old_cells == new_cells):
+                    differing = [
+                        n for n, i, j in zip(common, old_at, new_at, strict=True) if old_cells[i] != new_cells[j]
+                    ]
+                    if differing:
+                        yield after.key_text(new_cells), CHANGED, " ".join(differing)  # type: ignore[union-attr]
                 old, new = next(olds, None), next(news, None)
     except TypeError as exc:  # keys of another type in the earlier release (int against str)
         raise BundleError(f"the earlier release's keys cannot be compared with this one's: {exc}") from None
-
-
-def _key_text(values: list[str]) -> str:
-    """One key value as it is; several as a JSON array (any value may hold a space or a comma)."""
-    return values[0] if len(values) == 1 else json.dumps(values, ensure_ascii=False)
