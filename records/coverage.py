@@ -98,8 +98,30 @@ def evaluation_groups(protocol_pks: Collection[int]) -> list[EvaluationGroup]:
     return [EvaluationGroup(*row) for row in rows]
 
 
+@dataclass(frozen=True)
+class StateGroup:
+    """The evaluations of one protocol in one review state, measured by one party."""
+
+    protocol_id: int
+    review_state: str
+    measured_by: str
+    count: int
+
+
+def state_groups(protocol_pks: Collection[int]) -> list[StateGroup]:
+    """The protocols' evaluations counted by review state and who measured them (one query): what a
+    summary counts, in a few groups a protocol however many configurations it tests."""
+    rows = (
+        Evaluation.objects.filter(protocol_id__in=list(protocol_pks))
+        .order_by()
+        .values_list("protocol_id", "review_state", "measured_by")
+        .annotate(n=Count("id"))
+    )
+    return [StateGroup(*row) for row in rows]
+
+
 class Counted(typing.Protocol):
-    """What a protocol's summary counts: an EvaluationGroup, or a CSV's group (with names)."""
+    """What a protocol's summary counts: an EvaluationGroup, a StateGroup, or a CSV's group (with names)."""
 
     @property
     def protocol_id(self) -> int: ...

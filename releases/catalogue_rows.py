@@ -147,7 +147,7 @@ def coverage_rows(*, chunk_size: int) -> Iterator[dict[str, object]]:
         pks = [p["pk"] for p in chunk]
         summaries = coverage.protocol_summaries(
             {p["pk"]: p["stable_id"] for p in chunk},
-            coverage.evaluation_groups(pks),
+            coverage.state_groups(pks),
             with_recipe=reviewed_recipe_protocols([p["stable_id"] for p in chunk]),
         )
         results = coverage.result_counts(pks)

@@ -276,3 +276,21 @@ def test_the_csv_keeps_the_filters(client):
     EvaluationFactory(protocol=inside)
     EvaluationFactory(protocol=ProtocolFactory(stable_id="outside"))
     assert {row["protocol_id"] for row in csv_of(client.get("/coverage.csv", {"area": "dna-genomes"}))} == {"inside"}
+
+
+def test_a_protocols_summary_counts_the_same_from_a_few_groups_as_from_one_per_configuration(db):
+    """The release's coverage table counts by review state and party alone (records.coverage.state_groups):
+    a protocol testing many configurations is a few groups, summed as the page's groups are."""
+    from records import coverage
+
+    protocol = ProtocolFactory()
+    for _ in range(6):
+        EvaluationFactory(protocol=protocol, configuration=ConfigurationFactory())
+    apply_transitions(EvaluationFactory(protocol=protocol, configuration=ConfigurationFactory()), "check_source")
+    protocols = {protocol.pk: protocol.stable_id}
+    by_configuration = coverage.evaluation_groups([protocol.pk])
+    few = coverage.state_groups([protocol.pk])
+    assert len(by_configuration) == 7 and len(few) == 2
+    assert coverage.protocol_summaries(protocols, few, with_recipe=()) == coverage.protocol_summaries(
+        protocols, by_configuration, with_recipe=()
+    )
