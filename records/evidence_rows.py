@@ -77,8 +77,8 @@ _RESULT = (
     "upper_bound",
 )
 _MEASURED_BY = dict(MeasuredBy.choices)
-M = TypeVar("M", bound=Model)
 _REVIEW_STATES = dict(ReviewState.choices)
+M = TypeVar("M", bound=Model)
 
 
 @dataclass(slots=True)
@@ -229,9 +229,9 @@ class RelatedRecords:
 def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | None = None) -> list[EvaluationRow]:
     """The evaluations the `lookups` select (`{"dataset_id__in": [...]}`) that measure what their
     protocol states (no "different measurement"), oldest first, each with its absolute results by
-    stable id: at most seven queries. The evaluations are read first; the records they name are then read
-    by id (protocols, datasets, models, sources: a page's few; those `related` does not hold yet) or joined to the same lookups
-    (configurations, often one a row), never through a subquery per kind, which PostgreSQL's
+    stable id: at most seven queries. The evaluations are read first; the records they name are then
+    read by id (protocols, datasets, models, sources: a page's few; those `related` does not hold yet)
+    or joined to the same lookups (configurations, often one a row), never through a subquery per kind, which PostgreSQL's
     planner may answer by scanning every evaluation of each dataset."""
     chosen: QuerySet[Evaluation] = Evaluation.objects.filter(**lookups).exclude(different_measurement__gt="")
     rows = list(chosen.order_by("id").values_list(*_EVALUATION))  # one fetch (a server-side cursor costs more)

@@ -21,7 +21,7 @@ import gzip
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,11 +96,14 @@ class _Table:
         return values[0] if len(values) == 1 else json.dumps(values, ensure_ascii=False)
 
 
-def write_changes(bag: Path, tables: Sequence[TableSpec], earlier: EarlierRelease) -> list[FileInfo]:
-    """Write the change list of the payload `tables` (written under `bag`) against `earlier` and its
-    data package; their infos. Raises BundleError when an earlier file does not match its manifest."""
+def write_changes(
+    bag: Path, tables: Sequence[TableSpec], sha256: Mapping[str, str], earlier: EarlierRelease
+) -> list[FileInfo]:
+    """Write the change list of the payload `tables` (written under `bag`, `sha256` their digests by
+    path in the bag) against `earlier` and its data package; their infos. Raises BundleError when an
+    earlier file does not match its manifest."""
     previous = _earlier_tables(earlier)
-    current = {spec.name: _current_table(bag, spec) for spec in tables}
+    current = {spec.name: _current_table(bag, spec, sha256) for spec in tables}
     target = bag / CHANGES_CSV
     target.parent.mkdir(parents=True, exist_ok=True)
     with hashed_file(target) as sink:
@@ -137,11 +140,11 @@ def write_changes(bag: Path, tables: Sequence[TableSpec], earlier: EarlierReleas
     return [changes, package]
 
 
-def _current_table(bag: Path, spec: TableSpec) -> _Table:
+def _current_table(bag: Path, spec: TableSpec, sha256: Mapping[str, str]) -> _Table:
     types = {f.name: f.type for f in spec.fields}
     header = [f.name for f in spec.fields]
-    path = bag / "data" / spec.filename
-    return _table(path, header, list(spec.primary_key), types, _sha256(path))
+    name = f"data/{spec.filename}"
+    return _table(bag / name, header, list(spec.primary_key), types, sha256[name])
 
 
 def _table(path: Path, header: list[str], primary_key: list[str], types: dict[str, str], digest: str | None) -> _Table:

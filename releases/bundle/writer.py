@@ -144,7 +144,8 @@ def write_bundle(
             metadata[DATACITE_JSON] = json_bytes(citation_datacite(citation))
             extra["License"] = f"{publisher.licence.spdx_id} {publisher.licence.url}"
         bag_info = bag_info_text(release_id, release_date, payload, extra)
-        written = [] if changes_against is None else write_changes(bag, [s for s, _ in tables], changes_against)
+        specs = [spec for spec, _ in tables]
+        written = [] if changes_against is None else write_changes(bag, specs, sha256, changes_against)
         tag_files = write_tag_files(bag, payload, bag_info, metadata=metadata, written=written)
         report(progress, "write archive", sum(row_counts.values()))
         written_tar = scratch / "bag.tar.gz"
