@@ -18,7 +18,7 @@ import operator
 import re
 from typing import Any, cast
 
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField, TrigramSimilarity
+from django.contrib.postgres.search import SearchQuery, SearchRank, TrigramSimilarity
 from django.db import connection
 from django.db.models import Case, F, FloatField, Func, Q, Value, When
 
@@ -154,14 +154,6 @@ def search_backend(parsed: ParsedQuery) -> SearchBackend:
     raise NotImplementedError(f"no full text search for the {connection.vendor} backend")
 
 
-class _NameVector(Func):
-    """The part of a stored tsvector weighted A: the record's own names."""
-
-    function = "ts_filter"
-    template = "%(function)s(%(expressions)s, '{a}')"
-    output_field = SearchVectorField()
-
-
 class PostgresSearch(SearchBackend):
     def __init__(self, parsed: ParsedQuery):
         super().__init__(parsed)
@@ -200,7 +192,6 @@ class PostgresSearch(SearchBackend):
                 *[When(kind=name, then=Value(bonus)) for name, bonus in NAMED_BONUS.items()], default=Value(0.0)
             )
             named = Case(When(name_vector=self.query, then=by_kind), default=Value(0.0))
-            entries = entries.annotate(name_vector=_NameVector("vector"))
             score = rank + named
         score = score + Case(When(stable_id=self.parsed.text.lower(), then=Value(STABLE_ID_BONUS)), default=Value(0.0))
         if self.parsed.key:

@@ -9,8 +9,8 @@ model renamed refreshes its configurations, their evaluations and results). Insi
 `search_index_batch()` the refresh is collected and made once, on leaving it (an import, a merge).
 
 The backend's text index follows the rows in the same transaction: on PostgreSQL each row's stored
-`vector` is computed from its text as the row is inserted (the text columns stay empty there: the
-vector holds the text); on SQLite the FTS5 tables (external content) are told of
+`vector` and `name_vector` are computed from its text as the row is inserted (the text columns stay
+empty there: the vectors hold the text); on SQLite the FTS5 tables (external content) are told of
 each row removed and added. `search_index_rebuild` builds everything afresh (`manage.py
 search_index_rebuild`; migration 0015 for the data already there).
 """
@@ -189,6 +189,9 @@ def search_index_batch() -> Iterator[None]:
 _VECTOR_SQL = " || ".join(
     f"setweight(to_tsvector('{CONFIG}'::regconfig, %s::text), '{weight}')" for _column, weight in WEIGHTED_COLUMNS
 )
+# The names' part of the vector (the same lexemes and positions as ts_filter(vector, '{a}')).
+_NAME_VECTOR_SQL = f"setweight(to_tsvector('{CONFIG}'::regconfig, %s::text), 'A')"
+_VECTORS = ("vector", "name_vector")
 
 
 def _insert(entries: list[SearchEntry]) -> None:
@@ -200,14 +203,18 @@ def _insert(entries: list[SearchEntry]) -> None:
     if connection.vendor != "postgresql":
         SearchEntry.objects.bulk_create(entries, batch_size=1000)
         return
-    fields = [field for field in SearchEntry._meta.concrete_fields if field.name not in ("id", "vector")]
+    fields = [field for field in SearchEntry._meta.concrete_fields if field.name not in ("id", *_VECTORS)]
     quote = connection.ops.quote_name
-    names = ", ".join([*(quote(field.column) for field in fields), quote("vector")])
-    row_sql = "(" + ", ".join([*("''" if field.name in FTS_COLUMNS else "%s" for field in fields), _VECTOR_SQL]) + ")"
+    names = ", ".join([*(quote(field.column) for field in fields), *(quote(name) for name in _VECTORS)])
+    row_sql = (
+        "("
+        + ", ".join([*("''" if field.name in FTS_COLUMNS else "%s" for field in fields), _VECTOR_SQL, _NAME_VECTOR_SQL])
+        + ")"
+    )
     # An entry already there is written over in place: no delete and insert of the same key (writes
     # refreshing one record take turns already, on the catalogue version's row they bump first).
-    updates = ", ".join(f"{quote(field.column)} = EXCLUDED.{quote(field.column)}" for field in fields) + (
-        f", {quote('vector')} = EXCLUDED.{quote('vector')}"
+    updates = ", ".join(
+        f"{quote(name)} = EXCLUDED.{quote(name)}" for name in [*(field.column for field in fields), *_VECTORS]
     )
     with connection.cursor() as cursor:
         for start in range(0, len(entries), 500):
@@ -220,6 +227,7 @@ def _insert(entries: list[SearchEntry]) -> None:
                     if field.name not in FTS_COLUMNS
                 ]
                 params += [getattr(entry, column) for column in FTS_COLUMNS]
+                params.append(entry.name_text)
             cursor.execute(
                 f"INSERT INTO {quote(SearchEntry._meta.db_table)} ({names}) VALUES {', '.join([row_sql] * len(batch))} "
                 f"ON CONFLICT (kind, record_id) DO UPDATE SET {updates}",

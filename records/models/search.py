@@ -8,7 +8,8 @@ folded spellings of its names too ("dnabert2" for "DNABERT-2", records.search_te
 
 The backends' full text indexes are made by migration 0015, not declared here (they exist on one
 backend only): on PostgreSQL `vector` (a stored tsvector of the four texts, weights A to D) with a
-GIN index, and a GIN trigram index (pg_trgm) on `title_key` for near spellings; the text columns
+GIN index, `name_vector` (its names' part, stored so that "every word in its own name" is one match a
+row, not a filter of `vector` computed a row), and a GIN trigram index (pg_trgm) on `title_key` for near spellings; the text columns
 stay empty there (the vector holds the text, and a narrow row is what a search over a common word
 reads). On SQLite the FTS5 tables `records_searchentry_fts` (the four columns, porter stemming,
 bm25) and `records_searchentry_trigram` (`title_key`, the trigram tokenizer), both reading this
@@ -66,6 +67,9 @@ class SearchEntry(models.Model):
     number = models.FloatField(null=True, help_text="A result's value, for a number searched (0.41 finds 0.410).")
     exact_value = models.CharField(max_length=80, blank=True, help_text="A result's value with its printed digits.")
     vector = SearchVectorField(null=True, help_text="PostgreSQL: the text columns as a tsvector (weights A-D).")
+    name_vector = SearchVectorField(
+        null=True, help_text="PostgreSQL: the record's own names as a tsvector (vector's part weighted A)."
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["kind", "record_id"], name="searchentry_one_per_record")]

@@ -4,6 +4,7 @@ transition shows on the hit without one; the entries kept by the writes are thos
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from decimal import Decimal
@@ -204,6 +205,30 @@ def test_the_entries_kept_by_the_writes_are_those_a_rebuild_makes(catalogue):
     kept = entries()
     call_command("search_index_rebuild", stdout=open("/dev/null", "w"))
     assert entries() == kept and len(kept) > 10
+
+
+def test_each_entrys_names_vector_is_the_part_of_its_vector_weighted_a(catalogue):
+    """PostgreSQL: `name_vector` (what "every word in its own name" matches) is written with each
+    entry, and filled by migration 0016 for the entries already there: both equal ts_filter(vector, '{a}')."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's FTS5 reads the names' column itself")
+    record_save(record=ModelAlias(stable_id="alias-zebra-y", model=catalogue["model"], alias="Zebra Y-3"), actor=None)
+    same = "SELECT count(*), count(*) FILTER (WHERE name_vector = ts_filter(vector, '{a}')) FROM records_searchentry"
+    with connection.cursor() as cursor:
+        cursor.execute(same)
+        assert cursor.fetchone() == (SearchEntry.objects.count(),) * 2
+        cursor.execute("UPDATE records_searchentry SET name_vector = NULL")
+        fill = importlib.import_module("records.migrations.0016_search_name_vector").fill
+        with connection.schema_editor() as editor:
+            fill(None, editor)
+        cursor.execute(same)
+        assert cursor.fetchone() == (SearchEntry.objects.count(),) * 2
+    assert found("zebra y-3") == {
+        ("model", "zebra-2"),
+        ("configuration", "zebra-cfg-0"),
+        ("configuration", "zebra-cfg-1"),
+    } | {("evaluation", f"zebra-eval-{n}") for n in range(4)}
+    assert search(query="zebra y-3").hits[0].stable_id == "zebra-2"  # named: the model first
 
 
 def test_nothing_is_indexed_when_the_write_is_rolled_back(catalogue):
