@@ -268,17 +268,24 @@ def review_reopen_if_reviewed(*, record: Reviewable, actor: Actor, reason: str) 
 
 
 def roles_ensure() -> list[str]:
-    """Create or update the role groups with exactly their permissions. Idempotent."""
+    """Create or update the role groups with exactly their permissions. Idempotent: every
+    permission named is read in one query, and a group already right is left as it is."""
+    named = {dotted for role in ROLES for dotted in role.permissions}
+    found = {
+        f"{app_label}.{codename}": pk
+        for app_label, codename, pk in Permission.objects.filter(
+            content_type__app_label__in={dotted.split(".", 1)[0] for dotted in named},
+            codename__in={dotted.split(".", 1)[1] for dotted in named},
+        ).values_list("content_type__app_label", "codename", "pk")
+    }
     report = []
-    for role in ROLES:
-        group, created = Group.objects.get_or_create(name=role.group)
-        wanted = []
-        for dotted in role.permissions:
-            app_label, codename = dotted.split(".", 1)
-            try:
-                wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
-            except Permission.DoesNotExist:
-                raise LookupError(f"role {role.group!r} names the unknown permission {dotted!r}") from None
-        group.permissions.set(wanted)
-        report.append(f"{role.group}: {'created' if created else 'updated'}, {len(wanted)} permissions")
+    with transaction.atomic():
+        for role in ROLES:
+            unknown = [dotted for dotted in role.permissions if dotted not in found]
+            if unknown:
+                raise LookupError(f"role {role.group!r} names the unknown permission {unknown[0]!r}")
+            group, created = Group.objects.get_or_create(name=role.group)
+            wanted = {found[dotted] for dotted in role.permissions}
+            group.permissions.set(wanted)
+            report.append(f"{role.group}: {'created' if created else 'updated'}, {len(wanted)} permissions")
     return report

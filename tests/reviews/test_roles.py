@@ -96,3 +96,46 @@ def test_it_never_offers_deleting_review_events_or_history(make_user, role):
     assert response.status_code in (302, 403)
     assert evaluation.history.filter(history_id=history_id).exists()
     assert Evaluation.objects.get(pk=evaluation.pk).review_state == ReviewState.SOURCE_CHECKED
+
+
+def _granted() -> dict[str, set[str]]:
+    from django.contrib.auth.models import Group
+
+    return {
+        group.name: {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.all()}
+        for group in Group.objects.prefetch_related("permissions__content_type")
+    }
+
+
+def test_ensure_roles_gives_each_group_exactly_its_permissions_in_a_few_statements(
+    django_assert_max_num_queries,
+):
+    from django.contrib.auth.models import Group, Permission
+    from django.core.management import call_command
+
+    from reviews.roles import ROLES as GROUPS
+
+    call_command("ensure_roles", stdout=open("/dev/null", "w"))
+    wanted = {role.group: set(role.permissions) for role in GROUPS}
+    assert _granted() == wanted
+    curators = Group.objects.get(name="Curators")
+    curators.permissions.add(Permission.objects.get(content_type__app_label="records", codename="delete_evaluation"))
+    curators.permissions.remove(Permission.objects.get(content_type__app_label="reviews", codename="check_source"))
+    with django_assert_max_num_queries(20):  # one read of every permission named, a few a group
+        call_command("ensure_roles", stdout=open("/dev/null", "w"))
+    assert _granted() == wanted
+
+
+def test_ensure_roles_refuses_a_role_naming_an_unknown_permission_and_changes_nothing(monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    from reviews import services
+    from reviews.roles import CURATORS, Role
+
+    call_command("ensure_roles", stdout=open("/dev/null", "w"))
+    before = _granted()
+    flying = Role(group="Flyers", label="flyer", permissions=("records.view_source", "records.fly_source"))
+    monkeypatch.setattr(services, "ROLES", (CURATORS, flying))
+    with pytest.raises((CommandError, LookupError), match="fly_source"):
+        call_command("ensure_roles", stdout=open("/dev/null", "w"))
+    assert _granted() == before
