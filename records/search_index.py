@@ -186,11 +186,13 @@ def search_index_batch() -> Iterator[None]:
 
 # PostgreSQL reads the text of an entry in its tsvector only: the text columns stay empty there, so
 # a row is narrow, and a search over a common word (which reads every row it matches) reads less.
-_VECTOR_SQL = " || ".join(
-    f"setweight(to_tsvector('{CONFIG}'::regconfig, %s::text), '{weight}')" for _column, weight in WEIGHTED_COLUMNS
-)
+def _weighted_sql(weight: str) -> str:
+    return f"setweight(to_tsvector('{CONFIG}'::regconfig, %s::text), '{weight}')"
+
+
+_VECTOR_SQL = " || ".join(_weighted_sql(weight) for _column, weight in WEIGHTED_COLUMNS)
 # The names' part of the vector (the same lexemes and positions as ts_filter(vector, '{a}')).
-_NAME_VECTOR_SQL = f"setweight(to_tsvector('{CONFIG}'::regconfig, %s::text), 'A')"
+_NAME_VECTOR_SQL = _weighted_sql("A")
 _VECTORS = ("vector", "name_vector")
 
 

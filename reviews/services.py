@@ -278,12 +278,13 @@ def roles_ensure() -> list[str]:
             codename__in={dotted.split(".", 1)[1] for dotted in named},
         ).values_list("content_type__app_label", "codename", "pk")
     }
+    for role in ROLES:  # every name checked before anything is written
+        unknown = [dotted for dotted in role.permissions if dotted not in found]
+        if unknown:
+            raise LookupError(f"role {role.group!r} names the unknown permission {unknown[0]!r}")
     report = []
     with transaction.atomic():
         for role in ROLES:
-            unknown = [dotted for dotted in role.permissions if dotted not in found]
-            if unknown:
-                raise LookupError(f"role {role.group!r} names the unknown permission {unknown[0]!r}")
             group, created = Group.objects.get_or_create(name=role.group)
             wanted = {found[dotted] for dotted in role.permissions}
             group.permissions.set(wanted)
