@@ -139,6 +139,182 @@ def _sequences_past_rows(cursor, models) -> None:
         )
 
 
+class WrittenRows:
+    """The rows a load writes into an empty catalogue, read once for the session and written again
+    by `put` in one statement a table (tests/conftest.py's `seeded`: the seed's import service runs
+    hundreds of statements, each test again).
+
+    `capture(load)` runs `load()` in a transaction that is rolled back once the rows are read: the
+    rows new in each model table, and those it changed in tables that had rows (the catalogue
+    version's); `result` is what `load()` returned. `put()` writes them again only where every
+    table it writes holds what it held before the load; elsewhere it writes nothing and returns
+    False, and the caller loads for real. References to content types are kept by natural key (a transactional
+    test's flush makes the content types again, under new ids). On PostgreSQL every value travels
+    as text, cast back by its column, and the sequences are moved past the rows; on SQLite the full
+    text tables are rebuilt from the entries. Files on disk are not part of it."""
+
+    def __init__(self, tables: list[_WrittenTable], result):
+        self.tables = tables
+        self.result = result
+
+    @classmethod
+    def capture(cls, load) -> WrittenRows | None:
+        """`load()`'s rows and result; None when the catalogue is not empty (the rows would not be
+        the load's alone) or the load deletes a row."""
+        from django.apps import apps
+        from django.db import transaction
+
+        from records.models import Protocol, Source
+
+        if Protocol.objects.exists() or Source.objects.exists():
+            return None
+        types = _content_types()
+        models = [
+            model
+            for model in apps.get_models(include_auto_created=True)
+            if model._meta.managed and not model._meta.proxy
+        ]
+        with transaction.atomic():
+            before = {model._meta.db_table: _table_rows(model) for model in models}
+            result = load()
+            tables = []
+            for model in models:
+                old = before[model._meta.db_table]
+                new = _table_rows(model)
+                if old == new:
+                    continue
+                index = _pk_index(model)
+                old_by_pk = {row[index]: row for row in old}
+                new_pks = {row[index] for row in new}
+                if any(pk not in new_pks for pk in old_by_pk):
+                    return None  # a deletion cannot be replayed by inserts
+                written = [row for row in new if old_by_pk.get(row[index]) != row]
+                tables.append(_WrittenTable.of(model, before=old, rows=written, types=types))
+            transaction.set_rollback(True)
+        # A published release's memberships refuse inserts once its row is there (releases.db_triggers).
+        tables.sort(key=lambda table: table.name == "releases_release")
+        return cls(tables, result)
+
+    def put(self) -> bool:
+        """Write the rows again; False (nothing written) where a table the load writes does not
+        hold what it held before the load, or a content type it names is gone."""
+        from django.db import connection, transaction
+
+        from records.search_index import FTS_TABLE, TRIGRAM_TABLE
+
+        types = {key: pk for pk, key in _content_types().items()}
+        if any(row[index] not in types for table in self.tables for row in table.rows for index in table.type_columns):
+            return False
+        with transaction.atomic():
+            for table in self.tables:
+                if not table.as_before():
+                    return False
+            with connection.cursor() as cursor:
+                for table in self.tables:
+                    table.write(cursor, types)
+                if connection.vendor == "sqlite" and any(t.name == "records_searchentry" for t in self.tables):
+                    for index in (FTS_TABLE, TRIGRAM_TABLE):
+                        cursor.execute(f"INSERT INTO {index}({index}) VALUES ('rebuild')")
+        return True
+
+
+def _content_types() -> dict[int, tuple[str, str]]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, app_label, model FROM django_content_type")
+        return {pk: (app_label, model) for pk, app_label, model in cursor.fetchall()}
+
+
+def _columns(model) -> list[str]:
+    return [field.column for field in model._meta.concrete_fields]
+
+
+def _pk_index(model) -> int:
+    return _columns(model).index(model._meta.pk.column)
+
+
+def _select(model) -> str:
+    from django.db import connection
+
+    quote = connection.ops.quote_name
+    cast = "::text" if connection.vendor == "postgresql" else ""
+    columns = ", ".join(f"{quote(column)}{cast}" for column in _columns(model))
+    return f"SELECT {columns} FROM {quote(model._meta.db_table)} ORDER BY {quote(model._meta.pk.column)}"
+
+
+def _table_rows(model) -> list[tuple]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(_select(model))
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+class _WrittenTable:
+    """One table's part of WrittenRows: its rows before the load, and the rows the load wrote."""
+
+    def __init__(self, model, *, before: list[tuple], rows: list[tuple], type_columns: list[int]):
+        self.model = model
+        self.name = model._meta.db_table
+        self.before = before
+        self.rows = rows
+        self.type_columns = type_columns
+        index = _pk_index(model)
+        before_pks = {row[index] for row in before}
+        self.replaced = [row[index] for row in rows if row[index] in before_pks]
+
+    @classmethod
+    def of(cls, model, *, before: list[tuple], rows: list[tuple], types: dict[int, tuple[str, str]]) -> _WrittenTable:
+        from django.contrib.contenttypes.models import ContentType
+
+        type_columns = [
+            index
+            for index, field in enumerate(model._meta.concrete_fields)
+            if field.is_relation and field.related_model is ContentType
+        ]
+        by_key = []
+        for row in rows:
+            row = list(row)
+            for index in type_columns:
+                if row[index] is not None:
+                    row[index] = types[int(row[index])]
+            by_key.append(tuple(row))
+        return cls(model, before=before, rows=by_key, type_columns=type_columns)
+
+    def as_before(self) -> bool:
+        from django.db import connection
+
+        if not self.before:
+            quote = connection.ops.quote_name
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT 1 FROM {quote(self.name)} LIMIT 1")
+                return cursor.fetchone() is None
+        return _table_rows(self.model) == self.before
+
+    def write(self, cursor, types: dict[tuple[str, str], int]) -> None:
+        from django.db import connection
+
+        quote = connection.ops.quote_name
+        pk = quote(self.model._meta.pk.column)
+        if self.replaced:
+            marks = ", ".join(["%s"] * len(self.replaced))
+            cursor.execute(f"DELETE FROM {quote(self.name)} WHERE {pk} IN ({marks})", self.replaced)
+        rows = []
+        for row in self.rows:
+            row = list(row)
+            for index in self.type_columns:
+                if row[index] is not None:
+                    row[index] = types[row[index]]
+            rows.append(row)
+        columns = _columns(self.model)
+        names = ", ".join(quote(column) for column in columns)
+        marks = ", ".join(["%s"] * len(columns))
+        cursor.executemany(f"INSERT INTO {quote(self.name)} ({names}) VALUES ({marks})", rows)
+        if connection.vendor == "postgresql":
+            _sequences_past_rows(cursor, [self.model])
+
+
 class DemoSnapshot:
     """The seed and every example paper (`manage.py import_seed`, `manage.py load_examples`), loaded
     once and kept as a TableSnapshot with the report of its load (tests/conftest.py's `demo_snapshot`)."""
