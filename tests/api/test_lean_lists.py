@@ -21,12 +21,6 @@ from tests.helpers import load_for_module
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES = (
-    "01-dnabert2-gue",
-    "02-nt-benchmark-hyenadna-caduceus",
-    "03-dna-foundation-models-benchmark-nat-commun",
-    "04-pretraining-facts-and-speedups",
-)
 HEADERS = ("Content-Type", "ETag", "Last-Modified", "Cache-Control", "Vary", "Allow")
 
 
@@ -56,9 +50,9 @@ def same_answer(url: str, view_class=EvaluationViewSet, **headers) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def papers(module_transaction):
-    """The seed and the four papers, loaded once for the module's tests (each reads only)."""
-    load_for_module(module_transaction, *EXAMPLES)
+def papers(demo_snapshot, module_transaction):
+    """The seed and every example paper, put in once for the module's tests (each reads only)."""
+    load_for_module(module_transaction, demo=demo_snapshot)
 
 
 QUERIES = [

@@ -21,11 +21,9 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
-from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from records.examples import examples_load
 from records.models import Configuration, Dataset, Evaluation, Protocol, Result, Source
 from records.seed import PROTOCOL_ID
 from records.services import record_save
@@ -176,9 +174,8 @@ def mixed_protocol() -> None:
 
 
 @pytest.fixture
-def renderings_data(db):
-    call_command("import_seed", stdout=open(os.devnull, "w"))
-    examples_load()
+def renderings_data(db, demo_snapshot):
+    demo_snapshot.restore()  # the seed and every example document, as `import_seed` and `load_examples` write them
     mixed_protocol()
 
 

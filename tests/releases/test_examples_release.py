@@ -20,9 +20,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def papers(module_transaction):
+def papers(demo_snapshot, module_transaction):
     """The seed and every document, loaded once for the module: each test cuts its own release."""
-    load_for_module(module_transaction)
+    load_for_module(module_transaction, demo=demo_snapshot)
 
 
 @pytest.fixture
