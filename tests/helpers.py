@@ -146,21 +146,20 @@ class WrittenRows:
 
     `capture(load)` runs `load()` in a transaction that is rolled back once the rows are read: the
     rows new in each model table, and those it changed in tables that had rows (the catalogue
-    version's); `result` is what `load()` returned. `put()` writes them again only where every
-    table it writes holds what it held before the load; elsewhere it writes nothing and returns
-    False, and the caller loads for real. References to content types are kept by natural key (a transactional
-    test's flush makes the content types again, under new ids). On PostgreSQL every value travels
-    as text, cast back by its column, and the sequences are moved past the rows; on SQLite the full
-    text tables are rebuilt from the entries. Files on disk are not part of it."""
+    version's). `put()` writes them again only where every table it writes holds what it held
+    before the load; elsewhere it writes nothing and returns False, and the caller loads for real.
+    References to content types are kept by natural key (a transactional test's flush makes the
+    content types again, under new ids). On PostgreSQL every value travels as text, cast back by
+    its column, and the sequences are moved past the rows; on SQLite the full text tables are
+    rebuilt from the entries. Files on disk are not part of it."""
 
-    def __init__(self, tables: list[_WrittenTable], result):
+    def __init__(self, tables: list[_WrittenTable]):
         self.tables = tables
-        self.result = result
 
     @classmethod
     def capture(cls, load) -> WrittenRows | None:
-        """`load()`'s rows and result; None when the catalogue is not empty (the rows would not be
-        the load's alone) or the load deletes a row."""
+        """The rows `load()` writes; None when the catalogue is not empty (the rows would not be the
+        load's alone) or the load deletes a row."""
         from django.apps import apps
         from django.db import transaction
 
@@ -176,7 +175,7 @@ class WrittenRows:
         ]
         with transaction.atomic():
             before = {model._meta.db_table: _table_rows(model) for model in models}
-            result = load()
+            load()
             tables = []
             for model in models:
                 old = before[model._meta.db_table]
@@ -193,7 +192,7 @@ class WrittenRows:
             transaction.set_rollback(True)
         # A published release's memberships refuse inserts once its row is there (releases.db_triggers).
         tables.sort(key=lambda table: table.name == "releases_release")
-        return cls(tables, result)
+        return cls(tables)
 
     def put(self) -> bool:
         """Write the rows again; False (nothing written) where a table the load writes does not

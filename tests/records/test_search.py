@@ -41,9 +41,10 @@ EVALUATION_FIELDS = (
 
 
 @pytest.fixture(scope="module")
-def demo(module_transaction):
-    """The seed and every example document, imported as a curator would (the import keeps the index)."""
-    return load_for_module(module_transaction)
+def demo(demo_snapshot, module_transaction):
+    """The seed and every example document with the search entries their import wrote (copied from
+    the session's snapshot of that import: tests/records/test_search_index.py tests the writes)."""
+    return load_for_module(module_transaction, demo=demo_snapshot)
 
 
 def evaluations_mentioning(word: str) -> set[str]:
