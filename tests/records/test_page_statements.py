@@ -15,9 +15,10 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def loaded(module_transaction):
-    """The seed and a paper whose protocols compare source-checked and excluded rows, loaded once."""
-    load_for_module(module_transaction, "02-nt-benchmark-hyenadna-caduceus")
+def loaded(demo_snapshot, module_transaction):
+    """The seed and the example papers (the NT benchmark's compares source-checked and excluded rows),
+    put in once for the module from the session's demo snapshot."""
+    load_for_module(module_transaction, demo=demo_snapshot)
 
 
 SEED = f"/protocols/{PROTOCOL_ID}/"

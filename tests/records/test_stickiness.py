@@ -62,9 +62,10 @@ TIED_BEST = {"hyena-nt-2-5b-3202-genomes", "hyena-gpt-1-6m-ft"}  # 59.3 each; Hy
 
 
 @pytest.fixture(scope="module")
-def loaded(module_transaction):
-    """The seed and the document, loaded once for the module: each test edits in its own savepoint."""
-    load_for_module(module_transaction, DOCUMENT)
+def loaded(demo_snapshot, module_transaction):
+    """The seed and the example papers (the document among them), put in once for the module from the
+    session's demo snapshot: each test edits in its own savepoint."""
+    load_for_module(module_transaction, demo=demo_snapshot)
 
 
 @pytest.fixture
