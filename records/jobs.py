@@ -19,6 +19,7 @@ import inspect
 import json
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -26,7 +27,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 from rest_framework.utils.json import strict_constant
 
@@ -109,11 +111,17 @@ class Heartbeat:
     """Beside the import, on a thread of its own (so on a database connection of its own): every
     `interval` seconds one conditional UPDATE of the heartbeat and the progress the import last
     reported. `progress` is the import's callback; it raises ImportStopped once a heartbeat found
-    the row no longer this attempt's, which rolls the import back."""
+    the row no longer this attempt's, which rolls the import back.
+
+    Between two of the import's batches (no transaction open on its connection) `progress` writes a
+    heartbeat that is due itself: on SQLite the thread's UPDATE waits for the write lock, which the
+    next batch can take first every time, so a fast import's progress would show only at its end.
+    The progress written never goes back (a write that waited may carry an older count)."""
 
     def __init__(self, *, job_id: int, attempt: int, total: int, interval: float) -> None:
         self.job_id, self.attempt, self.interval = job_id, attempt, interval
         self.done, self.total = 0, total
+        self.beaten = time.monotonic()  # when a heartbeat was last begun
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"import-job-{job_id}-heartbeat", daemon=True)
@@ -122,12 +130,20 @@ class Heartbeat:
         self.done, self.total = max(0, done), max(0, total)
         if self.lost.is_set():
             raise ImportStopped(f"import job {self.job_id} is no longer attempt {self.attempt}'s")
+        if not connection.in_atomic_block and time.monotonic() - self.beaten >= self.interval:
+            self.beat()
+            if self.lost.is_set():
+                raise ImportStopped(f"import job {self.job_id} is no longer attempt {self.attempt}'s")
 
     def beat(self) -> None:
+        self.beaten = time.monotonic()
         total = max(self.total, self.done)
         try:
             held = IMPORT_JOBS.heartbeat(
-                pk=self.job_id, claim=self.attempt, progress_done=self.done, progress_total=total
+                pk=self.job_id,
+                claim=self.attempt,
+                progress_done=Greatest(F("progress_done"), Value(self.done)),
+                progress_total=total,
             )
         except DatabaseError as exc:  # SQLite's write lock, held by the import's own transaction: next time
             logger.info("import job %s: heartbeat not written (%s)", self.job_id, exc)
