@@ -128,12 +128,10 @@ class Heartbeat:
 
     def progress(self, done: int, total: int) -> None:
         self.done, self.total = max(0, done), max(0, total)
-        if self.lost.is_set():
-            raise ImportStopped(f"import job {self.job_id} is no longer attempt {self.attempt}'s")
         if not connection.in_atomic_block and time.monotonic() - self.beaten >= self.interval:
             self.beat()
-            if self.lost.is_set():
-                raise ImportStopped(f"import job {self.job_id} is no longer attempt {self.attempt}'s")
+        if self.lost.is_set():
+            raise ImportStopped(f"import job {self.job_id} is no longer attempt {self.attempt}'s")
 
     def beat(self) -> None:
         self.beaten = time.monotonic()
