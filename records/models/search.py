@@ -10,10 +10,10 @@ The backends' full text indexes are made by migration 0015, not declared here (t
 backend only): on PostgreSQL `vector` (a stored tsvector of the four texts, weights A to D) with a
 GIN index, `name_vector` (its names' part, stored so that "every word in its own name" is one match
 a row, not a filter of `vector` computed a row), and a GIN trigram index (pg_trgm) on `title_key`
-for near spellings; the text columns stay empty there (the vector holds the text, and a narrow row is what a search over a common word
-reads). On SQLite the FTS5 tables `records_searchentry_fts` (the four columns, porter stemming,
-bm25) and `records_searchentry_trigram` (`title_key`, the trigram tokenizer), both reading this
-table (external content).
+for near spellings; the text columns stay empty there (the vector holds the text, and a narrow row
+is what a search over a common word reads). On SQLite the FTS5 tables `records_searchentry_fts`
+(the four columns, porter stemming, bm25) and `records_searchentry_trigram` (`title_key`, the
+trigram tokenizer), both reading this table (external content).
 """
 
 from __future__ import annotations
