@@ -242,7 +242,9 @@ def page_choices(record: Target, *, values_up_to: int | None = None) -> list[tup
     )
     order = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
     of_record = _results_of(record)
-    results = [] if of_record is None else list(of_record.order_by(*order).values_list(*columns)[:values_up_to])
+    results = []
+    if of_record is not None and values_up_to != 0:
+        results = list(of_record.order_by(*order).values_list(*columns)[:values_up_to])
     if values_up_to is not None and len(results) == values_up_to:
         results = []  # as many as the limit, or more: the form's own page offers them
     choices += [

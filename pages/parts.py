@@ -107,7 +107,9 @@ def correction_part(request: HttpRequest, record: correction_selectors.Target) -
     html = cache.get(key)
     if html is None:
         values = correction_selectors.value_count(record)
-        choices = correction_selectors.page_choices(record, values_up_to=VALUES_ON_RECORD_PAGES + 1)
+        # More values than a record page lists: the form's own page offers them, none are read here.
+        listed = VALUES_ON_RECORD_PAGES + 1 if values <= VALUES_ON_RECORD_PAGES else 0
+        choices = correction_selectors.page_choices(record, values_up_to=listed)
         form = CorrectionForm(choices=choices, initial={"record": reference, "started": STARTED_MARKER})
         context = {
             "form": form,

@@ -17,8 +17,8 @@ from common.errors import Invalid
 from common.links import absolute_url
 from pages import coverage_csv as coverage_rows
 from pages import coverage_matrix, parts, structured_data
-from records import chart_output, exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
 from records import coverage as coverage_report
+from records import exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
 from records.models import (
     Configuration,
     CuratedModel,
@@ -79,7 +79,7 @@ def protocol_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
             "evidence": selectors.faceted(
                 list(page.protocol.evidence_rows.all()), selectors.EVIDENCE_FACETS, request.GET
             ),
-            "charts_sentence": chart_output.charts_sentence(page.groups, include_excluded=page.include_excluded),
+            "charts_sentence": page.charts_sentence,
             "chart_query": _chart_query(request),
             "structured_data": structured_data.protocol_dataset(protocol=page.protocol, request=request),
         }

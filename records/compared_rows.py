@@ -9,6 +9,7 @@ the rest are never read in full.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -166,16 +167,21 @@ def _raw_rows(queryset: Any) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def compared_evaluations(protocol: Protocol, *, dataset: Dataset | None = None) -> list[ComparedEvaluation]:
+def compared_evaluations(
+    protocol: Protocol, *, dataset: Dataset | None = None, configurations: Collection[int] | None = None
+) -> list[ComparedEvaluation]:
     """Every evaluation of the protocol (of one dataset or task, when given: its comparisons are
-    the same), with its results (by stable id), light, ordered as pages list them (configuration
-    name, stable id): four queries whatever their number (evaluations, results, and the
-    configurations and datasets they name)."""
+    the same; of the configurations given, when given: a page of a matrix), with its results (by
+    stable id), light, ordered as pages list them (configuration name, stable id): four queries
+    whatever their number (evaluations, results, and the configurations and datasets they name)."""
     evaluations_of = Evaluation.objects.filter(protocol=protocol)
     results_of = Result.objects.filter(evaluation__protocol=protocol)
     if dataset is not None:
         evaluations_of = evaluations_of.filter(dataset=dataset)
         results_of = results_of.filter(evaluation__dataset=dataset)
+    if configurations is not None:
+        evaluations_of = evaluations_of.filter(configuration_id__in=configurations)
+        results_of = results_of.filter(evaluation__configuration_id__in=configurations)
     evaluations: dict[int, ComparedEvaluation] = {}
     for row in _raw_rows(evaluations_of.order_by().values_list(*_EVALUATION_COLUMNS)):
         line = ComparedEvaluation()

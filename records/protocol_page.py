@@ -16,12 +16,19 @@ from typing import Any
 from django.db.models import Prefetch
 from django.http import Http404, QueryDict
 
-from records import charts, compared_rows, comparisons, page_rows
-from records.models import BaselineKind, BaselineRole, Dataset, Evaluation, EvidenceRow, Protocol, Source
+from records import chart_output, charts, compared_rows, comparisons, page_rows, protocol_summary
+from records.models import BaselineKind, BaselineRole, Configuration, Dataset, Evaluation, EvidenceRow, Protocol, Source
 from records.page_lists import Listed, listed
-from records.selectors import EVALUATION_FACETS, Faceted, faceted, with_last_reviews, with_review_log
+from records.selectors import (
+    EVALUATION_FACETS,
+    Faceted,
+    facet_selected,
+    faceted,
+    facets_of,
+    with_last_reviews,
+    with_review_log,
+)
 from records.values import display
-from reviews.models import ReviewState
 
 INCLUDE_EXCLUDED = "excluded"
 # Parameters of the reader's choices (besides the evaluations' filters, selectors.EVALUATION_FACETS).
@@ -49,21 +56,24 @@ class ChartLink:
 @dataclass
 class ProtocolPage:
     protocol: Protocol
-    # Every evaluation of the protocol, read light (records.compared_rows).
-    evaluations: list[compared_rows.ComparedEvaluation]
-    # Every comparison group (of the chosen dataset or task only, when one is chosen).
+    # What the page says of all the protocol's rows (records.protocol_summary).
+    summary: protocol_summary.Summary
+    # The comparison groups, the matrix's columns (of the chosen dataset or task only, when one is
+    # chosen); a matrix's groups hold the rows of the configurations shown, a results table's all
+    # its rows.
     groups: list[comparisons.ComparisonGroup]
+    best_count: int  # results marked best (in their column) in all the groups' rows
+    charts_sentence: str
     include_excluded: bool
     dataset_filter: str
     baselines: list[BaselineLine]
     sources: list[Source]
-    result_count: int
-    measured_by_counts: dict[str, int]
     # The results shown: a page of the matrix's configurations (`?table=rows&page=<n>`), or of the
     # one group's rows; `matrix` holds the shown configurations' cells.
     rows: Listed[Any]
     matrix: comparisons.Matrix | None
-    # The evaluations table: the reader's filters, and the page of it shown (`?table=evaluations&page=<n>`, read in full).
+    # The evaluations table: the reader's filters (`items`: the matching evaluations' keys), and the
+    # page of it shown (`?table=evaluations&page=<n>`, read in full).
     filtered: Faceted
     evaluations_table: Listed[page_rows.EvaluationLine]
     charts: list[ChartLink] = field(default_factory=list)
@@ -101,9 +111,21 @@ class ProtocolPage:
         return "configurations" if self.matrix is not None else "results"
 
     @property
+    def evaluation_count(self) -> int:
+        return self.summary.evaluation_count
+
+    @property
+    def result_count(self) -> int:
+        return self.summary.result_count
+
+    @property
+    def measured_by_counts(self) -> dict[str, int]:
+        return self.summary.measured_by_counts
+
+    @property
     def unlisted_count(self) -> int:
         """Evaluations not on the evaluations table's page shown (the related list names that page's)."""
-        return len(self.evaluations) - len(self.evaluations_table.items)
+        return self.summary.evaluation_count - len(self.evaluations_table.items)
 
     @property
     def is_matrix(self) -> bool:
@@ -111,30 +133,25 @@ class ProtocolPage:
         return self.matrix is not None
 
     @property
-    def best_count(self) -> int:
-        """Results marked best (in their column): the page says a best value is marked only then."""
-        return sum(1 for group in self.groups for row in group.rows if row.is_best)
-
-    @property
     def compared_count(self) -> int:
         return sum(group.compared_count for group in self.groups)
 
     @property
     def configuration_count(self) -> int:
-        return len({evaluation.configuration_id for evaluation in self.evaluations})
+        return self.summary.configuration_count
 
     @property
     def different_count(self) -> int:
         """Evaluations that measure something else than the protocol states, listed apart and never compared."""
-        return sum(1 for evaluation in self.evaluations if evaluation.different_measurement)
+        return self.summary.different_count
 
     @property
     def proposed_count(self) -> int:
-        return sum(1 for evaluation in self.evaluations if evaluation.review_state == ReviewState.PROPOSED)
+        return self.summary.proposed_count
 
     @property
     def excluded_count(self) -> int:
-        return sum(1 for evaluation in self.evaluations if evaluation.is_excluded)
+        return self.summary.excluded_count
 
     @property
     def active_baseline_count(self) -> int:
@@ -180,21 +197,57 @@ def _protocol(stable_id: str) -> Protocol:
     return protocol
 
 
-def protocol_comparison(
+def _chosen_dataset(protocol: Protocol, dataset: str) -> Dataset | None:
+    return Dataset.objects.filter(stable_id=dataset).first() if dataset else None
+
+
+def protocol_groups(
     *, protocol: Protocol, include_excluded: bool, dataset: str = ""
-) -> tuple[list[compared_rows.ComparedEvaluation], list[comparisons.ComparisonGroup]]:
-    """The protocol's evaluations (light) and its comparison groups, of one dataset or task when
-    `dataset` names one."""
-    evaluations = compared_rows.compared_evaluations(protocol)
-    groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
-    return evaluations, _of_dataset(groups, dataset)
+) -> list[comparisons.ComparisonGroup]:
+    """The protocol's comparison groups with all their rows, read light (of one dataset or task
+    only, when `dataset` names one: its comparisons are the same read alone; none for an unknown one)."""
+    chosen = _chosen_dataset(protocol, dataset)
+    if dataset and chosen is None:
+        return []
+    evaluations = compared_rows.compared_evaluations(protocol, dataset=chosen)
+    return comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
 
 
-def _of_dataset(groups: list[comparisons.ComparisonGroup], dataset: str) -> list[comparisons.ComparisonGroup]:
-    """The groups of the dataset or task `dataset` names (every group for "")."""
-    if not dataset:
-        return groups
-    return [group for group in groups if group.dataset is not None and group.dataset.stable_id == dataset]
+def _matrix_columns(
+    protocol: Protocol,
+    summarised: list[protocol_summary.GroupSummary],
+    *,
+    configurations: list[int],
+    include_excluded: bool,
+) -> tuple[list[comparisons.ComparisonGroup], list[Any]]:
+    """The matrix's columns as the summary has them, each holding the rows of `configurations` (a
+    page of the matrix), marked best or tied as in the whole group; and those configurations."""
+    shown = compared_rows.compared_evaluations(protocol, configurations=configurations)
+    partial = comparisons.compare(protocol=protocol, evaluations=shown, include_excluded=include_excluded)
+    found = {(g.dataset.pk, g.relation, g.reference.pk if g.reference else None): g for g in partial if g.dataset}
+    # Read whether or not a column is among the shown rows' (a constant number of queries).
+    datasets = Dataset.objects.in_bulk({group.dataset_id for group in summarised})
+    references = Configuration.objects.in_bulk(
+        {group.reference_id for group in summarised if group.reference_id is not None}
+    )
+    columns = []
+    for summary in summarised:
+        group = found.get(summary.key)
+        if group is None:  # no result of the configurations shown in this column
+            group = comparisons.ComparisonGroup(
+                dataset=datasets[summary.dataset_id],
+                relation=summary.relation,
+                reference=references.get(summary.reference_id) if summary.reference_id is not None else None,
+            )
+        group.compared_count, group.best_value = summary.compared_count, summary.best_value
+        for row in group.rows:  # ranks and marks of the whole column, not of this page's rows
+            row.rank = None
+            row.is_best = row.result.pk in summary.best
+            row.tied_with_best = row.result.pk in summary.tied
+            row.best_tied = row.is_best and bool(summary.tied)
+        columns.append(group)
+    lines = {evaluation.configuration_id: evaluation.configuration for evaluation in shown}
+    return columns, [lines[pk] for pk in configurations if pk in lines]
 
 
 def in_full(
@@ -220,10 +273,8 @@ def protocol_charts(*, stable_id: str, include_excluded: bool, dataset: str = ""
     protocol = Protocol.objects.filter(stable_id=stable_id).first()
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
-    # One dataset's or task's comparisons are the same read alone: read only its rows (none of an unknown one).
-    chosen = Dataset.objects.filter(stable_id=dataset).first() if dataset else None
-    evaluations = [] if dataset and chosen is None else compared_rows.compared_evaluations(protocol, dataset=chosen)
-    groups = comparisons.compare(protocol=protocol, evaluations=evaluations, include_excluded=include_excluded)
+    groups = protocol_groups(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
+    chosen = _chosen_dataset(protocol, dataset)
     several = len(groups) > 1 or (
         chosen is not None and Evaluation.objects.filter(protocol=protocol).exclude(dataset=chosen).exists()
     )
@@ -236,67 +287,92 @@ def protocol_charts(*, stable_id: str, include_excluded: bool, dataset: str = ""
 
 
 def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
+    """The page: from the protocol's summary and the rows it shows, whatever the number of rows;
+    one dataset or task chosen (or a protocol of one) reads and compares that one's rows."""
     include_excluded, dataset = reader_choices(params)
     protocol = _protocol(stable_id)
-    evaluations, groups = protocol_comparison(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
+    summary = protocol_summary.protocol_summary(protocol=protocol)
+    summarised = summary.groups[include_excluded]
 
     matrix: comparisons.Matrix | None = None
-    if len(groups) > 1:
-        rows = listed(
-            comparisons.matrix_configurations(groups), key="rows", params=params, per_page=MATRIX_ROWS_PER_PAGE
+    displayed: list[comparisons.ResultRow] = []  # a matrix cell shows what the light reading holds
+    best: dict[str, list[int]] = {}  # each group's best rows' configurations, by group key
+    if not dataset and len(summarised) > 1:
+        rows: Listed[Any] = listed(summary.configurations, key="rows", params=params, per_page=MATRIX_ROWS_PER_PAGE)
+        groups, rows.items = _matrix_columns(
+            protocol, summarised, configurations=rows.items, include_excluded=include_excluded
         )
         matrix = comparisons.matrix(groups, configurations=rows.items)
-        displayed = []  # a matrix cell shows what the light reading holds
+        best_count = sum(len(summarised_group.best) for summarised_group in summarised)
+        charts_sentence = summary.charts_sentences[include_excluded]
+        for summarised_group, column in zip(summarised, groups, strict=True):
+            best[column.key] = summarised_group.best_configurations
     else:
-        rows = listed(groups[0].rows if groups else [], key="rows", params=params, per_page=RESULT_ROWS_PER_PAGE)
-        displayed = rows.items  # a results table's rows name their sources: read in full
+        groups = protocol_groups(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
+        if len(groups) > 1:  # one dataset's groups: absolute values and values relative to a reference
+            rows = listed(
+                comparisons.matrix_configurations(groups), key="rows", params=params, per_page=MATRIX_ROWS_PER_PAGE
+            )
+            matrix = comparisons.matrix(groups, configurations=rows.items)
+        else:
+            rows = listed(groups[0].rows if groups else [], key="rows", params=params, per_page=RESULT_ROWS_PER_PAGE)
+            displayed = rows.items  # a results table's rows name their sources: read in full
+        best_count = sum(1 for group in groups for row in group.rows if row.is_best)
+        charts_sentence = chart_output.charts_sentence(groups, include_excluded=include_excluded) if groups else ""
+        for column in groups:
+            best[column.key] = [row.evaluation.configuration_id for row in column.rows if row.is_best]
 
-    filtered = faceted(evaluations, EVALUATION_FACETS, params)
+    if facet_selected(EVALUATION_FACETS, params):  # filtered: every evaluation read light and matched
+        filtered = faceted(compared_rows.compared_evaluations(protocol), EVALUATION_FACETS, params)
+        filtered.items = [evaluation.pk for evaluation in filtered.items]
+    else:
+        filtered = facets_of(summary.facets, EVALUATION_FACETS, params, total=summary.evaluation_count)
+        filtered.items = summary.evaluation_ids
     table = listed(filtered.items, key="evaluations", params=params, per_page=EVALUATIONS_PER_PAGE)
-    by_pk = in_full(protocol, displayed, also=[evaluation.pk for evaluation in table.items])
-    table.items = [by_pk[evaluation.pk] for evaluation in table.items if evaluation.pk in by_pk]
+    by_pk = in_full(protocol, displayed, also=table.items)
+    table.items = [by_pk[pk] for pk in table.items if pk in by_pk]
 
-    checked = {e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}
     kind_order = list(BaselineKind.values)  # the null control first, as on the seed page
     baselines = [
-        BaselineLine(role=role, measured=role.configuration_id is not None and role.configuration_id in checked)
+        BaselineLine(role=role, measured=role.configuration_id in summary.checked_configurations)
         for role in sorted(protocol.baseline_roles.all(), key=lambda role: kind_order.index(role.kind))
     ]
     with_last_reviews([*protocol.evidence_rows.all(), *protocol.baseline_roles.all()])
     with_review_log(protocol)
-    measured_by_counts: dict[str, int] = {}
-    for evaluation in evaluations:
-        measured_by_counts[evaluation.measured_by] = measured_by_counts.get(evaluation.measured_by, 0) + 1
     return ProtocolPage(
         protocol=protocol,
-        evaluations=evaluations,
+        summary=summary,
         groups=groups,
+        best_count=best_count,
+        charts_sentence=charts_sentence,
         include_excluded=include_excluded,
         dataset_filter=dataset,
         baselines=baselines,
-        sources=cited_sources(protocol=protocol, evaluations=evaluations),
-        result_count=sum(len(e.results) for e in evaluations),
-        measured_by_counts=measured_by_counts,
+        sources=cited_sources(protocol=protocol, source_ids=summary.source_ids),
         rows=rows,
         matrix=matrix,
         filtered=filtered,
         evaluations_table=table,
-        charts=_chart_links(protocol, groups),
+        charts=_chart_links(protocol, groups, best=best),
     )
 
 
-def _chart_links(protocol: Protocol, groups: list[comparisons.ComparisonGroup]) -> list[ChartLink]:
-    """One chart a dataset or task with results (its groups relative to a reference drawn with it)."""
+def _chart_links(
+    protocol: Protocol, groups: list[comparisons.ComparisonGroup], *, best: dict[str, list[int]]
+) -> list[ChartLink]:
+    """One chart a dataset or task with results (its groups relative to a reference drawn with it);
+    `best` names each group's best configurations (by group key)."""
+    names = {
+        pk: line.short_name or line.name
+        for pk, line in Configuration.objects.in_bulk({pk for pks in best.values() for pk in pks}).items()
+    }
     links: dict[int, ChartLink] = {}
     for group in groups:
         if group.dataset is None or group.dataset.pk in links:
             continue
-        best = [row for row in group.rows if row.is_best]
-        if best:
-            names = ", ".join(
-                row.evaluation.configuration.short_name or row.evaluation.configuration.name for row in best
-            )
-            outcome = f"the best is {names} ({display(best[0].result.value)})"
+        if best.get(group.key):
+            named = ", ".join(names.get(pk, "") for pk in best[group.key])
+            outcome = f"the best is {named} ({display(group.best_value)})"
         elif group.compared_count:
             outcome = (
                 f"{group.compared_count} compared value{'s' if group.compared_count != 1 else ''}, none marked best"
@@ -311,13 +387,12 @@ def _chart_links(protocol: Protocol, groups: list[comparisons.ComparisonGroup]) 
     return list(links.values())
 
 
-def cited_sources(*, protocol: Protocol, evaluations: Iterable[Any]) -> list[Source]:
-    """Every source the protocol page cites, once each, in order of first citation."""
+def cited_sources(*, protocol: Protocol, source_ids: Iterable[int]) -> list[Source]:
+    """Every source the protocol page cites, once each, in order of first citation: the protocol's,
+    its evaluations' (`source_ids`, in their order) and its evidence rows'."""
     order: dict[int, None] = {protocol.source_id: None}
-    for evaluation in evaluations:
-        for pk in (evaluation.source_id, evaluation.concern_source_id):
-            if pk is not None:
-                order.setdefault(pk, None)
+    for pk in source_ids:
+        order.setdefault(pk, None)
     for row in protocol.evidence_rows.all():
         order.setdefault(row.source_id, None)
     loaded = Source.objects.in_bulk(list(order))

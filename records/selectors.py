@@ -162,18 +162,56 @@ def _encode_pair(key: str, value: str) -> str:
     return urlencode({key.encode(): value.encode()})
 
 
-def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
-    """Filter `items` by the facets selected in `params`; count each option over the other facets' selection.
+def _selected(specs: tuple[FacetSpec, ...], params: QueryDict) -> dict[str, str]:
+    return {spec.param: value for spec in specs if (value := params.get(spec.param))}
 
-    Runs in Python over rows the page already loaded, so filtering adds no SQL query.
-    """
-    selected: dict[str, str] = {spec.param: value for spec in specs if (value := params.get(spec.param))}
 
+def facet_selected(specs: tuple[FacetSpec, ...], params: QueryDict) -> bool:
+    """Whether `params` chooses an option of any of the facets."""
+    return bool(_selected(specs, params))
+
+
+def _matcher(specs: tuple[FacetSpec, ...], params: QueryDict) -> tuple[bool, Callable[..., bool]]:
+    """Whether `params` selects any option, and whether an item matches the selection (less one facet's)."""
+    selected = _selected(specs, params)
     chosen = [(spec.param, spec.value_of, selected[spec.param]) for spec in specs if spec.param in selected]
 
     def matches(item: Any, skip: str | None = None) -> bool:
         return all(value_of(item) == value for param, value_of, value in chosen if param != skip)
 
+    return bool(chosen), matches
+
+
+def facet_counts(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> dict[str, dict[str, list[Any]]]:
+    """Each facet's options as value -> [label, count], counted over the other facets' selection."""
+    chosen, matches = _matcher(specs, params)
+    counts: dict[str, dict[str, list[Any]]] = {}
+    for spec in specs:
+        options = counts[spec.param] = {}
+        for item in [item for item in items if matches(item, skip=spec.param)] if chosen else items:
+            value = spec.value_of(item)
+            entry = options.get(value)
+            if entry is None:  # the label of the option's first item, computed once
+                entry = options[value] = [spec.label_of(item), 0]
+            entry[1] += 1
+    return counts
+
+
+def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:
+    """Filter `items` by the facets selected in `params`; count each option over the other facets' selection.
+
+    Runs in Python over rows the page already loaded, so filtering adds no SQL query.
+    """
+    _chosen, matches = _matcher(specs, params)
+    found = facets_of(facet_counts(items, specs, params), specs, params, total=len(items))
+    found.items = [item for item in items if matches(item)]
+    return found
+
+
+def facets_of(counts: dict[str, Any], specs: tuple[FacetSpec, ...], params: QueryDict, *, total: int) -> Faceted:
+    """The facets' links from each option's (label, count) per facet (`counts[param][value]`, counted
+    over the other facets' selection), for `total` items; `items` is left empty for the caller."""
+    selected = _selected(specs, params)
     # Another selection starts at its first page. The pairs are encoded once, as QueryDict.urlencode
     # encodes them (a protocol page makes one query string per option, a thousand and more).
     kept = [(key, values) for key, values in params.lists() if key not in (PAGE_PARAM, TABLE_PARAM)]
@@ -189,22 +227,15 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
     facets: list[Facet] = []
     applied: list[tuple[str, str, str]] = []
     for spec in specs:
-        param, value_of, label_of, current = spec.param, spec.value_of, spec.label_of, selected.get(spec.param)
-        counts: dict[str, list[Any]] = {}
-        counted = [item for item in items if matches(item, skip=param)] if chosen else items
-        for item in counted:
-            value = value_of(item)
-            entry = counts.get(value)
-            if entry is None:  # the label of the option's first item, as before, computed once
-                entry = counts[value] = [label_of(item), 0]
-            entry[1] += 1
+        param, current = spec.param, selected.get(spec.param)
+        options_counted = counts.get(param, {})
         # The most frequent options, and the chosen one, are listed (by label).
-        listed = counts
-        if len(counts) > FACET_OPTIONS_SHOWN:
-            frequent = sorted(counts.items(), key=lambda kv: (-kv[1][1], kv[1][0].lower()))[:FACET_OPTIONS_SHOWN]
-            listed = dict(frequent)
-            if current in counts:
-                listed[current] = counts[current]
+        listed = options_counted
+        if len(options_counted) > FACET_OPTIONS_SHOWN:
+            frequent = sorted(options_counted.items(), key=lambda kv: (-kv[1][1], kv[1][0].lower()))
+            listed = dict(frequent[:FACET_OPTIONS_SHOWN])
+            if current in options_counted:
+                listed[current] = options_counted[current]
         # query_with(param=value) for each option: the other pairs are the same for all of them.
         without = query_with(**{param: None})
         joiner = "&" if without else ""
@@ -218,13 +249,15 @@ def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -
             )
             for value, (label, count) in sorted(listed.items(), key=lambda kv: kv[1][0].lower())
         ]
-        facets.append(Facet(param=param, label=spec.label, options=options, unlisted=len(counts) - len(listed)))
+        facets.append(
+            Facet(param=param, label=spec.label, options=options, unlisted=len(options_counted) - len(listed))
+        )
         if param in selected:
             label = next((o.label for o in options if o.selected), selected[param])
             applied.append((spec.label, label, without))
     return Faceted(
-        items=[item for item in items if matches(item)],
-        total=len(items),
+        items=[],
+        total=total,
         facets=facets,
         applied=applied,
         clear_query=query_with(**{spec.param: None for spec in specs}),

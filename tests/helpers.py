@@ -94,12 +94,13 @@ class TableSnapshot:
             connection.ops.execute_sql_flush(connection.ops.sql_flush(no_style(), tables))
             with connection.cursor() as cursor:
                 # A published release's rows refuse INSERT (releases.db_triggers): the guards are
-                # lifted for the copy, in this transaction only, as tests/releases/conftest.py does.
-                for statement in db_triggers.statements(connection.vendor, create=False):
+                # lifted for the copy, in this transaction only, as tests/releases/conftest.py does;
+                # so are the protocols' change counts (records.summary_triggers): they are copied too.
+                for statement in [*db_triggers.statements(connection.vendor, create=False), *_summary_triggers(False)]:
                     cursor.execute(statement, None)
                 for table, copy in self.copies:
                     cursor.execute(f"INSERT INTO {quote(table)} SELECT * FROM {quote(copy)}")
-                for statement in db_triggers.statements(connection.vendor, create=True):
+                for statement in [*db_triggers.statements(connection.vendor, create=True), *_summary_triggers(True)]:
                     cursor.execute(statement, None)
                 if connection.vendor == "postgresql":
                     _sequences_past_rows(cursor, apps.get_models(include_auto_created=True))
@@ -117,6 +118,14 @@ class TableSnapshot:
             for _table, copy in self.copies:
                 cursor.execute(f"DROP TABLE IF EXISTS {connection.ops.quote_name(copy)}")
         self.copies = []
+
+
+def _summary_triggers(create: bool) -> list[str]:
+    from django.db import connection
+
+    from records import summary_triggers
+
+    return summary_triggers.statements(connection.vendor, create=create)
 
 
 def _sequences_past_rows(cursor, models) -> None:
@@ -209,8 +218,13 @@ class WrittenRows:
                 if not table.as_before():
                     return False
             with connection.cursor() as cursor:
+                # The protocols' change counts are rows of the load too (records.summary_triggers).
+                for statement in _summary_triggers(False):
+                    cursor.execute(statement, None)
                 for table in self.tables:
                     table.write(cursor, types)
+                for statement in _summary_triggers(True):
+                    cursor.execute(statement, None)
                 if connection.vendor == "sqlite" and any(t.name == "records_searchentry" for t in self.tables):
                     for index in (FTS_TABLE, TRIGRAM_TABLE):
                         cursor.execute(f"INSERT INTO {index}({index}) VALUES ('rebuild')")

@@ -31,7 +31,7 @@ def _imported() -> tuple[str, dict[str, int]]:
     """The seed page and every table's row count after a real import, in a transaction rolled back."""
     with transaction.atomic():
         seed_import()
-        page, counts = _page(), _row_counts()
+        counts, page = _row_counts(), _page()  # counted before the page stores its protocol's summary
         transaction.set_rollback(True)
     return page, counts
 

@@ -8,7 +8,8 @@ The models live in modules by what they hold (`base`: the choices and `CuratedMo
 sources, vocabularies, datasets, configurations, protocols; `evidence`: evaluations, results,
 evidence rows; `assessment`: baseline roles, decisions; `identity`: works, models and their
 aliases, task equivalences, model merges; `snapshots` and `import_jobs`: the import's bookkeeping;
-`search`: the search index, records.search_index's); every name is
+`search`: the search index, records.search_index's; `summary`: the protocols' comparisons in
+summary, records.protocol_summary's); every name is
 exported here, so `records.models.X` (migrations, settings, `from records.models import Evaluation`)
 keeps naming the same object.
 """
@@ -67,6 +68,7 @@ from records.models.import_jobs import (
 )
 from records.models.search import SearchEntry, SearchKind
 from records.models.snapshots import ImportSnapshot
+from records.models.summary import ProtocolChanges, ProtocolSummary
 
 __all__ = [
     "IMPORT_JOB_FINISHED",
@@ -97,6 +99,8 @@ __all__ = [
     "ModelChange",
     "ModelChangeKind",
     "Protocol",
+    "ProtocolChanges",
+    "ProtocolSummary",
     "ReadingMethod",
     "Relation",
     "Result",

@@ -230,7 +230,8 @@ def test_site_pages_run_constant_queries(client, seeded, url):
             evaluation__title="Nucleotide model",
             evaluation__configuration__name="Nucleotide config",
         )
-    assert count() == before
+    # Never more; a protocol page one fewer once its correction form stops listing values.
+    assert count() <= before
 
 
 def test_the_sitemap_lists_every_record_page(client, seeded):
