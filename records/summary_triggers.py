@@ -8,6 +8,10 @@ a summary computed at another number is not current. PostgreSQL raises it once a
 (transition tables: a bulk insert of ten thousand results is one upsert a protocol); SQLite once
 a row. A write that changes nothing a summary reads (an evaluation's quote) raises it too: the
 next reader computes the summary again, at the cost of one read of the protocol's rows.
+
+SQLite drops a table's triggers when a migration rebuilds the table (most ALTERs do): such a
+migration of one of these four tables runs `drop` before and `create` after, as it does for
+records.db_triggers (tests/records/test_protocol_summary.py checks they are all there).
 """
 
 from __future__ import annotations
@@ -110,19 +114,27 @@ def _sqlite(table: str, event: str, protocols: str) -> str:
     return f"CREATE TRIGGER {_name(table, event)} AFTER {event} ON {table} BEGIN {_upsert(protocols, named='concerned')}; END"
 
 
+def statement_sources(vendor: str) -> list[tuple[str, str, str]]:
+    """The backend's (table, event, protocols concerned) of each trigger."""
+    if vendor == "postgresql":
+        return POSTGRESQL_SOURCES
+    if vendor == "sqlite":
+        return SQLITE_SOURCES
+    raise NotImplementedError(f"no summary triggers for the {vendor} backend")
+
+
 def statements(vendor: str, *, create: bool) -> list[str]:
+    sources = statement_sources(vendor)
     if vendor == "postgresql":
         if create:
-            return [_postgresql(*source) for source in POSTGRESQL_SOURCES]
+            return [_postgresql(*source) for source in sources]
         return [
             f"DROP TRIGGER IF EXISTS {_name(table, event)} ON {table}; DROP FUNCTION IF EXISTS {_name(table, event)}();"
-            for table, event, _ in POSTGRESQL_SOURCES
+            for table, event, _ in sources
         ]
-    if vendor == "sqlite":
-        if create:
-            return [_sqlite(*source) for source in SQLITE_SOURCES]
-        return [f"DROP TRIGGER IF EXISTS {_name(table, event)}" for table, event, _ in SQLITE_SOURCES]
-    raise NotImplementedError(f"no summary triggers for the {vendor} backend")
+    if create:
+        return [_sqlite(*source) for source in sources]
+    return [f"DROP TRIGGER IF EXISTS {_name(table, event)}" for table, event, _ in sources]
 
 
 def create(apps: Any, schema_editor: Any) -> None:

@@ -12,7 +12,7 @@ from django.db import connection
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 
-from records import protocol_page
+from records import protocol_page, summary_triggers
 from records.models import Configuration, Dataset, Direction, Evaluation, ProtocolChanges, ProtocolSummary, Result
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 from tests.helpers import apply_transitions
@@ -167,3 +167,17 @@ def test_the_evaluations_table_and_filters_count_every_evaluation(client):
     filtered = protocol_page.protocol_page(stable_id=protocol.stable_id, params=QueryDict(f"dataset={task.stable_id}"))
     assert len(filtered.filtered.items) == 12
     assert {evaluation.dataset.stable_id for evaluation in filtered.evaluations_table.items} == {task.stable_id}
+
+
+def test_every_summary_trigger_exists_once_migrated():
+    # A migration that rebuilds one of the tables on SQLite drops its triggers: it must create them again.
+    names = {
+        f"{table}_summary_{event.lower()}" for table, event, _ in summary_triggers.statement_sources(connection.vendor)
+    }
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        else:
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+        present = {row[0] for row in cursor.fetchall()}
+    assert len(names) == 8 and names <= present
