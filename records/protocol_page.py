@@ -1,10 +1,13 @@
 """A protocol's page: its results as the paper shows them (configurations x tasks, or one ranked
 table), its charts, and its evaluations with their quotes, each list a page at a time.
 
-Every result enters the comparisons (a column's best needs every value in it), read light
-(records.compared_rows); only the rows a page shows are read in full (records.page_rows), so the
-page's cost and size stay about the same from ten evaluations to ten thousand. A constant number
-of SQL statements whatever the number of rows.
+What the page says of all its rows (each column's best, the matrix's order, counts, filters) comes
+from the protocol's summary (records.protocol_summary); it reads only the rows it shows: a page of
+the matrix's configurations read light (records.compared_rows), the rows of a one-column results
+table and of the evaluations table in full (records.page_rows). So the page's cost and size stay
+about the same from ten evaluations to ten thousand, in a constant number of SQL statements. One
+dataset or task chosen reads and compares that one's rows; a filter of the evaluations reads every
+evaluation light to match it.
 """
 
 from __future__ import annotations
@@ -197,7 +200,7 @@ def _protocol(stable_id: str) -> Protocol:
     return protocol
 
 
-def _chosen_dataset(protocol: Protocol, dataset: str) -> Dataset | None:
+def _dataset_named(dataset: str) -> Dataset | None:
     return Dataset.objects.filter(stable_id=dataset).first() if dataset else None
 
 
@@ -206,7 +209,7 @@ def protocol_groups(
 ) -> list[comparisons.ComparisonGroup]:
     """The protocol's comparison groups with all their rows, read light (of one dataset or task
     only, when `dataset` names one: its comparisons are the same read alone; none for an unknown one)."""
-    chosen = _chosen_dataset(protocol, dataset)
+    chosen = _dataset_named(dataset)
     if dataset and chosen is None:
         return []
     evaluations = compared_rows.compared_evaluations(protocol, dataset=chosen)
@@ -231,20 +234,20 @@ def _matrix_columns(
         {group.reference_id for group in summarised if group.reference_id is not None}
     )
     columns = []
-    for summary in summarised:
-        group = found.get(summary.key)
+    for column in summarised:
+        group = found.get(column.key)
         if group is None:  # no result of the configurations shown in this column
             group = comparisons.ComparisonGroup(
-                dataset=datasets[summary.dataset_id],
-                relation=summary.relation,
-                reference=references.get(summary.reference_id) if summary.reference_id is not None else None,
+                dataset=datasets[column.dataset_id],
+                relation=column.relation,
+                reference=references.get(column.reference_id) if column.reference_id is not None else None,
             )
-        group.compared_count, group.best_value = summary.compared_count, summary.best_value
+        group.compared_count, group.best_value = column.compared_count, column.best_value
         for row in group.rows:  # ranks and marks of the whole column, not of this page's rows
             row.rank = None
-            row.is_best = row.result.pk in summary.best
-            row.tied_with_best = row.result.pk in summary.tied
-            row.best_tied = row.is_best and bool(summary.tied)
+            row.is_best = row.result.pk in column.best
+            row.tied_with_best = row.result.pk in column.tied
+            row.best_tied = row.is_best and bool(column.tied)
         columns.append(group)
     lines = {evaluation.configuration_id: evaluation.configuration for evaluation in shown}
     return columns, [lines[pk] for pk in configurations if pk in lines]
@@ -274,9 +277,8 @@ def protocol_charts(*, stable_id: str, include_excluded: bool, dataset: str = ""
     if protocol is None:
         raise Http404(f"No protocol with stable id {stable_id!r}")
     groups = protocol_groups(protocol=protocol, include_excluded=include_excluded, dataset=dataset)
-    chosen = _chosen_dataset(protocol, dataset)
     several = len(groups) > 1 or (
-        chosen is not None and Evaluation.objects.filter(protocol=protocol).exclude(dataset=chosen).exists()
+        bool(dataset) and Evaluation.objects.filter(protocol=protocol).exclude(dataset__stable_id=dataset).exists()
     )
     drawn = []
     for group in groups:
