@@ -6,8 +6,8 @@ from the protocol's summary (records.protocol_summary); it reads only the rows i
 the matrix's configurations read light (records.compared_rows), the rows of a one-column results
 table and of the evaluations table in full (records.page_rows). So the page's cost and size stay
 about the same from ten evaluations to ten thousand, in a constant number of SQL statements. One
-dataset or task chosen reads and compares that one's rows; a filter of the evaluations reads every
-evaluation light to match it.
+dataset or task chosen reads and compares that one's rows; a filter of the evaluations is counted
+and matched by the database.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from records.page_lists import Listed, listed
 from records.selectors import (
     EVALUATION_FACETS,
     Faceted,
+    facet_counts_in_sql,
     facet_selected,
-    faceted,
     facets_of,
     with_last_reviews,
     with_review_log,
@@ -324,9 +324,11 @@ def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
         for column in groups:
             best[column.key] = [row.evaluation.configuration_id for row in column.rows if row.is_best]
 
-    if facet_selected(EVALUATION_FACETS, params):  # filtered: every evaluation read light and matched
-        filtered = faceted(compared_rows.compared_evaluations(protocol), EVALUATION_FACETS, params)
-        filtered.items = [evaluation.pk for evaluation in filtered.items]
+    if facet_selected(EVALUATION_FACETS, params):  # filtered: counted and matched by the database
+        counts, matching = facet_counts_in_sql(Evaluation.objects.filter(protocol=protocol), EVALUATION_FACETS, params)
+        filtered = facets_of(counts, EVALUATION_FACETS, params, total=summary.evaluation_count)
+        found = matching.order_by().values_list("pk", "configuration__name", "stable_id")
+        filtered.items = [pk for pk, _name, _id in sorted(found, key=lambda row: (row[1], row[2]))]
     else:
         filtered = facets_of(summary.facets, EVALUATION_FACETS, params, total=summary.evaluation_count)
         filtered.items = summary.evaluation_ids

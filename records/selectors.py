@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from django.db.models import Count, Model, Prefetch, QuerySet
+from django.db.models import Count, Model, Prefetch, Q, QuerySet
 from django.http import Http404, QueryDict
 
 from records.models import Evaluation, GenomicModel, Protocol, Result, Source
@@ -97,6 +97,10 @@ class FacetSpec:
     label: str
     value_of: Callable[[Any], str]
     label_of: Callable[[Any], str]
+    # Where the database holds the value and its label, for counting in SQL (`facet_counts_in_sql`):
+    # an ORM path each; no label path: the field's choice label, or the value itself.
+    column: str = ""
+    label_column: str = ""
 
 
 @dataclass
@@ -131,15 +135,45 @@ NOT_STATED = "(not stated)"
 FACET_OPTIONS_SHOWN = 12
 EVALUATION_FACETS = (
     FacetSpec(
-        "configuration", "Tested model or method", lambda e: e.configuration.stable_id, lambda e: e.configuration.name
+        "configuration",
+        "Tested model or method",
+        lambda e: e.configuration.stable_id,
+        lambda e: e.configuration.name,
+        column="configuration__stable_id",
+        label_column="configuration__name",
     ),
-    FacetSpec("dataset", "Dataset", lambda e: e.dataset.stable_id, lambda e: e.dataset.name),
-    FacetSpec("setup", "Evaluation setup", lambda e: e.setup or NOT_STATED, lambda e: e.setup or NOT_STATED),
-    FacetSpec("measured_by", "Measured by", lambda e: e.measured_by, lambda e: e.get_measured_by_display()),
     FacetSpec(
-        "reading_method", "How the value was read", lambda e: e.reading_method, lambda e: e.get_reading_method_display()
+        "dataset",
+        "Dataset",
+        lambda e: e.dataset.stable_id,
+        lambda e: e.dataset.name,
+        column="dataset__stable_id",
+        label_column="dataset__name",
     ),
-    FacetSpec("review_state", "Review state", lambda e: e.review_state, lambda e: e.get_review_state_display()),
+    FacetSpec(
+        "setup", "Evaluation setup", lambda e: e.setup or NOT_STATED, lambda e: e.setup or NOT_STATED, column="setup"
+    ),
+    FacetSpec(
+        "measured_by",
+        "Measured by",
+        lambda e: e.measured_by,
+        lambda e: e.get_measured_by_display(),
+        column="measured_by",
+    ),
+    FacetSpec(
+        "reading_method",
+        "How the value was read",
+        lambda e: e.reading_method,
+        lambda e: e.get_reading_method_display(),
+        column="reading_method",
+    ),
+    FacetSpec(
+        "review_state",
+        "Review state",
+        lambda e: e.review_state,
+        lambda e: e.get_review_state_display(),
+        column="review_state",
+    ),
 )
 EVIDENCE_FACETS = (
     FacetSpec("evidence_property", "Property", lambda r: r.property_name, lambda r: r.property_name),
@@ -195,6 +229,39 @@ def facet_counts(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDi
                 entry = options[value] = [spec.label_of(item), 0]
             entry[1] += 1
     return counts
+
+
+def facet_counts_in_sql(
+    queryset: QuerySet[Any], specs: tuple[FacetSpec, ...], params: QueryDict
+) -> tuple[dict[str, dict[str, list[Any]]], QuerySet[Any]]:
+    """`facet_counts` of the queryset's rows counted by the database (one GROUP BY a facet, each spec
+    naming its `column`), and the rows matching every selected option: a filtered page reads none of
+    the rows it does not list."""
+    selected = _selected(specs, params)
+
+    def matching(skip: str | None = None) -> Q:
+        where = Q()
+        for spec in specs:
+            if spec.param in selected and spec.param != skip:
+                value = selected[spec.param]
+                where &= Q(**{spec.column: "" if value == NOT_STATED else value})
+        return where
+
+    counts: dict[str, dict[str, list[Any]]] = {}
+    for spec in specs:
+        field = queryset.model._meta.get_field(spec.column) if "__" not in spec.column else None
+        choices = {str(value): str(label) for value, label in field.flatchoices} if field is not None else {}
+        rows = (
+            queryset.filter(matching(skip=spec.param))
+            .order_by()
+            .values_list(spec.column, spec.label_column or spec.column)
+            .annotate(count=Count("pk"))
+        )
+        options = counts[spec.param] = {}
+        for value, label, count in rows:
+            value = value or NOT_STATED
+            options[value] = [label if spec.label_column else choices.get(value, value), count]
+    return counts, queryset.filter(matching())
 
 
 def faceted(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDict) -> Faceted:

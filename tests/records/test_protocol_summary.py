@@ -12,7 +12,7 @@ from django.db import connection
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 
-from records import protocol_page, summary_triggers
+from records import compared_rows, protocol_page, selectors, summary_triggers
 from records.models import Configuration, Dataset, Direction, Evaluation, ProtocolChanges, ProtocolSummary, Result
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 from tests.helpers import apply_transitions
@@ -181,3 +181,25 @@ def test_every_summary_trigger_exists_once_migrated():
             cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
         present = {row[0] for row in cursor.fetchall()}
     assert len(names) == 8 and names <= present
+
+
+@pytest.mark.parametrize(
+    "query", ["measured_by=authors", "setup=(not stated)", "review_state=excluded&dataset={task}", "dataset={task}"]
+)
+def test_the_filters_counted_by_the_database_are_those_counted_over_the_rows(query):
+    protocol = matrix_protocol(configurations=6, tasks=2)
+    first = Evaluation.objects.filter(protocol=protocol).order_by("pk")
+    apply_transitions(first[0], "exclude", reason="A concern.")
+    Evaluation.objects.filter(pk=first[1].pk).update(setup="zero-shot", measured_by="third_party", measured_by_name="A lab")
+    task = first[0].dataset.stable_id
+    params = QueryDict(query.format(task=task))
+    in_sql, matching = selectors.facet_counts_in_sql(
+        Evaluation.objects.filter(protocol=protocol), selectors.EVALUATION_FACETS, params
+    )
+    rows = compared_rows.compared_evaluations(protocol)
+    assert in_sql == selectors.facet_counts(rows, selectors.EVALUATION_FACETS, params)
+    assert set(matching.values_list("pk", flat=True)) == {
+        e.pk for e in selectors.faceted(rows, selectors.EVALUATION_FACETS, params).items
+    }
+    if query == "measured_by=authors":  # its own facet counts every evaluation
+        assert in_sql["measured_by"]["third_party"] == ["A third party", 1]  # the choice's label
