@@ -1,6 +1,7 @@
 """Protocol page cost: the real GUE page (270 results of the demo content) and suite protocols of
 10, 1,000 and 10,000 evaluations (tasks x configurations, as a paper's table), each with a few rows
-proposed and excluded and a spread on every value. Prints the SQL query count, the render time
+proposed and excluded and a spread on every value, and the largest with one task chosen and with
+its evaluations filtered. Prints the SQL query count, the render time
 (min and median of REQUESTS requests) and the page's size, rendered three ways: afresh (the page
 cache emptied before each request; the protocol's summary current, as it is once one reader has
 read the page since the last write to the protocol), after a write (the page cache emptied and the
@@ -158,19 +159,23 @@ def main() -> None:
     client = Client(HTTP_HOST="localhost")
     print(f"database: {connection.vendor}")
     print(f"{'page':>28} {'render':>13} {'queries':>8} {'min ms':>8} {'median ms':>10} {'bytes':>10}")
-    pages = {"GUE (270 results)": Protocol.objects.get(stable_id=GUE)}
+    pages = {"GUE (270 results)": (Protocol.objects.get(stable_id=GUE), "")}
     for size, task_count in SIZES:
         started = time.perf_counter()
         protocol = seed(size, task_count)
         print(f"(seeded {size:,} evaluations in {time.perf_counter() - started:.0f} s)", file=sys.stderr)
-        pages[f"{size:,} evaluations"] = protocol
+        pages[f"{size:,} evaluations"] = (protocol, "")
+    # The largest protocol with one task chosen (its column header's link), and filtered by who measured.
+    task = Dataset.objects.get(stable_id=f"bench-{SIZES[-1][0]}-task-3")
+    pages[f"{SIZES[-1][0]:,}, one task"] = (protocol, f"?dataset={task.stable_id}")
+    pages[f"{SIZES[-1][0]:,}, filtered"] = (protocol, "?measured_by=authors")
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     afresh: dict[str, float] = {}
     sizes: dict[str, int] = {}
-    for name, protocol in pages.items():
-        url = f"/protocols/{protocol.stable_id}/"
+    for name, (protocol, query) in pages.items():
+        url = f"/protocols/{protocol.stable_id}/{query}"
         for kind in ("afresh", "after a write", "cached"):
             query_count, timings, size_bytes = measure(client, url, kind=kind, protocol=protocol)
             if kind == "afresh":

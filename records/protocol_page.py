@@ -325,10 +325,12 @@ def protocol_page(*, stable_id: str, params: QueryDict) -> ProtocolPage:
             best[column.key] = [row.evaluation.configuration_id for row in column.rows if row.is_best]
 
     if facet_selected(EVALUATION_FACETS, params):  # filtered: counted and matched by the database
-        counts, matching = facet_counts_in_sql(Evaluation.objects.filter(protocol=protocol), EVALUATION_FACETS, params)
+        counts, matching = facet_counts_in_sql(
+            Evaluation.objects.filter(protocol=protocol), EVALUATION_FACETS, params, unselected=summary.facets
+        )
         filtered = facets_of(counts, EVALUATION_FACETS, params, total=summary.evaluation_count)
-        found = matching.order_by().values_list("pk", "configuration__name", "stable_id")
-        filtered.items = [pk for pk, _name, _id in sorted(found, key=lambda row: (row[1], row[2]))]
+        found = set(matching.order_by().values_list("pk", flat=True))
+        filtered.items = [pk for pk in summary.evaluation_ids if pk in found]  # in the table's order
     else:
         filtered = facets_of(summary.facets, EVALUATION_FACETS, params, total=summary.evaluation_count)
         filtered.items = summary.evaluation_ids

@@ -232,11 +232,16 @@ def facet_counts(items: list[Any], specs: tuple[FacetSpec, ...], params: QueryDi
 
 
 def facet_counts_in_sql(
-    queryset: QuerySet[Any], specs: tuple[FacetSpec, ...], params: QueryDict
-) -> tuple[dict[str, dict[str, list[Any]]], QuerySet[Any]]:
+    queryset: QuerySet[Any],
+    specs: tuple[FacetSpec, ...],
+    params: QueryDict,
+    *,
+    unselected: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], QuerySet[Any]]:
     """`facet_counts` of the queryset's rows counted by the database (one GROUP BY a facet, each spec
     naming its `column`), and the rows matching every selected option: a filtered page reads none of
-    the rows it does not list."""
+    the rows it does not list. `unselected`, the counts with nothing selected (a protocol's
+    summary's), stands for a facet's where no other facet is selected."""
     selected = _selected(specs, params)
 
     def matching(skip: str | None = None) -> Q:
@@ -247,8 +252,11 @@ def facet_counts_in_sql(
                 where &= Q(**{spec.column: "" if value == NOT_STATED else value})
         return where
 
-    counts: dict[str, dict[str, list[Any]]] = {}
+    counts: dict[str, Any] = {}
     for spec in specs:
+        if unselected is not None and not set(selected) - {spec.param}:
+            counts[spec.param] = unselected.get(spec.param, {})
+            continue
         field = queryset.model._meta.get_field(spec.column) if "__" not in spec.column else None
         choices = {str(value): str(label) for value, label in field.flatchoices} if field is not None else {}
         rows = (

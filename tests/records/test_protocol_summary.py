@@ -190,7 +190,9 @@ def test_the_filters_counted_by_the_database_are_those_counted_over_the_rows(que
     protocol = matrix_protocol(configurations=6, tasks=2)
     first = Evaluation.objects.filter(protocol=protocol).order_by("pk")
     apply_transitions(first[0], "exclude", reason="A concern.")
-    Evaluation.objects.filter(pk=first[1].pk).update(setup="zero-shot", measured_by="third_party", measured_by_name="A lab")
+    Evaluation.objects.filter(pk=first[1].pk).update(
+        setup="zero-shot", measured_by="third_party", measured_by_name="A lab"
+    )
     task = first[0].dataset.stable_id
     params = QueryDict(query.format(task=task))
     in_sql, matching = selectors.facet_counts_in_sql(
@@ -198,6 +200,12 @@ def test_the_filters_counted_by_the_database_are_those_counted_over_the_rows(que
     )
     rows = compared_rows.compared_evaluations(protocol)
     assert in_sql == selectors.facet_counts(rows, selectors.EVALUATION_FACETS, params)
+    # A facet where no other one is selected is counted as with nothing selected (the summary's counts).
+    unselected = selectors.facet_counts(rows, selectors.EVALUATION_FACETS, QueryDict())
+    with_summary, _matching = selectors.facet_counts_in_sql(
+        Evaluation.objects.filter(protocol=protocol), selectors.EVALUATION_FACETS, params, unselected=unselected
+    )
+    assert with_summary == in_sql
     assert set(matching.values_list("pk", flat=True)) == {
         e.pk for e in selectors.faceted(rows, selectors.EVALUATION_FACETS, params).items
     }
