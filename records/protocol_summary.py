@@ -27,10 +27,10 @@ from django.http import QueryDict
 from records import chart_output, compared_rows, comparisons
 from records.models import Protocol, ProtocolChanges, ProtocolSummary
 from records.selectors import EVALUATION_FACETS, facet_counts
-from reviews.models import ReviewState
+from reviews.models import EXCLUDED_STATES, ReviewState
 
 # Raised when what a summary holds changes: a summary of another format is computed again.
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass
@@ -55,21 +55,38 @@ class GroupSummary:
 class Summary:
     evaluation_ids: list[int]  # in the evaluations table's order (configuration name, stable id)
     result_count: int
-    proposed_count: int
-    excluded_count: int
     different_count: int
-    configuration_count: int
-    measured_by_counts: dict[str, int]
     checked_configurations: frozenset[int]  # configurations with a source-checked evaluation
     source_ids: list[int]  # the sources the evaluations cite, in order of first citation
     configurations: list[int]  # the matrix's rows: every configuration with a result, by name
-    facets: dict[str, dict[str, tuple[str, int]]]  # per filter: option value -> (label, evaluations)
+    # Per filter (selectors.EVALUATION_FACETS): option value -> (label, evaluations), in order of
+    # first appearance; the review and measurement counts are read off them.
+    facets: dict[str, dict[str, tuple[str, int]]]
     groups: dict[bool, list[GroupSummary]]  # by include_excluded
     charts_sentences: dict[bool, str]
 
     @property
     def evaluation_count(self) -> int:
         return len(self.evaluation_ids)
+
+    def _count(self, facet: str, *values: str) -> int:
+        return sum(self.facets[facet][value][1] for value in values if value in self.facets[facet])
+
+    @property
+    def proposed_count(self) -> int:
+        return self._count("review_state", ReviewState.PROPOSED)
+
+    @property
+    def excluded_count(self) -> int:
+        return self._count("review_state", *EXCLUDED_STATES)
+
+    @property
+    def configuration_count(self) -> int:
+        return len(self.facets["configuration"])
+
+    @property
+    def measured_by_counts(self) -> dict[str, int]:
+        return {party: count for party, (_label, count) in self.facets["measured_by"].items()}
 
 
 def _group(group: comparisons.ComparisonGroup) -> dict[str, Any]:
@@ -95,9 +112,7 @@ def summary_compute(*, protocol: Protocol) -> dict[str, Any]:
         for include in (False, True)
     }
     sources: dict[int, None] = {}
-    measured_by: dict[str, int] = {}
     for evaluation in evaluations:
-        measured_by[evaluation.measured_by] = measured_by.get(evaluation.measured_by, 0) + 1
         for pk in (evaluation.source_id, evaluation.concern_source_id):
             if pk is not None:
                 sources.setdefault(pk, None)
@@ -106,11 +121,7 @@ def summary_compute(*, protocol: Protocol) -> dict[str, Any]:
         "direction": protocol.metric_direction,
         "evaluations": [evaluation.pk for evaluation in evaluations],
         "results": sum(len(evaluation.results) for evaluation in evaluations),
-        "proposed": sum(1 for e in evaluations if e.review_state == ReviewState.PROPOSED),
-        "excluded": sum(1 for e in evaluations if e.is_excluded),
         "different": sum(1 for e in evaluations if e.different_measurement),
-        "configuration_count": len({e.configuration_id for e in evaluations}),
-        "measured_by": measured_by,
         "checked": sorted({e.configuration_id for e in evaluations if e.review_state == ReviewState.SOURCE_CHECKED}),
         "sources": list(sources),
         "configurations": [c.pk for c in comparisons.matrix_configurations(groups[False])],
@@ -127,11 +138,7 @@ def _summary(data: dict[str, Any]) -> Summary:
     return Summary(
         evaluation_ids=data["evaluations"],
         result_count=data["results"],
-        proposed_count=data["proposed"],
-        excluded_count=data["excluded"],
         different_count=data["different"],
-        configuration_count=data["configuration_count"],
-        measured_by_counts=data["measured_by"],
         checked_configurations=frozenset(data["checked"]),
         source_ids=data["sources"],
         configurations=data["configurations"],
