@@ -24,6 +24,7 @@ from records.models import (
     Result,
     Source,
 )
+from records.protocol_summary import protocol_summary
 from records.values import display, exact_text
 
 # model name -> (field, label) pairs a suggestion may concern; the order is the form's order.
@@ -215,7 +216,10 @@ def _results_of(record: Target) -> QuerySet[Result] | None:
 
 
 def value_count(record: Target) -> int:
-    """How many values a record's form offers (one query)."""
+    """How many values a record's form offers (one query; a protocol's from its summary, which its
+    page reads too)."""
+    if isinstance(record, Protocol):
+        return protocol_summary(protocol=record).result_count
     results = _results_of(record)
     return 0 if results is None else results.count()
 
