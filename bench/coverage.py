@@ -44,6 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+from bench.machine import machine_line  # noqa: E402
 from records.models import Area, Configuration, Context, Dataset, Evaluation, GenomicModel, Protocol, Result, Source  # noqa: E402
 from reviews.services import review_transition_apply  # noqa: E402
 
@@ -206,6 +207,7 @@ def main() -> None:
         f"{Evaluation.objects.count():,} evaluations, {Result.objects.count():,} results "
         f"(built in {time.perf_counter() - started:.0f} s)"
     )
+    print(machine_line())
     client = Client(HTTP_HOST="localhost")
     pages = {
         "first page": "/coverage/",

@@ -41,6 +41,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+from bench.machine import machine_line  # noqa: E402
 from records.examples import examples_load  # noqa: E402
 from records.models import (  # noqa: E402
     Configuration,
@@ -158,6 +159,7 @@ def main() -> None:
     examples_load()
     client = Client(HTTP_HOST="localhost")
     print(f"database: {connection.vendor}")
+    print(machine_line())
     print(f"{'page':>28} {'render':>13} {'queries':>8} {'min ms':>8} {'median ms':>10} {'bytes':>10}")
     pages = {"GUE (270 results)": (Protocol.objects.get(stable_id=GUE), "")}
     for size, task_count in SIZES:

@@ -43,6 +43,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
+from bench.machine import machine_line  # noqa: E402
 from records.models import (  # noqa: E402
     Configuration,
     Dataset,
@@ -324,8 +325,9 @@ def main() -> None:
     print(
         f"database: {connection.vendor}; {Work.objects.count()} papers, {Configuration.objects.count():,} configurations, "
         f"{Evaluation.objects.count():,} evaluations, {Result.objects.count():,} results (built in {built:.0f} s); "
-        f"{entries:,} index entries (rebuilt in {indexed:.0f} s); load average {os.getloadavg()[0]:.1f}"
+        f"{entries:,} index entries (rebuilt in {indexed:.0f} s)"
     )
+    print(machine_line())
     client = Client(HTTP_HOST="localhost")
     print(f"{'query':<50} {'hits':>8} {'queries':>8}")
     for urls in QUERIES.values():
