@@ -359,7 +359,7 @@ def test_a_worker_killed_mid_build_ends_with_one_published_release_never_a_parti
     from tests.factories import EvaluationFactory, ResultFactory
 
     protocol = Protocol.objects.get(stable_id=PROTOCOL_ID)
-    for _ in range(12):  # enough rows for a slow build: 2 rows a chunk, a pause after each
+    for _ in range(12):  # enough rows for a slow build: 4 rows a chunk, a pause after each
         ResultFactory(evaluation=EvaluationFactory(protocol=protocol))
     releases_dir = tmp_path / "worker-releases"
     settings.RELEASES_DIR = releases_dir
