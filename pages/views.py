@@ -17,8 +17,9 @@ from common.errors import Invalid
 from common.links import absolute_url
 from pages import coverage_csv as coverage_rows
 from pages import coverage_matrix, parts, structured_data
+from pages import search_page as search_page_module
 from records import coverage as coverage_report
-from records import exports, identity_pages, model_page, page_cache, protocol_page, search, selectors
+from records import exports, identity_pages, model_page, page_cache, protocol_page, selectors
 from records.models import (
     Configuration,
     CuratedModel,
@@ -103,23 +104,17 @@ def _chart_query(request: HttpRequest) -> str:
 
 @require_safe
 def search_page(request: HttpRequest) -> HttpResponse:
-    """The search page (records.search): `q`, `type` (one record type) and `page`, from the page
+    """The search page (pages.search_page): `q`, `type` (one record type) and `page`, from the page
     cache (records.page_cache: the same address and catalogue version, the same page) or searched.
     A search with a query counts against settings.SEARCHES_PER_IP per SEARCHES_WINDOW_SECONDS for a
-    reader who is not staff: past it 429 with Retry-After (a search reads every match of its words)."""
-    query = request.GET.get("q", "")[: search.MAX_QUERY_LENGTH * 4]
-    if query.strip():
+    reader who is not staff: past it 429 with Retry-After (a search reads every match of its words);
+    and it counts one ask of its address, for the warm."""
+    if request.GET.get("q", "").strip():
         refused = page_cache.over_search_limit(request)
         if refused is not None:
             return refused
-
-    def context() -> dict[str, object]:
-        results = search.search(
-            query=query, record_type=request.GET.get("type", ""), page=request.GET.get("page", "")[:20]
-        )
-        return {"results": results, "query": results.query}
-
-    return page_cache.cached_page(request, template="records/search.html", context=context)
+        search_page_module.search_ask_count(request=request)
+    return search_page_module.search_page_render(request)
 
 
 @require_safe

@@ -236,30 +236,26 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The search pages warmed after each catalogue change (pages.search_page); off without the shared cache.
+SEARCH_WARM_TOP = env_int("PORTAL_SEARCH_WARM_TOP", 40 if CACHE_URL else 0)
+SEARCH_WARM_INTERVAL_SECONDS = env_int("PORTAL_SEARCH_WARM_INTERVAL_SECONDS", 10, minimum=5)
+SEARCH_WARM_BUDGET_SECONDS = env_int("PORTAL_SEARCH_WARM_BUDGET_SECONDS", 20, minimum=1)
+
+
+def _every(task: str, seconds: int) -> dict[str, object]:
+    """Beat sends `task` to the default queue every `seconds`; a message not taken within them expires."""
+    return {"task": task, "schedule": float(seconds), "options": {"queue": "default", "expires": max(1, seconds - 5)}}
+
+
 CELERY_BEAT_SCHEDULE = {
-    "worker-heartbeat": {
-        "task": "portal.tasks.worker_heartbeat",
-        "schedule": 30.0,
-        "options": {"queue": "default", "expires": 25},
-    },
-    # The reaper of benchmark jobs: re-sends lost messages, requeues or fails jobs whose worker died.
-    "benchmark-jobs-sweep": {
-        "task": "benchmarks.tasks.benchmark_jobs_sweep",
-        "schedule": 60.0,
-        "options": {"expires": 55},
-    },
-    # Import jobs whose worker died are queued again, then failed after the attempt limit.
-    "import-jobs-sweep": {
-        "task": "records.tasks.import_jobs_sweep",
-        "schedule": 60.0,
-        "options": {"queue": "default", "expires": 55},
-    },
-    # Release builds whose worker died are re-sent, then failed after the attempt limit.
-    "release-builds-sweep": {
-        "task": "releases.tasks.release_builds_sweep",
-        "schedule": 60.0,
-        "options": {"queue": "default", "expires": 55},
-    },
+    # A worker's heartbeat (/readyz); the reapers of benchmark jobs (re-send lost messages, requeue or
+    # fail jobs whose worker died), import jobs and release builds (queued or re-sent, then failed
+    # after the attempt limit); the search pages readers ask most, rendered after a catalogue change.
+    "worker-heartbeat": _every("portal.tasks.worker_heartbeat", 30),
+    "benchmark-jobs-sweep": _every("benchmarks.tasks.benchmark_jobs_sweep", 60),
+    "import-jobs-sweep": _every("records.tasks.import_jobs_sweep", 60),
+    "release-builds-sweep": _every("releases.tasks.release_builds_sweep", 60),
+    "search-pages-warm": _every("pages.tasks.search_pages_warm", SEARCH_WARM_INTERVAL_SECONDS),
     # The weekly fixity audit re-hashes every file of every published release.
     "release-fixity-audit": {
         "task": "releases.tasks.release_fixity_audit",

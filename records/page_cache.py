@@ -125,7 +125,7 @@ SEARCH_LIMIT = "search"
 
 def over_search_limit(request: HttpRequest) -> HttpResponse | None:
     """A search for a reader who is not staff counts against settings.SEARCHES_PER_IP per
-    SEARCHES_WINDOW_SECONDS per client address (a search is never served from the page cache);
+    SEARCHES_WINDOW_SECONDS per client address, served from the page cache or not;
     the 429 once the window's count is exceeded, else None."""
     if _is_staff(request):
         return None
