@@ -386,6 +386,9 @@ def main() -> None:
                 cached[kind].append(timed(client, url, afresh=False))
     report("searched afresh (the page cache emptied before each request):", afresh)
     report("asked again (the same page from the page cache, under the same catalogue version):", cached)
+    if connection.vendor != "postgresql":
+        print("(readers with the warm: not on SQLite, where the embedded default's per-process cache keeps it off)")
+        return
     timings, warm_ms, rendered = readers(client, args.rounds, random.Random(5))
     report(
         f"readers as the warm leaves them (a catalogue change and the warm before each round; {len(LONG_TAIL)} "
