@@ -120,9 +120,8 @@ def _roster_prune() -> None:
         cache.set(ROSTER_KEY, {digest: alive[digest] for digest in kept}, ASKED_SECONDS)
 
 
-def _request(address: Address) -> HttpRequest | None:
-    """A GET of `address` as the web process receives it, from no one (None if its host is not allowed)."""
-    scheme, host, path, query = address
+def _request(scheme: str, host: str, path: str, query: str) -> HttpRequest | None:
+    """A GET of an address as the web process receives it, from no one (None if its host is not allowed)."""
     environ = {
         "REQUEST_METHOD": "GET",
         "PATH_INFO": path,
@@ -184,7 +183,7 @@ def search_pages_warm(*, top: int | None = None, budget_seconds: float | None = 
         for digest in chosen:
             if time.monotonic() - started > budget:
                 break
-            request = _request((alive[digest][0], alive[digest][1], alive[digest][2], alive[digest][3]))
+            request = _request(*alive[digest])
             if request is None:
                 continue
             request.catalogue_version = version  # type: ignore[attr-defined]

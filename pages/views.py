@@ -17,7 +17,7 @@ from common.errors import Invalid
 from common.links import absolute_url
 from pages import coverage_csv as coverage_rows
 from pages import coverage_matrix, parts, structured_data
-from pages import search_page as search_page_module
+from pages.search_page import search_ask_count, search_page_render
 from records import coverage as coverage_report
 from records import exports, identity_pages, model_page, page_cache, protocol_page, selectors
 from records.models import (
@@ -113,8 +113,8 @@ def search_page(request: HttpRequest) -> HttpResponse:
         refused = page_cache.over_search_limit(request)
         if refused is not None:
             return refused
-        search_page_module.search_ask_count(request=request)
-    return search_page_module.search_page_render(request)
+        search_ask_count(request=request)
+    return search_page_render(request)
 
 
 @require_safe

@@ -26,6 +26,13 @@ def a_catalogue_change() -> None:
         version_bump()
 
 
+def asked_then_changed(client, *urls: str) -> None:
+    """Readers ask `urls` (in order), then the catalogue changes."""
+    for url in urls:
+        client.get(url)
+    a_catalogue_change()
+
+
 def queries_to_answer(client, url: str) -> tuple[int, bytes]:
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url)
@@ -36,9 +43,7 @@ def queries_to_answer(client, url: str) -> tuple[int, bytes]:
 @pytest.mark.django_db
 @override_settings(SEARCH_WARM_TOP=5)
 def test_it_renders_the_searches_asked_before_a_change_into_the_page_cache(client, seeded):
-    for url in (COMMON, COMMON, OTHER):
-        client.get(url)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON, COMMON, OTHER)
 
     warm = search_page.search_pages_warm()
 
@@ -55,9 +60,7 @@ def test_it_renders_the_searches_asked_before_a_change_into_the_page_cache(clien
 @pytest.mark.django_db
 @override_settings(SEARCH_WARM_TOP=1)
 def test_it_warms_the_most_asked_first_and_once_a_version(client, seeded):
-    for url in (OTHER, COMMON, COMMON):
-        client.get(url)
-    a_catalogue_change()
+    asked_then_changed(client, OTHER, COMMON, COMMON)
 
     assert search_page.search_pages_warm().rendered == 1
     assert search_page.search_pages_warm().skipped == "unchanged"
@@ -69,8 +72,7 @@ def test_it_warms_the_most_asked_first_and_once_a_version(client, seeded):
 @pytest.mark.django_db
 @override_settings(SEARCH_WARM_TOP=5)
 def test_it_leaves_a_page_a_reader_asked_for_since_the_change(client, seeded):
-    client.get(COMMON)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON)
     client.get(COMMON)
 
     warm = search_page.search_pages_warm()
@@ -81,8 +83,7 @@ def test_it_leaves_a_page_a_reader_asked_for_since_the_change(client, seeded):
 @pytest.mark.django_db
 @override_settings(SEARCH_WARM_TOP=5)
 def test_a_warm_cut_short_by_its_budget_is_taken_up_by_the_next_run(client, seeded):
-    client.get(COMMON)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON)
     time.sleep(0.01)
 
     cut = search_page.search_pages_warm(budget_seconds=-1)
@@ -96,8 +97,7 @@ def test_a_warm_cut_short_by_its_budget_is_taken_up_by_the_next_run(client, seed
 @pytest.mark.django_db
 @override_settings(SEARCH_WARM_TOP=5)
 def test_a_new_change_after_a_warm_is_warmed_again(client, seeded):
-    client.get(COMMON)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON)
     search_page.search_pages_warm()
     a_catalogue_change()
 
@@ -109,8 +109,7 @@ def test_a_new_change_after_a_warm_is_warmed_again(client, seeded):
 @override_settings(SEARCH_WARM_TOP=5, ALLOWED_HOSTS=["testserver", "old.example.org"])
 def test_it_passes_over_an_address_whose_host_is_no_longer_allowed(client, seeded):
     client.get(COMMON, HTTP_HOST="old.example.org")
-    client.get(COMMON)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON)
 
     with override_settings(ALLOWED_HOSTS=["testserver"]):
         warm = search_page.search_pages_warm()
@@ -146,8 +145,7 @@ def test_a_search_with_an_overlong_query_string_is_not_counted(client, seeded):
 @pytest.mark.django_db
 @override_settings(SEARCH_WARM_TOP=0)
 def test_it_counts_and_warms_nothing_when_it_is_off(client, seeded):
-    client.get(COMMON)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON)
 
     assert search_page.search_pages_warm().skipped == "off"
     assert cache.get(search_page.ROSTER_KEY) is None
@@ -169,8 +167,7 @@ def test_a_real_worker_warms_the_page_the_web_serves(start_worker, settings):
         pytest.skip("the warm needs the cache the web and the worker share (Redis); the embedded default has none")
     start_worker("default")
     client = Client(HTTP_HOST="localhost")  # a host the worker allows too (the test client's is the tests' own)
-    client.get(COMMON)
-    a_catalogue_change()
+    asked_then_changed(client, COMMON)
 
     search_pages_warm_task.delay()
     deadline = time.monotonic() + 90
