@@ -250,18 +250,19 @@ def _every(task: str, seconds: int) -> dict[str, object]:
 CELERY_BEAT_SCHEDULE = {
     # A worker's heartbeat (/readyz); the reapers of benchmark jobs (re-send lost messages, requeue or
     # fail jobs whose worker died), import jobs and release builds (queued or re-sent, then failed
-    # after the attempt limit); the search pages readers ask most, rendered after a catalogue change.
+    # after the attempt limit); the search warm below, when it is on.
     "worker-heartbeat": _every("portal.tasks.worker_heartbeat", 30),
     "benchmark-jobs-sweep": _every("benchmarks.tasks.benchmark_jobs_sweep", 60),
     "import-jobs-sweep": _every("records.tasks.import_jobs_sweep", 60),
     "release-builds-sweep": _every("releases.tasks.release_builds_sweep", 60),
-    "search-pages-warm": _every("pages.tasks.search_pages_warm", SEARCH_WARM_INTERVAL_SECONDS),
     # The weekly fixity audit re-hashes every file of every published release.
     "release-fixity-audit": {
         "task": "releases.tasks.release_fixity_audit",
         "schedule": crontab(minute=17, hour=3, day_of_week="sun"),
     },
 }
+if SEARCH_WARM_TOP > 0:
+    CELERY_BEAT_SCHEDULE["search-pages-warm"] = _every("pages.tasks.search_pages_warm", SEARCH_WARM_INTERVAL_SECONDS)
 
 # Releases (releases/conf.py describes each).
 RELEASE_MAX_ATTEMPTS = env_int("PORTAL_RELEASE_MAX_ATTEMPTS", 3, minimum=1)
