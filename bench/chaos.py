@@ -6,7 +6,7 @@ with "chaos"), starts its own Redis server (port 6391, no persistence), gunicorn
 threads), a Celery worker on default,releases and one on gpu (the tiny preset on the CPU), all
 bound to 127.0.0.1. Client threads drive public reads, correction suggestions, imports, review
 transitions, benchmark jobs and release cuts (bounded by --max-requests, --max-jobs, --max-releases)
-while a chaos thread SIGKILLs a gunicorn worker (its master starts another), a Celery worker (the
+as the application's database role (not a superuser: `manage.py db_grants`), while a chaos thread SIGKILLs a gunicorn worker (its master starts another), a Celery worker (the
 script restarts it) or the Redis server (restarted empty) at random moments. The sweepers run every
 --sweep-seconds (as beat would, faster). Then the chaos stops, everything comes back, the work left
 settles (up to --settle-seconds), and the invariants are checked and printed: every write that got a
@@ -33,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PORT, REDIS_PORT = 8767, 6391
+APP_ROLE = "chaos_app"
 PROTOCOL = "gfm-guide-20261014-protocol-nt-ia3-finetune-runtime"
 RECIPE = "nt-v1-500m-ia3-splice-sites-all-10000-steps"
 TINY = {"preset": "tiny", "task": "promoter_tata", "steps": 12, "batch_size": 2, "precision": "fp32", "device": "cpu"}
@@ -45,6 +46,7 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 call_command("migrate", verbosity=0)
+call_command("db_grants", os.environ["CHAOS_APP_ROLE"], stdout=open(os.devnull, "w"))
 call_command("import_seed", stdout=open(os.devnull, "w"))
 call_command("ensure_roles", stdout=open(os.devnull, "w"))
 tokens = {}
@@ -333,6 +335,23 @@ def main() -> int:
     pg = ["-h", "127.0.0.1", "-U", "postgres"]
     subprocess.run(["dropdb", *pg, "--if-exists", args.database], check=True)
     subprocess.run(["createdb", *pg, args.database], check=True)
+    # Everything but the set-up connects as the documented application role (deploy/postgres-roles.sh:
+    # no superuser, SELECT and INSERT only on the audit tables once `db_grants` has run).
+    subprocess.run(
+        [
+            "psql",
+            *pg,
+            "-d",
+            args.database,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-qc",
+            f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN"
+            f" CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOINHERIT; END IF; END $$;"
+            f" REVOKE TEMPORARY ON DATABASE {args.database} FROM PUBLIC; GRANT CONNECT ON DATABASE {args.database} TO {APP_ROLE}",
+        ],
+        check=True,
+    )
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("CACHE_URL",)},
         "DJANGO_SETTINGS_MODULE": "portal.settings",
@@ -355,7 +374,9 @@ def main() -> int:
     fleet = Fleet(env, folder)
     fleet.start("redis")
     time.sleep(0.5)
-    tokens = json.loads(django_run(SETUP, env).strip().splitlines()[-1])
+    owner = env | {"CHAOS_APP_ROLE": APP_ROLE}  # the set-up migrates as the schema's owner
+    tokens = json.loads(django_run(SETUP, owner).strip().splitlines()[-1])
+    env["DATABASE_URL"] = f"postgres://{APP_ROLE}@127.0.0.1:5432/{args.database}"
     stop = threading.Event()
     try:
         for name in ("gunicorn", "worker", "gpu-worker"):

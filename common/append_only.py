@@ -124,6 +124,18 @@ def guarded_triggers(connection: BaseDatabaseWrapper) -> list[tuple[str, str, st
         return [(name, table, sql) for name, table, sql in cursor.fetchall()]
 
 
+def wholly_append_only_tables(connection: BaseDatabaseWrapper) -> list[str]:
+    """The tables this module guards whole (every UPDATE and DELETE refused), as opposed to a table
+    whose own guard refuses only some changes (a decided correction, corrections.db_triggers): the
+    application's role gets no UPDATE on these (`manage.py db_grants`)."""
+    whole = {
+        table
+        for name, table, _sql in guarded_triggers(connection)
+        if name in (f"{table}{TRIGGER_MARK}", *trigger_names(table))
+    }
+    return sorted(whole)
+
+
 @contextmanager
 def guards_lifted(connection: BaseDatabaseWrapper) -> Iterator[None]:
     """Drop every append-only guard for the duration of the block and create it again after.

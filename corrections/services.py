@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from common.errors import DomainError
 from common.history import history_note
+from common.locks import advisory_lock
 from common.ratelimit import Limit, hit, ip_hash
 from common.text import text_canonical
 from common.types import Actor, acting_user
@@ -83,9 +84,10 @@ def correction_submit(
         explanation=explanation,
     )
     with transaction.atomic():
+        # Two identical suggestions sent at once: the second waits here and folds into the first.
+        advisory_lock(name=f"correction-fold:{fingerprint}")
         original = (
-            Correction.objects.select_for_update()
-            .filter(
+            Correction.objects.filter(
                 fingerprint=fingerprint,
                 duplicate_of__isnull=True,
                 status=CorrectionStatus.NEW,

@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from common.errors import Forbidden, Invalid
+from common.locks import advisory_lock
 from common.text import text_canonical
 from common.types import Actor, acting_user
 from common.versions import version_bump
@@ -260,7 +261,10 @@ def model_change_undo(*, change: ModelChange, reason: str, actor: Actor) -> Mode
     curators' permissions."""
     _permitted(actor)
     reason = _reason(reason)
-    change = ModelChange.objects.select_for_update().get(pk=change.pk)
+    # The change is an audit row (append-only: the app's role may not lock it for update); two undos
+    # of one change queue on its name instead.
+    advisory_lock(name=f"model-change-undo:{change.pk}")
+    change = ModelChange.objects.get(pk=change.pk)
     if change.kind == ModelChangeKind.UNDO:
         raise Invalid("an undo is not undone: make the change again instead", field="change")
     undone = ModelChange.objects.filter(undoes=change).values_list("pk", flat=True).first()

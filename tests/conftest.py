@@ -274,5 +274,66 @@ def other_curator(make_user):
     return make_user("curator", "curator-two")
 
 
+@pytest.fixture(scope="session")
+def app_role_name(django_db_setup, django_db_blocker):
+    """The documented application role (deploy/postgres-roles.sh) on the test database: no superuser,
+    no TEMPORARY, and what `manage.py db_grants` gives it (SELECT and INSERT only on the audit
+    tables). PostgreSQL only; the role is cluster-wide, so its name is this session's own."""
+    import io
+    import os
+
+    from django.core.management import call_command
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("database roles are PostgreSQL's (the embedded default has none)")
+    name = f"portal_test_app_{os.getpid()}"
+    quoted = connection.ops.quote_name(name)
+    with django_db_blocker.unblock():
+        with connection.cursor() as cursor:
+            cursor.execute(f"CREATE ROLE {quoted} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOINHERIT")
+            cursor.execute(
+                f"REVOKE TEMPORARY ON DATABASE {connection.ops.quote_name(connection.settings_dict['NAME'])} FROM PUBLIC"
+            )
+        call_command("db_grants", name, stdout=io.StringIO())
+    yield name
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(f"DROP OWNED BY {quoted}")
+        cursor.execute(f"DROP ROLE {quoted}")
+
+
+@pytest.fixture
+def as_app_role(app_role_name):
+    """Every statement of the test, and of every connection it opens (a live server's, a thread's),
+    runs as the application's role, as web and the workers do in production. Ask for it after `db`
+    or `transactional_db`."""
+    from django.db import connection
+    from django.db.backends.signals import connection_created
+
+    statement = f"SET ROLE {connection.ops.quote_name(app_role_name)}"
+
+    def set_role(sender, connection, **kwargs):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(statement)
+
+    connection_created.connect(set_role, weak=False, dispatch_uid="as_app_role")
+    with connection.cursor() as cursor:
+        cursor.execute(statement)
+        cursor.execute("SELECT current_user")
+        assert cursor.fetchone()[0] == app_role_name
+    yield app_role_name
+    connection_created.disconnect(dispatch_uid="as_app_role")
+    from django.db import connections
+
+    for each in connections.all(initialized_only=True):
+        if each.vendor == "postgresql" and each.connection is not None:
+            try:
+                with each.cursor() as cursor:
+                    cursor.execute("RESET ROLE")
+            except Exception:  # a transaction the test broke: its rollback resets the role
+                pass
+
+
 # Transactional tests that publish a release need its immutability triggers lifted before the flush.
 from tests.releases.conftest import published_releases_removed_before_flush  # noqa: E402,F401

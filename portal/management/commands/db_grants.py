@@ -4,14 +4,15 @@ and nothing more. Run by the owner of the schema (the role that migrates) after 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from common.append_only import guarded_triggers
+from common.append_only import guarded_triggers, wholly_append_only_tables
 
 
 class Command(BaseCommand):
     help = (
         "Grant ROLE (the role web and the workers connect as) SELECT, INSERT, UPDATE and DELETE on every "
         "table of the schema and USAGE on its sequences; on the audit tables (the append-only ones) SELECT "
-        "and INSERT only; TRUNCATE nowhere. PostgreSQL only; run as the schema's owner after migrate. "
+        "and INSERT only; on a table whose guard refuses only some changes (decided suggestions) no DELETE; "
+        "TRUNCATE nowhere. PostgreSQL only; run as the schema's owner after migrate. "
         "Refuses a role that is a superuser, may replicate or bypass row security, or is the owner itself."
     )
 
@@ -35,13 +36,17 @@ class Command(BaseCommand):
                     "the application needs a role of its own without those"
                 )
             name = connection.ops.quote_name(role)
-            audit_tables = sorted({table for _name, table, _sql in guarded_triggers(connection)})
+            audit_tables = wholly_append_only_tables(connection)
+            # A table whose guard refuses only some changes (a decided suggestion is final) keeps
+            # UPDATE for the changes it allows; no row of it is ever deleted.
+            partly_guarded = sorted({table for _name, table, _sql in guarded_triggers(connection)} - set(audit_tables))
             for statement in (
                 f"GRANT USAGE ON SCHEMA public TO {name}",
                 f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}",
                 f"REVOKE TRUNCATE, REFERENCES, TRIGGER ON ALL TABLES IN SCHEMA public FROM {name}",
                 f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {name}",
                 *(f"REVOKE UPDATE, DELETE ON {connection.ops.quote_name(table)} FROM {name}" for table in audit_tables),
+                *(f"REVOKE DELETE ON {connection.ops.quote_name(table)} FROM {name}" for table in partly_guarded),
             ):
                 cursor.execute(statement, None)
             cursor.execute(
@@ -52,5 +57,5 @@ class Command(BaseCommand):
             (tables,) = cursor.fetchone()
         self.stdout.write(
             f"db_grants: {role} may read and write {tables} tables; on {len(audit_tables)} audit tables only "
-            "SELECT and INSERT; TRUNCATE on none"
+            f"SELECT and INSERT; on {len(partly_guarded)} partly guarded no DELETE; TRUNCATE on none"
         )
