@@ -1,6 +1,6 @@
 """A large import's plan written in batches (`records_import`): what a batch depends on, checked
-again cheaply before it is written when another write moved the catalogue since the last batch
-committed, and the report of an import whose rest was planned again."""
+again cheaply before it is written when another write moved the catalogue since the plan was read or
+the last batch committed, and the report of an import whose rest was planned again."""
 
 from __future__ import annotations
 
@@ -17,11 +17,13 @@ def batches(records: list[PlannedRecord], size: int) -> list[list[PlannedRecord]
     return [records[start : start + size] for start in range(0, len(records), size)] or [[]]
 
 
-def batch_unchanged(plan: ImportPlan, batch: list[PlannedRecord]) -> bool:
-    """Whether what `batch` was planned against still holds: none of the records it creates
-    exists yet, and every existing record it updates, leaves or refers to outside the document
-    still holds every field as the plan read it (a record of the document written by an earlier
-    batch is the import's own; the database's foreign keys guard it)."""
+def batch_changes(plan: ImportPlan, batch: list[PlannedRecord], *, limit: int = 10) -> list[str]:
+    """What `batch` was planned against and no longer holds, named for the curator ("configurations
+    nt-500m: changed since the import read it", at most `limit`); empty when all of it still holds:
+    none of the records it creates exists yet, and every existing record it updates, leaves or refers
+    to outside the document still holds every field as the plan read it (a record of the document
+    written by an earlier batch is the import's own; the database's foreign keys guard it). Writes to
+    other records do not concern the batch."""
     of_plan = {id(item.record) for item in plan.records}
     new: dict[type[models.Model], list[str]] = {}
     read: dict[type[models.Model], dict[int, models.Model]] = {}
@@ -35,10 +37,14 @@ def batch_unchanged(plan: ImportPlan, batch: list[PlannedRecord]) -> bool:
         for record in referred:
             if id(record) not in of_plan and record.pk is not None:
                 read.setdefault(type(record), {})[record.pk] = record
+    changed: list[str] = []
     for model, stable_ids in new.items():
         for start in range(0, len(stable_ids), CHUNK):
-            if model._default_manager.filter(stable_id__in=stable_ids[start : start + CHUNK]).exists():
-                return False
+            found = model._default_manager.filter(stable_id__in=stable_ids[start : start + CHUNK])
+            for stable_id in found.values_list("stable_id", flat=True)[: limit - len(changed)]:
+                changed.append(f"{model._meta.verbose_name_plural} {stable_id}: created by someone else meanwhile")
+            if len(changed) >= limit:
+                return changed
     for model, records in read.items():
         names = [field.attname for field in model._meta.concrete_fields]  # type: ignore[union-attr]
         pks = sorted(records)
@@ -47,8 +53,11 @@ def batch_unchanged(plan: ImportPlan, batch: list[PlannedRecord]) -> bool:
             rows = {row[0]: row[1:] for row in model._default_manager.filter(pk__in=chunk).values_list("pk", *names)}
             for pk in chunk:
                 if rows.get(pk) != tuple(getattr(records[pk], name) for name in names):
-                    return False
-    return True
+                    label = getattr(records[pk], "stable_id", None) or f"#{pk}"
+                    changed.append(f"{model._meta.verbose_name_plural} {label}: changed since the import read it")
+                    if len(changed) >= limit:
+                        return changed
+    return changed
 
 
 def merged_report(before: ImportReport, after: ImportReport, written: set[tuple[str, str]]) -> ImportReport:

@@ -253,20 +253,23 @@ class ImportConflict(ImportInvalid):
 
 
 class ImportStale(ImportConflict):
-    """The catalogue changed between planning the import and writing it, each time it was tried."""
+    """Records the import touches changed between planning it and writing it, each time it was tried."""
 
-    def __init__(self, attempts: int, *, written: str = ""):
+    def __init__(self, attempts: int, *, written: str = "", changed: list[str] | None = None):
+        changed = changed or []
+        named = f" (last: {'; '.join(changed)})" if changed else ""
         super().__init__(
             [
                 {
                     "path": "document",
-                    "message": f"the catalogue changed while the import was being checked ({attempts} times); "
-                    + (written if written else "nothing was written: send it again"),
+                    "message": f"records this import touches were changed by others while it was being checked "
+                    f"({attempts} times){named}; " + (written if written else "nothing was written: send it again"),
                 }
             ],
             {},
         )
         self.written = written
+        self.changed = changed
 
 
 @dataclass

@@ -13,7 +13,7 @@ from django.utils import timezone
 from common.models import Version
 from common.types import Actor
 from common.versions import CATALOGUE
-from records.imports.batches import batch_unchanged, batches, merged_report
+from records.imports.batches import batch_changes, batches, merged_report
 from records.imports.document import ImportConflict, ImportInvalid, ImportReport, ImportStale
 from records.imports.plan import ImportPlan, PlannedRecord, import_plan
 from records.imports.write import plan_write, snapshot_inserts
@@ -38,13 +38,13 @@ def records_import(
     that other writes get through between batches. A document of one batch is written all or
     nothing; a larger one is atomic per batch, not as a whole.
 
-    The first batch of a plan is written only if the catalogue version is still the one the plan
-    was read at; a later batch, if nobody else has written since, or else if what it depends on is
-    unchanged (`batch_unchanged`, a few reads per batch). Otherwise the document is planned again
-    (the records already written now read as unchanged: the import is idempotent) and the rest is
-    written; after ATTEMPTS plans it stops (ImportStale, a 409). An import that stops after some
-    batches committed says so in its error (`ImportInvalid.written`): sending the same document
-    again finishes it.
+    A batch is written at once if nobody else has written since the plan was read (or the batch
+    before committed); otherwise, if what it touches is unchanged (`batch_changes`, a few reads per
+    batch): writes to other records never stop an import. Where a record it touches did change, the
+    document is planned again (the records already written now read as unchanged: the import is
+    idempotent) and the rest is written; after ATTEMPTS plans it stops (ImportStale, a 409, naming
+    the records that kept changing). An import that stops after some batches committed says so in
+    its error (`ImportInvalid.written`): sending the same document again finishes it.
 
     `overwrite` names records ("evaluations/<stable id>") whose fields changed since their last
     import on both sides and should take the document's values; any other such conflict refuses
@@ -71,7 +71,7 @@ def records_import(
         rest = [item for item in plan.records if not state.finished(plan, item)]
         if _write(plan, rest, size=size, actor=actor, progress=progress, state=state):
             return report
-    raise ImportStale(ATTEMPTS, written=state.summary())
+    raise ImportStale(ATTEMPTS, written=state.summary(), changed=state.changed)
 
 
 class _Written:
@@ -83,6 +83,7 @@ class _Written:
         self.total = 0  # the entries of the document
         self.planned_batches = 0
         self.shown = 0  # the progress last reported
+        self.changed: list[str] = []  # what the last plan's batch found changed under it
 
     def finished(self, plan: ImportPlan, item: PlannedRecord) -> bool:
         """A record an earlier batch wrote that the new plan leaves as it is."""
@@ -107,20 +108,23 @@ def _write(
     progress: Callable[[int, int], None] | None,
     state: _Written,
 ) -> bool:
-    """Write `records` of `plan` batch by batch; False when the catalogue changed what a batch depends on."""
+    """Write `records` of `plan` batch by batch; False when another write changed what a batch
+    touches (named in `state.changed`)."""
     expected = plan.version  # the catalogue version the next batch was planned or written against
     moved = False  # whether another write changed the catalogue since the plan was read
     parts = batches(records, size)
     state.planned_batches = state.batches + len(parts)
-    for index, batch in enumerate(parts):
+    for batch in parts:
         now = timezone.now()
         snapshots = snapshot_inserts(plan, actor=actor, now=now, records=batch)  # compiled before the lock is taken
         offset = len(state.keys)
         try:
             with transaction.atomic():
                 moved = moved or _version_locked() != expected
-                if moved and (index == 0 or not batch_unchanged(plan, batch)):
-                    return False  # written meanwhile: what the batch was planned against may have changed
+                if moved:
+                    state.changed = batch_changes(plan, batch)
+                    if state.changed:
+                        return False  # what the batch was planned against was written meanwhile
                 plan_write(
                     plan=plan,
                     actor=actor,

@@ -94,6 +94,27 @@ def test_a_real_import_plans_again_when_the_catalogue_changed_while_it_planned(t
     assert Configuration.objects.get(stable_id=CONFIGURATION).description == "a curator's description"
 
 
+def test_a_write_to_a_record_the_import_does_not_touch_never_makes_it_plan_again(token_client, make_user):
+    from tests.factories import ConfigurationFactory
+
+    editor = token_client("curator")
+    curator = make_user("curator")
+    elsewhere = ConfigurationFactory(stable_id="another-papers-configuration")
+    plans: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if done == 0:
+            plans.append(total)
+            response = editor.patch(
+                f"/api/v1/configurations/{elsewhere.stable_id}/", {"description": f"edit {len(plans)}"}, format="json"
+            )
+            assert response.status_code == 200, response.content
+
+    report = records_import(document=seed_document(), actor=curator, progress=progress)
+    assert len(plans) == 1 and report.created["evaluations"]
+    assert Configuration.objects.get(stable_id=elsewhere.stable_id).description == "edit 1"
+
+
 def test_it_refuses_an_import_whose_catalogue_keeps_changing_while_it_plans(token_client, make_user):
     editor = token_client("curator")
     curator = make_user("curator")
@@ -108,7 +129,9 @@ def test_it_refuses_an_import_whose_catalogue_keeps_changing_while_it_plans(toke
     changed["configurations"][1]["parameter_count"] = 2_600_000_000
     with pytest.raises(ImportStale) as refused:
         records_import(document=changed, actor=curator, progress=progress)
-    assert refused.value.status == 409 and "send it again" in refused.value.errors[0]["message"]
+    message = refused.value.errors[0]["message"]
+    assert refused.value.status == 409 and "send it again" in message
+    assert f"configurations {CONFIGURATION}: changed since the import read it" in message, message
     assert Configuration.objects.get(stable_id="nt-2-5b-ia3-dalla-torre-2025").parameter_count != 2_600_000_000
 
 
