@@ -3,10 +3,11 @@
 `release_build` (the `releases.tasks.release_build` task's body), in order:
 1. claims the row (`release_build_claim`: `common.lifecycle`'s conditional update, a new build token);
 2. stages: a folder of this claim under RELEASES_DIR (`releases.store.staging_directory`);
-3. writes the bundle there from a consistent view of the catalogue (`releases.catalogue_rows` gives the
+3. writes the bundle there from one consistent view of the catalogue (`releases.snapshot`: a read
+   transaction on one snapshot while curators keep writing; `releases.catalogue_rows` gives the
    rows, `releases.bundle.write_bundle` the files: rows in, files out, nothing more), in this
    process, one table after another, storing its memberships a batch at a time as the tables stream
-   past (`releases.memberships`);
+   past (`releases.memberships`, beside the read transaction);
 4. validates the bag once (`releases.bundle.verify_bundle`: bagit's full check, the release id
    recomputed, datapackage.json's sizes and hashes);
 5. installs it once: one rename to RELEASES_DIR/<id>, then read-only once (`releases.store.install`);
@@ -59,6 +60,7 @@ from releases.lifecycle import (
 )
 from releases.memberships import MembershipWriter, memberships_discard
 from releases.models import UNFINISHED, Release, ReleaseBuild, ReleaseFile, ReleaseRecord
+from releases.snapshot import Writes, catalogue_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +161,7 @@ class Progress:
             offset += passes * rows
         self.last_write = 0.0
         self.delay = conf.chunk_delay()
+        self.writes: Writes | None = None  # during the export: beside its read transaction
 
     def __call__(self, stage: str, rows: int) -> None:
         done = self.offsets.get(stage, self.total) + rows
@@ -172,9 +175,8 @@ class Progress:
         if not force and now - self.last_write < HEARTBEAT_EVERY_SECONDS and not self.delay:
             return
         self.last_write = now
-        if not RELEASES.heartbeat(
-            pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200]
-        ):
+        beat = dict(pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200])
+        if not (RELEASES.heartbeat(**beat) if self.writes is None else self.writes.call(RELEASES.heartbeat, **beat)):
             raise BuildSuperseded()
 
 
@@ -339,36 +341,47 @@ def _remove_installed(release_pk: int, token: str, final: Path) -> None:
 def _export(
     release: Release, token: str, staging: Path, progress: Progress, against: Release | None
 ) -> tuple[BundleResult, str, MembershipWriter]:
-    """Write the bundle from a consistent view of the catalogue (the watermark must not move
-    meanwhile), its memberships stored as the tables stream past, then the derived ones; its change
-    list against `against`."""
+    """Write the bundle from one consistent view of the catalogue (`releases.snapshot`: curators'
+    writes go on meanwhile and are not in it), its memberships stored as the tables stream past, then
+    the derived ones; its change list against `against`. Inside a caller's transaction (a test's) the
+    view is that transaction's, and a pass during which the watermark moved is exported again."""
     chunk = conf.chunk_rows()
     previous = selectors.latest_published()
     output = staging / "release"
-    for attempt in range(1, EXPORT_PASSES + 1):
-        if output.exists():
-            store.remove_tree(output)
-        memberships_discard(release_pk=release.pk, token=token)  # a lost worker's, or the pass before's
-        before = catalogue_rows.catalogue_watermark()
-        memberships = MembershipWriter(release_pk=release.pk, token=token, previous=previous)
-        result = catalogue_rows.bundle_write(
-            output_dir=output,
-            release_date=release.release_date,
-            chunk_size=chunk,
-            memberships=memberships,
-            progress=progress,
-            changes_against=store.earlier_release(against),
-        )
-        for record_type, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=chunk):
-            memberships.add(record_type, stable_id, digest)
-        memberships.close()
-        if catalogue_rows.catalogue_watermark() == before:
-            append_log(
-                release.pk,
-                f"exported {sum(result.row_counts.values())} rows and {memberships.count} records as {result.release_id}",
-            )
-            return result, before, memberships
-        append_log(release.pk, f"the catalogue changed during export pass {attempt}; exporting again")
+    with catalogue_snapshot() as writes:
+        progress.writes = writes
+        try:
+            for attempt in range(1, EXPORT_PASSES + 1):
+                if output.exists():
+                    store.remove_tree(output)
+                # a lost worker's, or the pass before's
+                writes.call(memberships_discard, release_pk=release.pk, token=token)
+                before = catalogue_rows.catalogue_watermark()
+                memberships = MembershipWriter(release_pk=release.pk, token=token, previous=previous, writes=writes)
+                result = catalogue_rows.bundle_write(
+                    output_dir=output,
+                    release_date=release.release_date,
+                    chunk_size=chunk,
+                    memberships=memberships,
+                    progress=progress,
+                    changes_against=store.earlier_release(against),
+                )
+                for record_type, stable_id, digest in catalogue_rows.derived_memberships(chunk_size=chunk):
+                    memberships.add(record_type, stable_id, digest)
+                memberships.close()
+                if writes.consistent or catalogue_rows.catalogue_watermark() == before:
+                    exported = sum(result.row_counts.values())
+                    writes.call(
+                        append_log,
+                        release.pk,
+                        f"exported {exported} rows and {memberships.count} records as {result.release_id}",
+                    )
+                    return result, before, memberships
+                writes.call(
+                    append_log, release.pk, f"the catalogue changed during export pass {attempt}; exporting again"
+                )
+        finally:
+            progress.writes = None
     raise BuildFailed(f"the catalogue kept changing during {EXPORT_PASSES} exports; cut again when curation pauses")
 
 

@@ -7,8 +7,8 @@ results at a time); the writer gathers them by record type and stores each batch
 transaction of its own (`memberships_insert`: one set-based INSERT of the whole batch, the release
 row locked and checked to be still building under this claim's token), then compares the batch with
 the previous release (one statement: how many it holds too, how many of those with another digest;
-the sums are `releases.selectors.membership_matches`' figures). Both run inline, on the building
-thread's connection: memory holds one batch, whatever N.
+the sums are `releases.selectors.membership_matches`' figures). Both run through the export's
+`releases.snapshot.Writes`, beside its read transaction: memory holds one batch, whatever N.
 
 Memberships of a release that is not published are nobody's to read (every reader asks for
 published releases), so storing them before publication changes nothing anyone sees. What is left
@@ -28,6 +28,7 @@ from releases import db_triggers, selectors
 from releases.lifecycle import BUILDING, RELEASES, BuildFailed, BuildSuperseded
 from releases.models import Release, ReleaseBuild, ReleaseRecord
 from releases.selectors import Matches
+from releases.snapshot import Writes
 
 BATCH = 10_000  # memberships per INSERT (one transaction each)
 
@@ -130,8 +131,9 @@ class MembershipWriter:
     what is left.
     """
 
-    def __init__(self, *, release_pk: int, token: str, previous: Release | None) -> None:
+    def __init__(self, *, release_pk: int, token: str, previous: Release | None, writes: Writes | None = None) -> None:
         self.release_pk = release_pk
+        self.writes = writes or Writes(consistent=False)
         self.token = token
         self.previous = previous
         self.counts: dict[str, int] = {}
@@ -213,7 +215,8 @@ class MembershipWriter:
         record_type, stable_ids, digests = str(self._type), self._ids, self._digests
         self._ids, self._digests = [], []
         previous_pk = None if self.previous is None else self.previous.pk
-        kept, changed = memberships_insert(
+        kept, changed = self.writes.call(
+            memberships_insert,
             release_pk=self.release_pk,
             token=self.token,
             record_type=record_type,

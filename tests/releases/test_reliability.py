@@ -12,6 +12,7 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
+from records.models import Result
 from releases import build, conf, fixity, services, store
 from releases.build import release_build
 from releases.fixity import release_verify
@@ -318,6 +319,44 @@ def test_writes_by_other_connections_while_the_build_reads_do_not_fail_it(
     with mock.patch.object(build.Progress, "report", report_after_a_commit_elsewhere):
         published = release_build(release_pk=release.pk)
     assert published.status == ReleaseStatus.PUBLISHED, published.build.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_reads_one_snapshot_while_curators_keep_writing_and_publishes_on_its_first_pass(
+    seeded, releases_dir, release_manager, settings
+):
+    """Every progress report of the build sees a new result committed by another connection: the
+    bundle holds the catalogue as it was when the export began, in one pass."""
+    from django.db import connection
+
+    from releases.models import ReleaseRecord
+    from tests.factories import EvaluationFactory, ResultFactory
+
+    for _ in range(6):
+        ResultFactory(evaluation=EvaluationFactory())
+    at_start = Result.objects.count()
+    settings.RELEASE_BUILD_CHUNK_ROWS = 2
+    release = release_cut(actor=release_manager)
+    report = build.Progress.report
+    written = []
+
+    def add_a_result_elsewhere() -> None:
+        try:
+            written.append(ResultFactory(evaluation=EvaluationFactory()).pk)
+        finally:
+            connection.close()
+
+    def report_after_a_write_elsewhere(self, stage, percent, *, force=False):
+        thread = threading.Thread(target=add_a_result_elsewhere)
+        thread.start()
+        thread.join()
+        return report(self, stage, percent, force=True)
+
+    with mock.patch.object(build.Progress, "report", report_after_a_write_elsewhere):
+        published = release_build(release_pk=release.pk)
+    assert published.status == ReleaseStatus.PUBLISHED, published.build.error
+    assert len(written) > 5 and "exporting again" not in published.build.build_log
+    assert ReleaseRecord.objects.filter(release=published, record_type="result").count() == at_start
 
 
 @pytest.mark.django_db(transaction=True)
