@@ -207,8 +207,9 @@ def test_it_publishes_a_release_cut_while_a_benchmark_job_runs_and_stops_cleanly
     again.wait_ready()
     wait_for(
         # running again and past its first step, as at the first stop: a Ctrl-C within a second of the
-        # gpu worker taking the job up (its pool child being replaced) has left a process that neither
-        # shutdown ends, and bin/serve then kills it after 20 s (the sweeper recovers the job either way)
+        # gpu worker taking the job up (its pool child being replaced) has left a process that its cold
+        # shutdown does not end, and bin/serve then ends it at 10 s (the sweeper recovers the job
+        # either way)
         lambda: BenchmarkJob.objects.filter(
             pk=job.pk, status=JobStatus.RUNNING, attempts=2, progress_step__gt=0
         ).exists(),
