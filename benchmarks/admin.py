@@ -73,7 +73,10 @@ class QueueForm(forms.Form):
     preset = forms.ChoiceField(
         required=False,
         choices=[KEEP, *((name, f"{name}: {limits.label}") for name, limits in PRESETS.items())],
-        help_text="The model's shape; tiny and tiny-v2 run in seconds, even on a CPU.",
+        help_text=(
+            "The model's shape. tiny and tiny-v2 are smoke tests: 20 steps unless you give the steps, "
+            "seconds even on a CPU."
+        ),
     )
     task = forms.ChoiceField(required=False, choices=[KEEP, *((name, name) for name in task_shapes())])
     steps = AsciiIntegerFormField(required=False, min_value=1, max_value=MAX_STEPS)

@@ -15,6 +15,7 @@ from benchmarks.presets import (
     MAX_STEPS,
     PRECISIONS,
     PRESETS,
+    SMOKE_WARMUP_STEPS,
     SYNTHETIC,
     canonical_task,
 )
@@ -97,6 +98,7 @@ def job_parameters(*, recipe, overrides: dict[str, Any] | None = None) -> dict[s
             {name: f"not a parameter a job may override (use: {', '.join(OVERRIDABLE)})" for name in unknown}
         )
     parameters = {**recipe.run_parameters(), "device": "auto", **{k: v for k, v in overrides.items() if v is not None}}
+    _apply_smoke_steps(parameters, recipe_preset=recipe.preset, overrides=overrides)
     if _is_int(parameters.get("learning_rate")):
         parameters["learning_rate"] = float(parameters["learning_rate"])
     errors = parameter_errors(parameters)
@@ -105,6 +107,18 @@ def job_parameters(*, recipe, overrides: dict[str, Any] | None = None) -> dict[s
     parameters["task"] = canonical_task(parameters["task"])
     parameters["synthetic"] = SYNTHETIC
     return parameters
+
+
+def _apply_smoke_steps(parameters: dict[str, Any], *, recipe_preset: str, overrides: dict[str, Any]) -> None:
+    """A job that switches to a test model (tiny, tiny-v2) is a smoke test: it runs that preset's
+    few steps (and a warm-up shorter than them) unless it gives its own, not the recipe's full run."""
+    preset = overrides.get("preset")
+    limits = PRESETS.get(preset) if isinstance(preset, str) else None
+    if limits is None or limits.smoke_steps is None or preset == recipe_preset or overrides.get("steps") is not None:
+        return
+    parameters["steps"] = limits.smoke_steps
+    if overrides.get("warmup_steps") is None and _is_int(parameters.get("warmup_steps")):
+        parameters["warmup_steps"] = min(parameters["warmup_steps"], SMOKE_WARMUP_STEPS)
 
 
 def recipe_errors(recipe) -> dict[str, str]:

@@ -36,15 +36,19 @@ class PresetLimits:
     label: str
     soft: int
     hard: int
+    #: A test model's smoke test: the steps a job that switches to this preset runs unless it gives
+    #: its own (the recipe's 10,000 are a real model's run). None: the recipe's steps.
+    smoke_steps: int | None = None
 
 
 MINUTE, HOUR = 60, 3600
+SMOKE_STEPS, SMOKE_WARMUP_STEPS = 20, 2  # a tiny preset's run: seconds, even on a CPU
 #: Every preset of `benchmarks.ia3.PRESETS`, with its time limits. The longest hard limit must stay
 #: below the Redis visibility timeout (`CELERY_BROKER_TRANSPORT_OPTIONS`, 6 h by default); the
 #: system check `benchmarks.E001` refuses to start otherwise.
 PRESETS: dict[str, PresetLimits] = {
-    "tiny": PresetLimits("Tiny NT v1-shaped test model (2 layers, 64 wide)", 10 * MINUTE, 15 * MINUTE),
-    "tiny-v2": PresetLimits("Tiny NT v2-shaped test model (2 layers, 64 wide)", 10 * MINUTE, 15 * MINUTE),
+    "tiny": PresetLimits("Tiny NT v1-shaped test model (2 layers, 64 wide)", 10 * MINUTE, 15 * MINUTE, SMOKE_STEPS),
+    "tiny-v2": PresetLimits("Tiny NT v2-shaped test model (2 layers, 64 wide)", 10 * MINUTE, 15 * MINUTE, SMOKE_STEPS),
     "nt-v2-50m": PresetLimits("NT v2 50M-shaped model", 1 * HOUR, 1 * HOUR + 15 * MINUTE),
     "nt-v2-100m": PresetLimits("NT v2 100M-shaped model", 1 * HOUR + 30 * MINUTE, 1 * HOUR + 45 * MINUTE),
     "nt-v1-500m": PresetLimits("NT v1 500M-shaped model", 3 * HOUR, 3 * HOUR + 30 * MINUTE),

@@ -111,8 +111,12 @@ def benchmark_job_enqueue(
         parameters = job_parameters(recipe=recipe, overrides=overrides)
     except ParameterError as error:
         raise JobInvalid(str(error), errors=error.errors) from None
-    given = overrides or {}
-    changed = {name: parameters[name] for name in OVERRIDABLE if given.get(name) is not None}
+    given, recipes = overrides or {}, recipe.run_parameters()
+    changed = {  # what was given, and what a smoke test's preset changed with it (its steps)
+        name: parameters[name]
+        for name in OVERRIDABLE
+        if given.get(name) is not None or (name in recipes and parameters[name] != recipes[name])
+    }
     reason = f"queued from recipe {recipe.stable_id}" + (f" with {changed}" if changed else "")
     return _enqueue(recipe=recipe, requested_by=requested_by, parameters=parameters, reason=reason, rerun_of=None)
 

@@ -68,6 +68,20 @@ def test_it_queues_the_tiny_preset_with_30_steps(big_recipe, operator, broker, d
     assert "Queued:" in jobs and "tiny on promoter_tata, 30 steps, batch 8" in jobs
 
 
+def test_the_tiny_preset_with_the_steps_left_blank_queues_a_smoke_test_not_the_recipes_run(
+    big_recipe, operator, broker
+):
+    client = logged_in(operator)
+    assert queue(client, [big_recipe], preset="tiny").status_code == 302
+    job = BenchmarkJob.objects.get()
+    assert (job.parameters["preset"], job.parameters["steps"], job.parameters["warmup_steps"]) == ("tiny", 20, 2)
+    assert job.parameters["batch_size"] == 8  # the rest as the recipe says
+    reason = JobEvent.objects.get(job=job).reason  # says the steps the preset chose
+    assert reason == f"queued from recipe {big_recipe.stable_id} with {{'preset': 'tiny', 'steps': 20}}"
+    assert queue(client, [big_recipe], preset="tiny", steps="500").status_code == 302  # steps given: kept
+    assert BenchmarkJob.objects.latest("pk").parameters["steps"] == 500
+
+
 @pytest.mark.parametrize(
     ("values", "field", "message"),
     [
