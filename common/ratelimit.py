@@ -47,11 +47,15 @@ class RateLimited(DomainError):
         self.retry_after = retry_after
 
 
+def _window_key(limit: Limit, key: str, now: float) -> tuple[int, str]:
+    window = int(now // limit.window_seconds)
+    return window, f"ratelimit:{limit.name}:{key}:{window}"
+
+
 def hit(*, limit: Limit, key: str) -> None:
     """Count one event for `key`; raise RateLimited once the window's count is exceeded."""
     now = time.time()
-    window = int(now // limit.window_seconds)
-    cache_key = f"ratelimit:{limit.name}:{key}:{window}"
+    window, cache_key = _window_key(limit, key, now)
     cache.add(cache_key, 0, timeout=limit.window_seconds + 5)
     try:
         count = cache.incr(cache_key)
@@ -61,6 +65,17 @@ def hit(*, limit: Limit, key: str) -> None:
     if count > limit.count:
         retry_after = int((window + 1) * limit.window_seconds - now) + 1
         raise RateLimited(limit, retry_after)
+
+
+def forgive(*, limit: Limit, key: str) -> None:
+    """Take back one event `hit` counted for `key` in this window (one that turned out to be no
+    failure): counting before and taking back after keeps concurrent attempts counted meanwhile."""
+    _window, cache_key = _window_key(limit, key, time.time())
+    try:
+        if cache.decr(cache_key) < 0:
+            cache.set(cache_key, 0, timeout=limit.window_seconds + 5)
+    except ValueError:  # the window turned meanwhile: nothing of this one to take back
+        pass
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

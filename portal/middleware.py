@@ -55,7 +55,9 @@ class RequestSizeLimitMiddleware:
 
 
 class AdminLoginThrottleMiddleware:
-    """At most settings.ADMIN_LOGIN_ATTEMPTS login attempts per client address per window."""
+    """At most settings.ADMIN_LOGIN_ATTEMPTS failed logins per client address per window: each
+    attempt is counted as it starts (attempts in flight at once are all counted) and taken back
+    when it signs the user in, so a curator who signs in all day is never locked out."""
 
     path = "/admin/login/"
 
@@ -63,21 +65,27 @@ class AdminLoginThrottleMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.method == "POST" and request.path == self.path:
-            from common.ratelimit import Limit, RateLimited, client_ip, hit, ip_hash
+        if request.method != "POST" or request.path != self.path:
+            return self.get_response(request)
+        from common.ratelimit import Limit, RateLimited, client_ip, forgive, hit, ip_hash
 
-            limit = Limit("admin-login", settings.ADMIN_LOGIN_ATTEMPTS, settings.ADMIN_LOGIN_WINDOW_SECONDS)
-            try:
-                hit(limit=limit, key=ip_hash(client_ip(request)))
-            except RateLimited as limited:
-                response = HttpResponse(
-                    f"Too many login attempts from your address; try again in {limited.retry_after} seconds.",
-                    status=429,
-                    content_type="text/plain; charset=utf-8",
-                )
-                response["Retry-After"] = str(limited.retry_after)
-                return response
-        return self.get_response(request)
+        limit = Limit("admin-login", settings.ADMIN_LOGIN_ATTEMPTS, settings.ADMIN_LOGIN_WINDOW_SECONDS)
+        key = ip_hash(client_ip(request))
+        try:
+            hit(limit=limit, key=key)
+        except RateLimited as limited:
+            forgive(limit=limit, key=key)  # a refused attempt is no attempt: the count stays at the limit
+            response = HttpResponse(
+                f"Too many failed logins from your address; try again in {limited.retry_after} seconds.",
+                status=429,
+                content_type="text/plain; charset=utf-8",
+            )
+            response["Retry-After"] = str(limited.retry_after)
+            return response
+        response = self.get_response(request)
+        if response.status_code == 302 and request.user.is_authenticated:  # signed in: not a failure
+            forgive(limit=limit, key=key)
+        return response
 
 
 class MetricsAccessMiddleware:

@@ -121,6 +121,21 @@ def test_the_admin_login_is_rate_limited(client, settings):
     assert statuses == [200, 200, 200, 429]
 
 
+def test_a_curator_who_signs_in_all_day_is_never_locked_out_but_failures_still_are(client, settings, make_user):
+    settings.ADMIN_LOGIN_ATTEMPTS = 3
+    make_user("curator", "curator-one")
+    for _ in range(12):  # a working day's sign-ins from one address
+        answer = client.post("/admin/login/", {"username": "curator-one", "password": "a-long-test-password"})
+        assert answer.status_code == 302
+        client.post("/admin/logout/")
+    failures = [
+        client.post("/admin/login/", {"username": "curator-one", "password": "wrong"}).status_code for _ in range(4)
+    ]
+    assert failures == [200, 200, 200, 429]
+    refused = client.post("/admin/login/", {"username": "curator-one", "password": "a-long-test-password"})
+    assert refused.status_code == 429 and "failed logins" in refused.content.decode()
+
+
 def test_password_validators_refuse_a_weak_password(django_user_model):
     from django.contrib.auth.password_validation import validate_password
     from django.core.exceptions import ValidationError
