@@ -317,6 +317,9 @@ LOGGING = {
 }
 
 LOGIN_URL = "admin:login"
+# Where a login goes when its `next` is missing or not on this site (Django follows only a `next`
+# on ALLOWED_HOSTS): the admin's index, the only place a login is for.
+LOGIN_REDIRECT_URL = "admin:index"
 
 # Security headers on every response; the production-only ones below need HTTPS in front.
 SECURE_CONTENT_TYPE_NOSNIFF = True
