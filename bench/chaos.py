@@ -44,7 +44,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 call_command("migrate", verbosity=0)
 call_command("db_grants", os.environ["CHAOS_APP_ROLE"], stdout=open(os.devnull, "w"))
 call_command("import_seed", stdout=open(os.devnull, "w"))
@@ -54,7 +54,7 @@ for name, group in [("curator-a", "Curators"), ("curator-b", "Curators"), ("mana
                     ("operator", "Benchmark operators")]:
     user = get_user_model().objects.create_user(f"chaos-{name}", password="chaos-password-123456")
     user.groups.add(Group.objects.get(name=group))
-    tokens[name] = Token.objects.create(user=user).key
+    tokens[name] = api_token_create(user=user)
 print(json.dumps(tokens))
 """
 

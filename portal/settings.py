@@ -68,7 +68,6 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "simple_history",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -433,7 +432,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 REST_FRAMEWORK = {
     # The throttles find the client with common.ratelimit.client_ip (trusted proxies only), not DRF's NUM_PROXIES.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "portal.tokens.HashedTokenAuthentication",  # `Authorization: Token <key>`, keys stored hashed
         "rest_framework.authentication.SessionAuthentication",  # enforces CSRF for the browsable API
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],

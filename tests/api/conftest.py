@@ -1,5 +1,5 @@
 import pytest
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from tests.api.identity_world import world  # noqa: F401 (the identity tests' catalogue, a fixture)
@@ -17,8 +17,8 @@ def token_client(make_user):
     def make(role: str) -> APIClient:
         client = APIClient()
         if role != "anonymous":
-            token = Token.objects.create(user=make_user(role))
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+            token = api_token_create(user=make_user(role))
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
         return client
 
     return make

@@ -33,10 +33,10 @@ def run(command: list[str], cwd: Path, timeout: int = 300) -> subprocess.Complet
 
 
 def test_a_generated_client_type_checks_and_reads_pages_and_reviews(live_server, seeded, curator, tmp_path):
-    from rest_framework.authtoken.models import Token
+    from portal.tokens import api_token_create
 
     to_check = EvaluationFactory()  # proposed, last edited by no one: the curator may check it
-    token = Token.objects.create(user=curator).key
+    token = api_token_create(user=curator)
 
     schema = requests.get(f"{live_server.url}/api/v1/schema/", params={"format": "json"}, timeout=60)
     assert schema.status_code == 200, schema.text[:500]

@@ -173,9 +173,9 @@ def test_the_api_answers_a_curators_requests_without_5xx_and_as_documented(api_s
 
 @pytest.fixture
 def curator_token(curator):
-    from rest_framework.authtoken.models import Token
+    from portal.tokens import api_token_create
 
-    return Token.objects.get_or_create(user=curator)[0].key
+    return api_token_create(user=curator, replace=True)
 
 
 @pytest.mark.embedded_pass

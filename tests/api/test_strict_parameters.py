@@ -10,7 +10,7 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from benchmarks.services import benchmark_job_enqueue
@@ -34,7 +34,7 @@ def superuser(db):
 def superuser_api(superuser) -> APIClient:
     """A client every permission lets through, so what answers is the parameter check alone."""
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=superuser).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=superuser)}")
     return client
 
 

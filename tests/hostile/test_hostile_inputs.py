@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 from django.test import Client
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 
 from records.seed import PROTOCOL_ID
 
@@ -44,7 +44,7 @@ def clients(seeded, make_user):
 
     def token_client(user):
         client = Client()
-        client.defaults["HTTP_AUTHORIZATION"] = f"Token {Token.objects.create(user=user).key}"
+        client.defaults["HTTP_AUTHORIZATION"] = f"Token {api_token_create(user=user)}"
         return client
 
     logged_in = Client()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from corrections.models import Correction, CorrectionStatus
@@ -100,7 +100,7 @@ def test_a_curator_merges_splits_and_undoes_as_the_app_role(curator, as_app_role
 
 def test_a_curator_imports_a_document_through_the_api_as_the_app_role(make_user, as_app_role):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('curator')).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user('curator'))}")
     response = client.post("/api/v1/imports/", seed_document(), format="json")
     assert response.status_code == 201, response.content
     assert Evaluation.objects.count() == 2

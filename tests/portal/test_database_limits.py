@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from portal.db_limits import web_limits_disable, web_limits_enable
@@ -50,7 +50,7 @@ def needs(vendor: str) -> None:
 
 def curator_api(make_user) -> APIClient:
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('curator')).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user('curator'))}")
     return api
 
 
@@ -194,7 +194,7 @@ def test_a_write_waiting_on_sqlites_write_lock_answers_503_within_the_lock_limit
 def test_a_gunicorn_worker_answers_a_write_waiting_on_a_lock_with_503_within_the_limit(
     seeded, make_user, command, tmp_path
 ):
-    token = Token.objects.create(user=make_user("curator")).key
+    token = api_token_create(user=make_user("curator"))
     history = Evaluation.objects.get(stable_id=EVALUATION).history.count()
     server = Gunicorn(command, tmp_path / "gunicorn.log", env={"PORTAL_DB_LOCK_TIMEOUT_MS": "300"})
     holder = (

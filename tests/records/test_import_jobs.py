@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from records.jobs import IMPORT_JOBS, import_jobs_sweep
@@ -44,7 +44,7 @@ def token_client(make_user):
 
     def make(role: str) -> APIClient:
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user(role)).key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user(role))}")
         return client
 
     return make

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from records.models import ImportJob, Result
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def curator_api(curator):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=curator).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=curator)}")
     return client
 
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from records.identity import model_change_undo, model_merge, model_split
@@ -89,7 +89,7 @@ def catalogue():
 
 def test_a_configuration_written_through_the_api_is_found_at_once(catalogue, make_user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user('curator')).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user('curator'))}")
     body = {"configuration_id": "tuna-cfg", "name": "TunaFormer-3 (fine-tuned)", "family": "Tuna", "model_id": "carp-1"}
     assert client.post("/api/v1/configurations/", body, format="json").status_code == 201
     assert ("configuration", "tuna-cfg") in found("tunaformer3")

@@ -12,7 +12,7 @@ import re
 
 import pytest
 from django.forms.models import model_to_dict
-from rest_framework.authtoken.models import Token
+from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from corrections.services import correction_decide, correction_submit
@@ -89,7 +89,7 @@ def edit_in_the_admin(client, curator, evaluation):
 
 def edit_through_the_api(client, curator, evaluation):
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=curator).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=curator)}")
     response = api.patch(
         f"/api/v1/evaluations/{evaluation.stable_id}/", {"source_locator": "Table 4.2 (API edit)"}, format="json"
     )
@@ -124,7 +124,7 @@ def accept_a_correction(client, curator, evaluation):
 def edit_its_result(client, curator, evaluation):
     result = evaluation.results.get()
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=curator).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=curator)}")
     response = api.patch(
         f"/api/v1/results/{result.stable_id}/", {"value": "62.60", "printed_value": "62.60"}, format="json"
     )
