@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from common.numbers import is_number_field, refuse_other_digits
-from common.text import text_canonical, text_canonical_or_same
+from common.text import name_canonical, name_lookalike_error, text_canonical, text_canonical_or_same
 from records.fields import ExactDecimalField
 from records.imports.document import (
     DOCUMENT_KEYS,
@@ -211,6 +211,11 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
                 if is_number_field(model_field):
                     refuse_other_digits(value)  # int('١٢٣') is 123: refused, not translated
                 text = text_canonical_or_same(value)  # common.text: LF line endings, no surrounding whitespace
+                if key in getattr(section.model, "name_fields", ()) and isinstance(text, str):  # NFKC, one script a word
+                    text = name_canonical(text)
+                    refused = name_lookalike_error(text)
+                    if refused:
+                        raise ValidationError(refused)
                 entry.values[key] = model_field.clean(_blank_to_default(model_field, text), None)
                 entry.cleaned.add(key)
             except ValidationError as exc:

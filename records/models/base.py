@@ -7,10 +7,14 @@ a database refusal is about (records.services.errors_by_field).
 from __future__ import annotations
 
 import functools
+from typing import ClassVar
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+
+from common.text import name_canonical, name_lookalike_error
 
 
 class Direction(models.TextChoices):
@@ -117,6 +121,10 @@ class CuratedModel(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    #: Names readers match by eye: stored in NFKC, refused when they mix lookalike letters of two
+    #: scripts (common.text.name_canonical, name_lookalike_error), on every way in that validates.
+    name_fields: ClassVar[tuple[str, ...]] = ()
+
     class Meta:
         abstract = True
 
@@ -126,3 +134,20 @@ class CuratedModel(models.Model):
     def get_absolute_url(self) -> str:
         prefix, suffix = _url_parts(self.page_url_name)
         return f"{prefix}{self.stable_id}{suffix}"
+
+    def clean_fields(self, exclude=None) -> None:
+        errors: dict[str, list[str]] = {}
+        for field in self.name_fields:
+            value = getattr(self, field)
+            if not isinstance(value, str) or (exclude and field in exclude):
+                continue
+            setattr(self, field, name_canonical(value))
+            refused = name_lookalike_error(getattr(self, field))
+            if refused:
+                errors[field] = [refused]
+        try:
+            super().clean_fields(exclude=exclude)
+        except ValidationError as invalid:
+            errors = {**invalid.message_dict, **errors}
+        if errors:
+            raise ValidationError(errors)

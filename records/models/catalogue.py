@@ -219,6 +219,7 @@ class Dataset(CuratedModel):
     """A dataset; a suite ("NT benchmark, all 18 tasks") has its tasks as child datasets."""
 
     page_url_name = "records:dataset"
+    name_fields = ("name", "task_key")
     name = models.CharField(max_length=300)
     description = models.TextField(blank=True)
     suite = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="tasks")

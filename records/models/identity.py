@@ -16,6 +16,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from common.history import AuditHistory
+from common.text import name_canonical
 from records.models.base import CuratedModel, _check, _non_empty, api_list_indexes
 
 
@@ -51,6 +52,7 @@ class GenomicModel(CuratedModel):
     """A released checkpoint, or an architecture where the paper gives no checkpoint."""
 
     page_url_name = "records:model"
+    name_fields = ("name",)
     name = models.CharField(max_length=300)
     family = models.CharField(max_length=200, blank=True)
     parameter_count = models.BigIntegerField(null=True, blank=True, help_text="Nominal number of parameters.")
@@ -107,6 +109,7 @@ class GenomicModel(CuratedModel):
 class ModelAlias(CuratedModel):
     """A name a paper prints for a model ("HyenaDNA-1KB", "HyenaDNA (1.6M)"): one alias names one model."""
 
+    name_fields = ("alias",)
     model = models.ForeignKey(GenomicModel, on_delete=models.CASCADE, related_name="aliases")
     alias = models.CharField(max_length=200)
     key = models.CharField(max_length=200, editable=False, help_text="The alias in one spelling (alias_key).")
@@ -135,7 +138,7 @@ class ModelAlias(CuratedModel):
     def clean_fields(self, exclude=None) -> None:
         """The key is derived from the alias, never typed: set before the fields are checked, so every
         write path that validates (the services, the import's plan) stores one spelling."""
-        self.key = alias_key(self.alias)
+        self.key = alias_key(name_canonical(self.alias or ""))
         super().clean_fields(exclude=exclude)
 
 

@@ -201,3 +201,35 @@ def test_a_task_is_the_same_data_as_another_only_with_a_source_and_never_as_itse
         == 201
     )
     assert TaskEquivalence.objects.get().same_as.stable_id == "gb-mouse"
+
+
+@pytest.mark.parametrize(
+    ("section", "path", "value", "letter"),
+    [
+        ("alias", "aliases[0].alias", "HyenaDNA (1.6М)", "CYRILLIC CAPITAL LETTER EM"),
+        ("name", "name", "Ηyena DNA 1.6M", "GREEK CAPITAL LETTER ETA"),
+    ],
+)
+def test_a_name_with_a_lookalike_letter_of_another_script_is_refused_naming_it(
+    token_client, section, path, value, letter
+):
+    doc = models_document()
+    model = doc["models"][0]
+    if section == "alias":
+        model["aliases"][0]["alias"] = value
+    else:
+        model["name"] = value
+    refused = token_client("curator").post("/api/v1/imports/", doc, format="json")
+    assert refused.status_code == 400, refused.json()
+    [error] = [e for e in refused.json()["errors"] if "one script" in e["message"]]
+    assert error["path"].endswith(path) and letter in error["message"], error
+
+
+def test_a_full_width_name_is_stored_in_its_plain_letters_and_matches_them(token_client):
+    doc = models_document()
+    doc["models"][0]["aliases"][0]["alias"] = "ＨｙｅｎａＤＮＡ (1.6M)"
+    assert token_client("curator").post("/api/v1/imports/", doc, format="json").status_code == 201
+    from records.models import ModelAlias
+
+    stored = ModelAlias.objects.get(stable_id="alias-hyenadna-1-6m")
+    assert (stored.alias, stored.key) == ("HyenaDNA (1.6M)", "hyenadna1.6m")

@@ -67,3 +67,24 @@ def test_a_curator_merges_two_models_with_a_reason_and_undoes_it(browser, live_s
     assert undo.undoes == merge and undo.reason == "Different context lengths:\nnot one checkpoint."
     assert "Undo…" not in page.content()  # an undo is not undone
     context.close()
+
+
+def test_a_curator_typing_a_model_alias_with_a_cyrillic_letter_is_told_on_its_field(browser, live_server, curator):
+    model = GenomicModelFactory(stable_id="hyenadna-1k", name="HyenaDNA 1k")
+    page = browser.new_page(base_url=live_server.url)
+    admin_login(page, curator.username)
+    page.set_default_timeout(15_000)
+    page.goto(f"/admin/records/genomicmodel/{model.pk}/change/")
+    page.get_by_text("Add another Alias").click()
+    page.fill("#id_aliases-0-stable_id", "alias-hyenadna-1kb")
+    page.fill("#id_aliases-0-alias", "HyenaDNA-1КB")  # a Cyrillic К, as a PDF's text layer may give it
+    page.locator("input[name=_continue]").first.click()
+    page.wait_for_selector(".errorlist")
+    errors = page.locator(".errorlist").all_inner_texts()
+    assert any("Cyrillic and Latin" in text and "CYRILLIC CAPITAL LETTER KA" in text for text in errors), errors
+    assert not ModelAlias.objects.exists()
+    page.fill("#id_aliases-0-alias", "HyenaDNA-1KB")
+    page.locator("input[name=_continue]").first.click()
+    page.wait_for_selector(".messagelist")
+    assert ModelAlias.objects.get().alias == "HyenaDNA-1KB"
+    page.close()
