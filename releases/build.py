@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
@@ -175,7 +175,9 @@ class Progress:
         if not force and now - self.last_write < HEARTBEAT_EVERY_SECONDS and not self.delay:
             return
         self.last_write = now
-        beat = dict(pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200])
+        beat: dict[str, Any] = dict(
+            pk=self.release_pk, claim=self.token, progress=min(100, max(0, percent)), stage=stage[:200]
+        )
         if not (RELEASES.heartbeat(**beat) if self.writes is None else self.writes.call(RELEASES.heartbeat, **beat)):
             raise BuildSuperseded()
 

@@ -211,7 +211,9 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
                 if is_number_field(model_field):
                     refuse_other_digits(value)  # int('١٢٣') is 123: refused, not translated
                 text = text_canonical_or_same(value)  # common.text: LF line endings, no surrounding whitespace
-                if key in getattr(section.model, "name_fields", ()) and isinstance(text, str):  # NFKC, one script a word
+                if key in getattr(section.model, "name_fields", ()) and isinstance(
+                    text, str
+                ):  # NFKC, one script a word
                     text = name_canonical(text)
                     refused = name_lookalike_error(text)
                     if refused:

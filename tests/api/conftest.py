@@ -1,7 +1,7 @@
 import pytest
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
+from portal.tokens import api_token_create
 from tests.api.identity_world import world  # noqa: F401 (the identity tests' catalogue, a fixture)
 
 

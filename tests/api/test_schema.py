@@ -16,10 +16,10 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 # Generated requests answer the same on both backends: CI runs them once, the anonymous run in the
-# embedded pass and the curator's in the PostgreSQL pass (each run takes about a minute: one a pass balances them).
+# embedded pass and the curator's in the PostgreSQL pass (each run takes about half a minute: one a pass balances them).
 pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent]
 
-EXAMPLES_PER_OPERATION = 12
+EXAMPLES_PER_OPERATION = 6
 # A schema-violating request must get one of these. Schemathesis' own list, and 413: a string far past
 # its maxLength can make the body larger than the API takes (32 KB, documented where it applies), and
 # that refusal had been reported as "schema-violating request accepted" (POST /api/v1/corrections/).

@@ -10,10 +10,10 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from benchmarks.services import benchmark_job_enqueue
+from portal.tokens import api_token_create
 from records.models import Protocol
 from records.seed import PROTOCOL_ID
 from reviews.models import ReviewEvent

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 from django.test import Client
-from portal.tokens import api_token_create
 
+from portal.tokens import api_token_create
 from records.seed import PROTOCOL_ID
 
 pytestmark = pytest.mark.django_db

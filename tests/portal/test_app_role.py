@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.urls import reverse
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from corrections.models import Correction, CorrectionStatus
+from portal.tokens import api_token_create
 from records.identity import model_change_undo, model_merge, model_split
 from records.models import Evaluation, GenomicModel, ModelChange, Result
 from records.seed import seed_document

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from portal.db_limits import web_limits_disable, web_limits_enable
+from portal.tokens import api_token_create
 from records.models import Evaluation
 from tests.conftest import database_url_for
 from tests.portal.gunicorn_process import Gunicorn, dockerfile_command, serve_command

@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 from django.utils import timezone
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
+from portal.tokens import api_token_create
 from records.jobs import IMPORT_JOBS, import_jobs_sweep
 from records.models import ImportJob, Result
 from records.tasks import import_job_run

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
+from portal.tokens import api_token_create
 from records.models import ImportJob, Result
 from tests.records.import_job_documents import as_json, document_with_results, wait_for
 

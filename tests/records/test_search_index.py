@@ -12,9 +12,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
+from portal.tokens import api_token_create
 from records.identity import model_change_undo, model_merge, model_split
 from records.imports import records_import
 from records.models import Dataset, Evaluation, GenomicModel, ModelAlias, Protocol, SearchEntry, Work

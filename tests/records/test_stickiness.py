@@ -12,10 +12,10 @@ import re
 
 import pytest
 from django.forms.models import model_to_dict
-from portal.tokens import api_token_create
 from rest_framework.test import APIClient
 
 from corrections.services import correction_decide, correction_submit
+from portal.tokens import api_token_create
 from records.examples import EXAMPLES_DIR, example_document
 from records.imports import records_import
 from records.models import Evaluation, Result
