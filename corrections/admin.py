@@ -23,6 +23,7 @@ class ModerationForm(forms.Form):
     response = forms.CharField(max_length=REASON_MAX_LENGTH, required=False)
     apply_value = forms.BooleanField(required=False)
     printed_value = forms.CharField(max_length=200, required=False, strip=True)
+    quote_reason = forms.CharField(max_length=REASON_MAX_LENGTH, required=False)
     duplicate_of = forms.IntegerField(required=False, min_value=1)
 
 
@@ -155,6 +156,7 @@ class CorrectionAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
                 apply_value=form.cleaned_data["apply_value"],
                 duplicate_of=duplicate_of,
                 printed_value=form.cleaned_data["printed_value"],
+                quote_reason=form.cleaned_data["quote_reason"],
             )
         except CorrectionError as exc:
             self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)

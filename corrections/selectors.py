@@ -4,6 +4,7 @@ value is written by `corrections.services`)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any, TypeAlias
@@ -23,6 +24,7 @@ from records.models import (
     Protocol,
     Result,
     Source,
+    quote_problem_of,
 )
 from records.protocol_summary import protocol_summary
 from records.values import display, exact_text
@@ -280,11 +282,20 @@ def moderation_extras(record: Target | None, field_name: str, proposed_value: st
     """What the moderation panel asks beside the decision: a corrected result value's printed form."""
     if not isinstance(record, Result) or field_name != "value":
         return {"asks_printed_value": False}
+    quote = {"quote": record.evaluation.quote, "quote_locator": record.evaluation.source_locator}
     try:
         value = clean_text(record._meta.get_field("value"), proposed_value, record)
     except ValidationError:
-        return {"asks_printed_value": True, "printed_value_default": record.printed_value}
-    return {"asks_printed_value": True, "printed_value_default": printed_value_after(result=record, value=value)}
+        return {"asks_printed_value": True, "printed_value_default": record.printed_value, **quote}
+    proposed = copy.copy(record)
+    proposed.value = value
+    return {
+        "asks_printed_value": True,
+        "printed_value_default": printed_value_after(result=record, value=value),
+        # the quote beside the value, and whether it prints the proposed one (applying it otherwise needs a reason)
+        "quote_problem": quote_problem_of(proposed, evaluation=record.evaluation),
+        **quote,
+    }
 
 
 def printed_value_after(*, result: Result, value: Decimal) -> str:

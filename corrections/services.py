@@ -24,6 +24,7 @@ from corrections.models import Correction, CorrectionStatus
 from corrections.tasks import correction_digest_schedule, correction_notify_submitters
 from records.models import Result
 from records.services import record_save
+from records.values import exact_text
 
 FOLD_WINDOW = timedelta(days=1)
 TOKEN_BYTES = 24
@@ -146,12 +147,15 @@ def correction_decide(
     apply_value: bool = False,
     duplicate_of: Correction | None = None,
     printed_value: str = "",
+    quote_reason: str = "",
 ) -> Correction:
     """Accept (optionally applying the proposed value), reject, or mark duplicate, with a public response.
 
     The record changes only through records' services (_value_apply), which
     reopen it for review with the correction as the reason; `printed_value` goes with a corrected
-    result value (by default the old printed text takes the new number). Mails the submitter after commit.
+    result value (by default the old printed text takes the new number), and `quote_reason` says why
+    the evaluation's quote does not print it where it does not: without one such a value is not
+    applied (the record keeps its value). Mails the submitter after commit.
     """
     if decision not in DECISIONS:
         raise CorrectionError(f"unknown decision {decision!r}; use accept, reject or duplicate")
@@ -183,10 +187,12 @@ def correction_decide(
                     actor=actor,
                     correction_id=locked.pk,
                     printed_value=printed_value,
+                    quote_reason=quote_reason,
                 )
             except ValidationError as exc:
+                field = "quote_reason" if "quote_reason" in getattr(exc, "error_dict", {}) else "apply_value"
                 raise CorrectionError(
-                    f"the proposed value cannot be applied: {' '.join(exc.messages)}", field="apply_value"
+                    f"the proposed value cannot be applied: {' '.join(exc.messages)}", field=field
                 ) from None
             locked.value_applied = True
         locked.status = DECISIONS[decision]
@@ -208,6 +214,7 @@ def _value_apply(
     actor: Actor,
     correction_id: int,
     printed_value: str = "",
+    quote_reason: str = "",
 ) -> None:
     """Write an accepted suggestion's value through the records service, then reopen the record.
 
@@ -226,8 +233,22 @@ def _value_apply(
     if isinstance(record, Result) and field_name == "value":
         record.printed_value = printed_value.strip() or selectors.printed_value_after(result=record, value=value)
         changed.append("printed_value")
-    elif printed_value.strip():
-        raise ValidationError({"printed_value": "a printed value goes only with a corrected result value"})
+        old = record.value
+        record.value = value
+        if quote_reason.strip():
+            record.quote_mismatch_reason = quote_reason.strip()
+            changed.append("quote_mismatch_reason")
+        elif problem := record.quote_problem(evaluation=record.evaluation):
+            raise ValidationError(
+                {
+                    "quote_reason": f"{problem}: the value stays {exact_text(old)} until a curator corrects the "
+                    "evaluation's quote, or give the reason the quote does not print the proposed one"
+                }
+            )
+    elif printed_value.strip() or quote_reason.strip():
+        raise ValidationError(
+            {"printed_value": "a printed value or quote reason goes only with a corrected result value"}
+        )
     setattr(record, field_name, value)
     reason = f"correction #{correction_id} accepted: {', '.join(changed)}"
     # reopen: any accepted value, sourced or not, is news to the record's review

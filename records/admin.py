@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
@@ -117,8 +118,10 @@ class ResultInline(admin.StackedInline):
             },
         ),
         ("Relative to a reference", {"fields": (("relation", "reference_configuration"),)}),
+        (None, {"fields": ("quote_mismatch_reason",)}),
     )
     autocomplete_fields = ["reference_configuration"]
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 80})}}
 
 
 class TaskInline(LabelledTabularInline):
@@ -200,6 +203,30 @@ class EvaluationAdmin(lists.EvaluationList, ReviewableAdminMixin, CatalogueAdmin
     )
     autocomplete_fields = ["protocol", "configuration", "dataset", "source", "concern_source", "repeats"]
     inlines = [ResultInline]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        """Its results are validated in the inline against the quote as edited (Evaluation.clean
+        would read them as stored)."""
+        base = super().get_form(request, obj, change, **kwargs)
+
+        class EvaluationForm(base):  # type: ignore[valid-type,misc]
+            def _post_clean(self) -> None:
+                self.instance.quote_checked_elsewhere = True
+                super()._post_clean()
+
+        return EvaluationForm
+
+    def review_evidence(self, obj: Evaluation) -> dict:
+        """What a checker reads the source against: the quote beside each value, contradictions marked."""
+        problems = dict((result.pk, problem) for result, problem in obj.quote_contradictions())
+        return {
+            "quote": obj.quote,
+            "locator": obj.source_locator,
+            "results": [
+                {"result": result, "problem": problems.get(result.pk, "")}
+                for result in obj.results.order_by("stable_id")
+            ],
+        }
 
 
 @admin.register(Result)

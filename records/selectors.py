@@ -5,14 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.db.models import Count, Model, Prefetch, Q, QuerySet
 from django.http import Http404, QueryDict
 
-from records.models import Evaluation, GenomicModel, Protocol, Result, Source
+from records.models import QUOTED_READINGS, Evaluation, GenomicModel, Protocol, Result, Source
 from records.page_lists import PAGE_PARAM, TABLE_PARAM, Listed, listed
+from records.values import quote_value_problem
 from reviews.models import Reviewable
 from reviews.selectors import ReviewLog, last_review_entries
 
@@ -337,3 +339,23 @@ def facets_of(counts: dict[str, Any], specs: tuple[FacetSpec, ...], params: Quer
         applied=applied,
         clear_query=query_with(**{spec.param: None for spec in specs}),
     )
+
+
+def results_contradicting_quotes(*, named: int = 10) -> tuple[int, list[str]]:
+    """How many results their evaluation's quote contradicts with no reason recorded, and the first
+    `named` of them ("<result>: <why>"): one pass in evaluation order, a chunk of rows in memory."""
+    rows = (
+        Result.objects.filter(
+            quote_mismatch_reason="", evaluation__reading_method__in=QUOTED_READINGS, evaluation__quote__gt=""
+        )
+        .order_by("evaluation_id", "pk")
+        .values_list("stable_id", "value", "evaluation__quote")
+    )
+    count, names = 0, list[str]()
+    for stable_id, value, quote in rows.iterator(chunk_size=2000):
+        problem = quote_value_problem(value=Decimal(value), quote=quote)
+        if problem:
+            count += 1
+            if len(names) < named:
+                names.append(f"{stable_id}: {problem}")
+    return count, names

@@ -127,6 +127,7 @@ _MAX_POWER = 1000
 @dataclass(frozen=True)
 class PrintedNumber:
     value: Decimal
+    text: str  # as printed
     # After "±" (the spread), inside brackets (bounds, a note) or after "n =" (a count): not the value.
     beside: bool
 
@@ -148,7 +149,7 @@ def _printed(printed: str) -> list[PrintedNumber]:
             or before.count("[") > before.count("]")
             or re.search(r"\bn\s*=\s*$", before) is not None
         )
-        found.append(PrintedNumber(value=value, beside=beside))
+        found.append(PrintedNumber(value=value, text=match[0].strip(), beside=beside))
     return found
 
 
@@ -183,3 +184,21 @@ def printed_value_problem(*, value: Decimal, printed: str) -> str:
             f"({exact_text(shown)}): write it with the same digits"
         )
     return f"the value {exact_text(value)} is not the number printed in {printed[:60]!r} (it shows {exact_text(shown)} first)"
+
+
+# -- the value-and-quote check ------------------------------------------------------------------
+
+
+def quote_value_problem(*, value: Decimal, quote: str) -> str:
+    """Why `quote` contradicts `value` (no number it prints, spreads, bracketed and counted ones
+    included, is `value` with the same digits once scaled), or "" when it prints it, or when there
+    is no quote to read."""
+    if not quote.strip():
+        return ""
+    numbers = _printed(quote)
+    if any(same_exact(number.value, value) for number in numbers):
+        return ""
+    printed = ", ".join(dict.fromkeys(number.text for number in numbers[:12]))
+    return (
+        f"its quote does not print {exact_text(value)} ({f'it prints {printed}' if printed else 'it prints no number'})"
+    )

@@ -41,6 +41,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from common.versions import version_bump
+from records.selectors import results_contradicting_quotes
 from releases import catalogue_rows, conf, selectors, store
 from releases.bundle import BundleResult, verify_bundle
 from releases.lifecycle import (
@@ -352,6 +353,13 @@ def _export(
     output = staging / "release"
     with catalogue_snapshot() as writes:
         progress.writes = writes
+        contradicted, named = results_contradicting_quotes()
+        if contradicted:
+            raise BuildFailed(
+                f"{contradicted} result(s) contradict their evaluation's quote with no reason recorded "
+                f"({'; '.join(named)}{'; ...' if contradicted > len(named) else ''}): correct the value or the quote, "
+                "or record why the quote does not print it, then cut again"
+            )
         try:
             for attempt in range(1, EXPORT_PASSES + 1):
                 if output.exists():

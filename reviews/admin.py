@@ -128,6 +128,11 @@ class ReviewableAdminMixin(_ModelAdminBase):
             )
         return HttpResponseRedirect(change_url)
 
+    def review_evidence(self, obj: Any) -> dict[str, Any] | None:
+        """What the checker reads the source against, shown in the review panel; None for none
+        (an admin of a record with a quote and values overrides it)."""
+        return None
+
     def render_change_form(
         self,
         request: HttpRequest,
@@ -151,6 +156,7 @@ class ReviewableAdminMixin(_ModelAdminBase):
                 "action_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_transition", args=[obj.pk]),
                 "expected_state": obj.review_state,
                 "history_url": reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_history", args=[obj.pk]),
+                "evidence": self.review_evidence(obj),
             }
         return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
 

@@ -85,6 +85,11 @@ class Reviewable(ReviewStateFacts, models.Model):
     def is_comparable(self) -> bool:
         return self.review_state == ReviewState.SOURCE_CHECKED
 
+    def review_check_problems(self) -> list[str]:
+        """What in the record itself contradicts its source (a value its quote does not print):
+        checking it then needs a reason. None by default."""
+        return []
+
 
 class ReviewEvent(models.Model):
     """The explicit audit log: one row per applied transition, never edited or deleted."""

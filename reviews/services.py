@@ -140,6 +140,12 @@ def review_transition_apply(
         refusal = _refusal(spec=spec, record=locked, actor=actor, automatic=automatic)
         if refusal is not None:
             raise refusal
+        problems = locked.review_check_problems() if spec.checks_source and not reason else []
+        if problems:
+            raise ReviewError(
+                f"'{spec.label}' needs a reason here: {'; '.join(problems[:5])}. Say why the record is right all the same",
+                field="reason",
+            )
         from_state = locked.review_state
         role = role_label_for(actor)
         now = timezone.now()

@@ -17,12 +17,18 @@ class Transition:
     needs_reason: bool
     # The four-eyes rule applies: the record's last editor may not apply it.
     four_eyes: bool = False
+    # It says the record matches its source: where the record itself finds a contradiction
+    # (`Reviewable.review_check_problems`, a value its quote does not print), it needs a reason.
+    checks_source: bool = False
 
 
 # Exclusion is sticky: from either excluded state the only way back into comparisons is
 # `reinstate`, with a reason, by a curator other than the record's last editor. An edit of an
 # excluded record (automatic, or a curator's `reopen`) leads to "excluded, re-check pending", never
-# to proposed, so no later `check_source` can make it comparable; its concern stays public.
+# to proposed, so no later `check_source` can make it comparable; its concern stays public. A
+# proposed record that should never be compared (junk, out of scope) is refused: excluded with a
+# reason by a curator other than its last editor, its source still unchecked ("excluded, re-check
+# pending"), so a reinstatement is a second curator's reasoned decision as for any exclusion.
 TRANSITIONS: dict[str, Transition] = {
     t.name: t
     for t in (
@@ -34,6 +40,7 @@ TRANSITIONS: dict[str, Transition] = {
             permission="reviews.check_source",
             needs_reason=False,
             four_eyes=True,
+            checks_source=True,
         ),
         Transition(
             name="exclude",
@@ -42,6 +49,15 @@ TRANSITIONS: dict[str, Transition] = {
             target=ReviewState.EXCLUDED,
             permission="reviews.exclude_record",
             needs_reason=True,
+        ),
+        Transition(
+            name="refuse",
+            label="Refuse (exclude unchecked)",
+            sources=frozenset({ReviewState.PROPOSED}),
+            target=ReviewState.EXCLUDED_RECHECK,
+            permission="reviews.exclude_record",
+            needs_reason=True,
+            four_eyes=True,
         ),
         Transition(
             name="reinstate",
@@ -76,6 +92,7 @@ TRANSITIONS: dict[str, Transition] = {
             permission="reviews.check_source",
             needs_reason=False,
             four_eyes=True,
+            checks_source=True,
         ),
     )
 }

@@ -22,6 +22,7 @@ from records.models import (
     Work,
     alias_key,
 )
+from records.values import quote_value_problem
 from releases.models import Release, ReleaseBuild
 
 
@@ -123,6 +124,21 @@ class ResultFactory(factory.django.DjangoModelFactory):
     value = Decimal("1")
     unit = factory.SelfAttribute("evaluation.protocol.metric_unit")
     printed_value = factory.LazyAttribute(lambda o: f"{o.value}")
+
+    @factory.post_generation
+    def quoted(self, create: bool, extracted: object, **kwargs: object) -> None:
+        """The evaluation's quote prints the value, as a table row's quote prints its cells (the
+        value-and-quote check); `quoted=False` leaves the quote as it is."""
+        evaluation = self.evaluation
+        if (
+            not create
+            or extracted is False
+            or not evaluation.quote
+            or not quote_value_problem(value=Decimal(str(self.value)), quote=evaluation.quote)
+        ):
+            return
+        evaluation.quote = f"{evaluation.quote} {self.printed_value}"
+        Evaluation.objects.filter(pk=evaluation.pk).update(quote=evaluation.quote)
 
 
 def release_with_build(

@@ -24,7 +24,7 @@ from records.imports.checks import constraint_errors, unique_key
 from records.imports.document import SECTION_BY_KEY, Entry, ImportReport, entry_targets, referenced_ids
 from records.imports.merge import document_state, merge_fields
 from records.imports.validation import document_entries
-from records.models import ImportSnapshot, Source
+from records.models import Evaluation, ImportSnapshot, Result, Source
 from records.services import errors_by_field
 
 Progress = Callable[[int, int], None]
@@ -121,6 +121,7 @@ def import_plan(
         if progress is not None and (index % step == 0 or index == len(entries)):
             progress(index, total)
     record_errors.extend(_document_clashes(plan.records))
+    record_errors.extend(_quote_errors(plan.records))
     plan.errors = _first_per_path(errors + record_errors)
     for item in plan.records:
         section, stable_id = item.entry.section.key, item.entry.stable_id
@@ -264,6 +265,7 @@ def _validate(record: models.Model, *, entry: Entry, created: bool, failed: set[
     """`record_save`'s validation of the record in memory: its fields (those the document's checks
     did not already clean), its model's `clean`, its check and unique constraints."""
     model = type(record)
+    record.quote_checked_elsewhere = True  # by _quote_errors, on the whole plan
     exclude = set(failed) | (entry.cleaned - failed if created else set())
     for model_field in model._meta.concrete_fields:
         if model_field.many_to_one and model_field.is_cached(record) and model_field.get_cached_value(record):
@@ -279,6 +281,62 @@ def _validate(record: models.Model, *, entry: Entry, created: bool, failed: set[
         {"path": f"{entry.path}.{name if name != '__all__' else 'record'}", "message": " ".join(messages)}
         for name, messages in found.items()
     )
+
+
+def _as_planned(item: PlannedRecord) -> Any:
+    """The record as the plan would write it."""
+    if item.created:
+        return item.record
+    record = copy.copy(item.record)
+    for name, value in item.values.items():
+        setattr(record, name, value)
+    return record
+
+
+def _quote_errors(records: list[PlannedRecord]) -> list[dict[str, str]]:
+    """The value-and-quote check (records.models.evidence) on the plan as a whole: each new or changed
+    result against its evaluation's quote as the plan leaves it (the document's or the stored one),
+    and the stored results of an evaluation whose quote or reading method the document changes."""
+    evaluations = {item.entry.stable_id: item for item in records if isinstance(item.record, Evaluation)}
+    quoted: dict[str, Any] = {}
+
+    def evaluation_of(stable_id: str) -> Any:
+        if stable_id not in quoted:
+            item = evaluations.get(stable_id)
+            quoted[stable_id] = (
+                _as_planned(item) if item is not None else Evaluation.objects.filter(stable_id=stable_id).first()
+            )
+        return quoted[stable_id]
+
+    errors = []
+    in_document: set[str] = set()
+    for item in records:
+        if not isinstance(item.record, Result):
+            continue
+        in_document.add(item.entry.stable_id)
+        evaluation = evaluation_of(item.entry.references.get("evaluation", ""))
+        requoted = item.entry.references.get("evaluation", "") in evaluations and {"quote", "reading_method"} & set(
+            evaluations[item.entry.references.get("evaluation", "")].changed
+        )
+        if evaluation is None or not (item.created or item.changed or requoted):
+            continue
+        problem = _as_planned(item).quote_problem(evaluation=evaluation)
+        if problem:
+            errors.append(
+                {
+                    "path": f"{item.entry.path}.value",
+                    "message": f"{problem}: correct the value or the quote, or give quote_mismatch_reason",
+                }
+            )
+    for stable_id, item in evaluations.items():
+        if item.created or not {"quote", "reading_method"} & set(item.changed):
+            continue
+        evaluation = evaluation_of(stable_id)
+        for result in Result.objects.filter(evaluation_id=item.record.pk).exclude(stable_id__in=in_document):
+            problem = result.quote_problem(evaluation=evaluation)
+            if problem:
+                errors.append({"path": f"{item.entry.path}.quote", "message": f"result {result.stable_id}: {problem}"})
+    return errors
 
 
 def _document_clashes(records: list[PlannedRecord]) -> list[dict[str, str]]:

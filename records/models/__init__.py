@@ -44,11 +44,13 @@ from records.models.catalogue import (
     validate_partial_date,
 )
 from records.models.evidence import (
+    QUOTED_READINGS,
     Evaluation,
     EvidenceRow,
     Result,
     comparable_q,
     evaluation_comparable,
+    quote_problem_of,
 )
 from records.models.identity import (
     GenomicModel,
@@ -71,6 +73,8 @@ from records.models.snapshots import ImportSnapshot
 from records.models.summary import ProtocolChanges, ProtocolSummary
 
 __all__ = [
+    "QUOTED_READINGS",
+    "quote_problem_of",
     "IMPORT_JOB_FINISHED",
     "Area",
     "ArxivIdField",

@@ -26,7 +26,7 @@ from records.models.base import (
 )
 from records.models.catalogue import Configuration, Dataset, Protocol, Source
 from records.rules import count_off_unit, unit_problem
-from records.values import display, exact_text, printed_spread, printed_value_problem
+from records.values import display, exact_text, printed_spread, printed_value_problem, quote_value_problem
 from reviews.models import Reviewable, ReviewState
 
 
@@ -40,6 +40,9 @@ class Evaluation(CuratedModel, Reviewable):
     """
 
     page_url_name = "records:evaluation"
+    # Set on an instance whose value-and-quote check its caller runs on the whole change (the admin's
+    # inline, the import's plan), so that `clean` does not read the stored rows it replaces.
+    quote_checked_elsewhere = False
     title = models.CharField(max_length=500)
     protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evaluations")
     configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="evaluations")
@@ -222,6 +225,7 @@ class Evaluation(CuratedModel, Reviewable):
                         )
                     }
                 )
+        self._clean_quote_of_stored_results()
         original = self.repeats if self.repeats_id else None
         if original is not None:
             problem = ""
@@ -241,6 +245,37 @@ class Evaluation(CuratedModel, Reviewable):
                 problem = "a repeat is the same measurement reported by another source; this one has the same source"
             if problem:
                 raise ValidationError({"repeats": problem})
+
+    def _clean_quote_of_stored_results(self) -> None:
+        """A new quote (or reading method) must still print each stored result's value, or the
+        result says why not. Skipped where the caller validates the results alongside, in memory
+        (the admin's inline, the import's plan: `quote_checked_elsewhere`)."""
+        if self.pk is None or self.quote_checked_elsewhere:
+            return
+        stored = Evaluation.objects.filter(pk=self.pk).values_list("quote", "reading_method").first()
+        if stored is None or stored == (self.quote, self.reading_method):
+            return
+        problems = [
+            f"{result.stable_id}: {problem}"
+            for result in self.results.all()
+            if (problem := result.quote_problem(evaluation=self))
+        ]
+        if problems:
+            raise ValidationError(
+                {
+                    "quote": f"{len(problems)} result(s) would contradict this quote ({'; '.join(problems[:5])}): "
+                    "correct the values, or record on each result why its quote does not print it"
+                }
+            )
+
+    def quote_contradictions(self) -> list[tuple[Result, str]]:
+        """Its results whose value the quote does not print, each with why (a recorded reason included)."""
+        return [
+            (result, problem) for result in self.results.all() if (problem := quote_problem_of(result, evaluation=self))
+        ]
+
+    def review_check_problems(self) -> list[str]:
+        return [f"{result.stable_id}: {problem}" for result, problem in self.quote_contradictions()]
 
     @property
     def is_copy(self) -> bool:
@@ -273,6 +308,20 @@ def evaluation_comparable(*, review_state: str, original_state: str | None, diff
     )
 
 
+# Values read from words (a sentence, a table cell, a figure's label) are checked against the quote;
+# a digitised plot's and a job report's are not printed in one.
+QUOTED_READINGS = frozenset({ReadingMethod.TEXT, ReadingMethod.TABLE, ReadingMethod.FIGURE_LABEL})
+
+
+def quote_problem_of(result: Result, *, evaluation: Evaluation) -> str:
+    """How `evaluation`'s quote contradicts the result's value, or "" (no quote, a reading that
+    prints no value, or a quote that prints it); a contradiction is reported whether or not the
+    result records a reason for it."""
+    if evaluation.reading_method not in QUOTED_READINGS or not isinstance(result.value, Decimal):
+        return ""
+    return quote_value_problem(value=result.value, quote=evaluation.quote or "")
+
+
 def comparable_q(prefix: str = "") -> Q:
     """`evaluation_comparable` as a query condition on evaluations (or on `<prefix>` evaluations)."""
     return Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED, f"{prefix}different_measurement": ""}) & (
@@ -289,6 +338,7 @@ class Result(CuratedModel):
     reference configuration) is compared only with results relative to the same reference.
     """
 
+    quote_checked_elsewhere = False  # as on Evaluation
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="results")
     value = ExactDecimalField(help_text="The number as printed, with its precision: 0.410, 66.47, 300E9, 3E-12.")
     unit = models.CharField(max_length=50)
@@ -318,6 +368,16 @@ class Result(CuratedModel):
         related_name="relative_results",
         help_text="For a ratio or difference: the configuration it is relative to.",
     )
+    quote_mismatch_reason = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        verbose_name="why the quote does not print it",
+        help_text=(
+            "Only when the evaluation's quote does not print this value: why the value is right all the same "
+            '(e.g. "the quote is the caption; the value is in the table body it introduces"). Blank otherwise.'
+        ),
+    )
     history = AuditHistory()
 
     # The measurement as its source prints it, in declaration order: the one list the import
@@ -333,6 +393,7 @@ class Result(CuratedModel):
         "uncertainty_level",
         "num_runs",
         "relation",
+        "quote_mismatch_reason",
     )
 
     class Meta:
@@ -420,7 +481,8 @@ class Result(CuratedModel):
         """The unit rule (records.rules; the database's triggers are records.db_triggers) and the printed-value check, as form errors."""
         super().clean()
         errors: dict[str, str] = {}
-        protocol = getattr(getattr(self, "evaluation", None), "protocol", None)
+        evaluation = getattr(self, "evaluation", None)
+        protocol = getattr(evaluation, "protocol", None)
         wrong_unit = unit_problem(unit=self.unit, metric_unit=protocol.metric_unit) if protocol is not None else ""
         if wrong_unit:
             errors["unit"] = wrong_unit
@@ -438,6 +500,13 @@ class Result(CuratedModel):
                     errors["uncertainty_value"] = (
                         f"must be {exact_text(spread)}, the ± figure printed in {self.printed_value!r}"
                     )
+        if evaluation is not None and "value" not in errors and not self.quote_checked_elsewhere:
+            problem = self.quote_problem(evaluation=evaluation)
+            if problem:
+                errors["value"] = (
+                    f"{problem}: correct the value or the evaluation's quote, or say in "
+                    "'why the quote does not print it' why the value is right"
+                )
         if isinstance(self.value, Decimal):
             if self.lower_bound is not None and self.lower_bound > self.value:
                 errors["lower_bound"] = "The lower bound cannot exceed the value."
@@ -447,6 +516,10 @@ class Result(CuratedModel):
             errors["uncertainty_level"] = "A confidence level is a percentage between 0 and 100, e.g. 95."
         if errors:
             raise ValidationError(errors)
+
+    def quote_problem(self, *, evaluation: Evaluation) -> str:
+        """How `evaluation`'s quote contradicts this value without a recorded reason, or ""."""
+        return "" if self.quote_mismatch_reason.strip() else quote_problem_of(self, evaluation=evaluation)
 
     def __str__(self) -> str:
         return f"{self.display_value} {self.unit}"

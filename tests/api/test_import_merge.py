@@ -35,7 +35,14 @@ def accept_correction(curator, value: str) -> None:
         contact_email="",
         ip="192.0.2.9",
     )
-    correction_decide(correction=suggestion, actor=curator, decision="accept", response="Applied.", apply_value=True)
+    correction_decide(
+        correction=suggestion,
+        actor=curator,
+        decision="accept",
+        response="Applied.",
+        apply_value=True,
+        quote_reason="A test of merging.",
+    )
 
 
 def document_with(**changes) -> dict:
@@ -52,7 +59,9 @@ def test_re_importing_the_same_document_keeps_an_accepted_correction_and_says_so
     result = Result.objects.get(stable_id=RESULT)
     assert (exact_text(result.value), result.printed_value) == ("15", "15 min")
     assert (
-        report.kept == {"results": {RESULT: ["printed_value", "value"]}} and not report.updated and not report.conflicts
+        report.kept == {"results": {RESULT: ["printed_value", "quote_mismatch_reason", "value"]}}
+        and not report.updated
+        and not report.conflicts
     )
 
 
@@ -154,7 +163,8 @@ def test_partial_dates_model_cards_and_exact_numbers_are_taken_as_curators_meet_
 
 
 def test_a_json_number_keeps_its_trailing_zero_through_the_api(seeded, token_client):
-    raw = json.dumps(document_with(value=0, printed_value="0.410 min")).replace('"value": 0,', '"value": 0.410,')
+    document = document_with(value=0, printed_value="0.410 min", quote_mismatch_reason="A test of digits.")
+    raw = json.dumps(document).replace('"value": 0,', '"value": 0.410,')
     api = token_client("curator")
     response = api.post("/api/v1/imports/", raw, content_type="application/json")
     assert response.status_code == 200, response.json()

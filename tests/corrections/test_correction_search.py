@@ -25,7 +25,14 @@ def test_a_value_corrected_is_found_by_its_new_number_and_no_longer_by_the_old(s
         contact_email="",
         ip="192.0.2.1",
     )
-    correction_decide(correction=correction, actor=curator, decision="accept", response="ok", apply_value=True)
+    correction_decide(
+        correction=correction,
+        actor=curator,
+        decision="accept",
+        response="ok",
+        apply_value=True,
+        quote_reason="The Discussion's figure.",
+    )
     [hit] = search(query="15", record_type="result").hits
     assert hit.stable_id == RESULT_500M and hit.detail.startswith("15 minute (printed 15 min)")
     assert search(query="20", record_type="result").hits == []

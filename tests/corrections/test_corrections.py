@@ -274,11 +274,17 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
     client.force_login(curator)
     response = client.post(
         reverse("admin:corrections_correction_decide", args=[correction.pk]),
-        {"decision": "accept", "response": "Recorded the single-GPU figure.", "apply_value": "1"},
+        {
+            "decision": "accept",
+            "response": "Recorded the single-GPU figure.",
+            "apply_value": "1",
+            "quote_reason": "The Discussion's single-GPU figure; the Methods sentence quoted prints 20 and 50.",
+        },
     )
     assert response.status_code == 302
     result = Result.objects.get(stable_id=RESULT_500M)
     assert (result.display_value, result.printed_value) == ("15", "15 min")  # the printed value follows the value
+    assert result.quote_mismatch_reason.startswith("The Discussion's single-GPU figure")
     evaluation = result.evaluation
     # The seed's evaluations are excluded: the correction keeps them out, with their concern, until a reinstate.
     assert evaluation.review_state == ReviewState.EXCLUDED_RECHECK and evaluation.concern.startswith(
@@ -294,6 +300,32 @@ def test_accepting_with_the_value_applied_changes_the_field_reopens_the_record_a
         "Recorded the single-GPU figure.",
     )
     assert "Accepted" in client.get(f"/corrections/{correction.token}/").content.decode()
+
+
+def test_it_keeps_the_old_value_when_the_proposed_one_contradicts_the_quote_and_no_reason_is_given(
+    client, seeded, curator
+):
+    client.post("/corrections/new/", form_data())
+    correction = Correction.objects.get()
+    client.force_login(curator)
+    page = client.get(reverse("admin:corrections_correction_change", args=[correction.pk])).content.decode()
+    assert "lasted 20 min for the 500M-parameter models" in page  # the quote beside the value
+    assert (
+        "The proposed value contradicts the quote: its quote does not print 15 (it prints 20, 500M, 50, 2.5B)" in page
+    )
+    response = client.post(
+        reverse("admin:corrections_correction_decide", args=[correction.pk]),
+        {"decision": "accept", "response": "Recorded the single-GPU figure.", "apply_value": "1"},
+        follow=True,
+    )
+    assert (
+        "Nothing changed: the proposed value cannot be applied: its quote does not print 15"
+        in response.content.decode()
+    )
+    result = Result.objects.get(stable_id=RESULT_500M)
+    assert (result.display_value, result.printed_value, result.quote_mismatch_reason) == ("20", "20 min", "")
+    correction.refresh_from_db()
+    assert correction.status == CorrectionStatus.NEW and not correction.value_applied
 
 
 def test_it_refuses_a_value_that_does_not_fit_the_field_and_changes_nothing(seeded, curator):
@@ -413,6 +445,7 @@ def test_the_curator_gives_the_printed_value_that_goes_with_a_corrected_value(cl
             "decision": "accept",
             "response": "As printed in the Discussion.",
             "apply_value": "1",
+            "quote_reason": "The Discussion's figure, not the Methods sentence quoted.",
             "printed_value": "under 14.5 min",
         },
     )
@@ -439,6 +472,7 @@ def test_a_printed_value_that_does_not_show_the_corrected_value_changes_nothing(
             response="ok",
             apply_value=True,
             printed_value="15 min",
+            quote_reason="The Discussion's figure.",
         )
     assert Result.objects.get(stable_id=RESULT_500M).printed_value == "20 min"
 

@@ -72,13 +72,15 @@ def test_an_accepted_quote_sent_with_crlf_is_stored_with_lf(client, seeded, cura
 
 def test_an_accepted_quote_that_differs_only_in_line_endings_changes_nothing(client, seeded, curator):
     evaluation = Evaluation.objects.get(stable_id=EVALUATION)
-    record_upsert(record=evaluation, values={"quote": "First line.\nSecond line."}, actor=curator, reason="test")
+    record_upsert(
+        record=evaluation, values={"quote": "First line: 20 min.\nSecond line."}, actor=curator, reason="test"
+    )
     evaluation.refresh_from_db()
     rows, events = evaluation.history.count(), ReviewEvent.objects.count()
-    correction = suggest_quote(client, "First line.\r\nSecond line.\r\n")
+    correction = suggest_quote(client, "First line: 20 min.\r\nSecond line.\r\n")
     accept(client, curator, correction)
     saved = Evaluation.objects.get(stable_id=EVALUATION)
-    assert saved.quote.encode() == b"First line.\nSecond line."
+    assert saved.quote.encode() == b"First line: 20 min.\nSecond line."
     assert (saved.history.count(), ReviewEvent.objects.count()) == (rows, events)
     assert saved.review_state == evaluation.review_state
     assert Correction.objects.get(pk=correction.pk).status == "accepted"

@@ -117,7 +117,14 @@ def accept_a_correction(client, curator, evaluation):
         contact_email="",
         ip="192.0.2.7",
     )
-    correction_decide(correction=suggestion, actor=curator, decision="accept", response="Checked.", apply_value=True)
+    correction_decide(
+        correction=suggestion,
+        actor=curator,
+        decision="accept",
+        response="Checked.",
+        apply_value=True,
+        quote_reason="A test of stickiness.",
+    )
     assert Result.objects.get(pk=result.pk).printed_value == "62.7"
 
 
@@ -126,7 +133,9 @@ def edit_its_result(client, curator, evaluation):
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=curator)}")
     response = api.patch(
-        f"/api/v1/results/{result.stable_id}/", {"value": "62.60", "printed_value": "62.60"}, format="json"
+        f"/api/v1/results/{result.stable_id}/",
+        {"value": "62.60", "printed_value": "62.60", "quote_mismatch_reason": "Printed to two places elsewhere."},
+        format="json",
     )
     assert response.status_code == 200, response.content
 
@@ -156,7 +165,12 @@ def test_no_edit_makes_an_excluded_row_comparable(client, conflict, curator, oth
     # A source check cannot bring it back; the re-check keeps it excluded.
     with pytest.raises(TransitionConflict):
         review_transition_apply(record=conflict, transition="check_source", actor=other_curator)
-    review_transition_apply(record=conflict, transition="recheck", actor=other_curator)
+    review_transition_apply(
+        record=conflict,
+        transition="recheck",
+        actor=other_curator,
+        reason="Checked; the quote is the row before the edit.",
+    )
     conflict.refresh_from_db()
     assert (conflict.review_state, conflict.is_comparable) == (ReviewState.EXCLUDED, False)
     assert best_configurations(client) == TIED_BEST

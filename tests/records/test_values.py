@@ -96,6 +96,8 @@ def test_an_edit_from_0_41_to_0_410_is_an_edit_and_reopens_the_review(curator):
     result = ResultFactory(value=Decimal("0.41"), printed_value="0.41")
     apply_transitions(result.evaluation, "check_source")
     result.value, result.printed_value = Decimal("0.410"), "0.410"
+    result.evaluation.quote = "Accuracy 0.41 (0.410 in the appendix)"
+    record_save(record=result.evaluation, actor=curator, changed_fields=["quote"])
     record_save(record=result, actor=curator, changed_fields=["value", "printed_value"])
     assert exact_text(Result.objects.get(pk=result.pk).value) == "0.410"
     result.evaluation.refresh_from_db()

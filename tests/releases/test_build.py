@@ -470,3 +470,22 @@ def test_a_release_in_a_new_format_compares_which_records_it_holds_not_their_con
     assert second.status == ReleaseStatus.PUBLISHED, second.build.error
     assert (second.counts["added"], second.counts["removed"], second.counts["changed"]) == ({"source": 1}, {}, {})
     assert "written in an earlier format" in client.get(f"/releases/{second.release_id}/").content.decode()
+
+
+RESULT_500M = "nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime"
+
+
+def test_a_release_build_refuses_rows_whose_value_contradicts_their_quote_and_names_them(
+    seeded, releases_dir, release_manager, build_now
+):
+    from records.models import Result
+    from releases.services import release_cut
+
+    Result.objects.filter(stable_id=RESULT_500M).update(value="15", printed_value="15 min")
+    release = build_now(release_cut(actor=release_manager))
+    assert release.status == "failed"
+    assert release.build.error.startswith(
+        f"1 result(s) contradict their evaluation's quote with no reason recorded ({RESULT_500M}: its quote does not print 15"
+    )
+    Result.objects.filter(stable_id=RESULT_500M).update(quote_mismatch_reason="The Discussion's figure.")
+    assert build_now(release_cut(actor=release_manager)).status == "published"
