@@ -117,8 +117,8 @@ TRAP_FILLED = (
 
 class CorrectionForm(forms.Form):
     record = forms.CharField(widget=forms.HiddenInput, max_length=200)
-    # Every value of the record is an option (270 on the GUE page): static/js/correction-picker.js
-    # adds a filter box that hides the options not matching what is typed; without it, the full list.
+    # The record's fields and the values its page offers (corrections.selectors: a search finds the
+    # others on the form's own page); static/js/correction-picker.js adds a filter box over them.
     target = forms.ChoiceField(
         label="What should change?", widget=OptionsSelect(attrs={"class": "filterable", "data-filter-label": "Filter"})
     )

@@ -5,15 +5,19 @@ value is written by `corrections.services`)."""
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeAlias
 
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from common.numbers import is_number_field, refuse_other_digits
+from common.versions import version_current
 from records.models import (
     BaselineRole,
     Configuration,
@@ -258,6 +262,78 @@ def page_choices(record: Target, *, values_up_to: int | None = None) -> list[tup
         for stable_id, value, unit, task, short_name, name in results
     ]
     return choices
+
+
+#: The values a search on the form's own page lists at most: a few KB, whatever the record holds.
+FOUND_VALUES_MAX = 50
+FIND_MAX = 100  # characters of a search
+
+
+@dataclass(frozen=True)
+class FormChoices:
+    """The options of the form's own page: the record's fields, the value a link chose, and the
+    values a search found (at most FOUND_VALUES_MAX of `found`)."""
+
+    choices: list[tuple[str, str]]
+    find: str
+    found: int
+
+
+def form_choices(record: Target, *, find: str = "", chosen: str = "") -> FormChoices:
+    """What the form's own page offers: the record's own fields; the value `chosen` names when it
+    is one of the record's (a value's link, or the one a reader sent); and the values whose task,
+    configuration or unit contain every word of `find`, ordered by task then configuration. Never
+    every value: a protocol may hold 10,000. Cached a catalogue version."""
+    find = " ".join(find.split())[:FIND_MAX]
+    key = (
+        "correction-choices:"
+        + hashlib.sha256(
+            f"{version_current().number}\n{target_type_of(record)}:{record.stable_id}\n{find}\n{chosen}".encode()
+        ).hexdigest()
+    )
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    choices = page_choices(record, values_up_to=0)
+    of_record = _results_of(record)
+    found = 0
+    if of_record is not None:
+        columns = (
+            "stable_id",
+            "value",
+            "unit",
+            "evaluation__dataset__name",
+            "evaluation__configuration__short_name",
+            "evaluation__configuration__name",
+        )
+        order = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
+        picked: list[tuple[str, Decimal, str, str, str, str]] = []
+        target_type, _, rest = chosen.partition(":")
+        chosen_id, _, chosen_field = rest.partition(":")
+        if target_type == "result" and chosen_field == "value" and chosen_id:
+            picked = list(of_record.filter(stable_id=chosen_id).values_list(*columns))
+        if find:
+            matching = of_record
+            for word in find.split():
+                matching = matching.filter(
+                    Q(evaluation__dataset__name__icontains=word)
+                    | Q(evaluation__configuration__short_name__icontains=word)
+                    | Q(evaluation__configuration__name__icontains=word)
+                    | Q(unit__icontains=word)
+                )
+            found = matching.count()
+            picked += [
+                row
+                for row in matching.order_by(*order).values_list(*columns)[:FOUND_VALUES_MAX]
+                if not picked or row[0] != picked[0][0]
+            ]
+        choices += [
+            (value_target(stable_id), result_label(task=task, configuration=short_name or name, value=value, unit=unit))
+            for stable_id, value, unit, task, short_name, name in picked
+        ]
+    answer = FormChoices(choices=choices, find=find, found=found)
+    cache.set(key, answer, 600)
+    return answer
 
 
 def value_target(result_stable_id: str) -> str:

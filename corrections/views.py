@@ -43,7 +43,8 @@ def _chosen_record_reference(chosen: str) -> str:
 def correction_new(request):
     """The form on a page of its own: a record's (`?record=type:id`), with what should change chosen
     when a link says so (`?target=type:id:field`, or a value's link, `?value=<result id>`: the record
-    is then the value's protocol)."""
+    is then the value's protocol). It offers the record's fields and the chosen value; other values
+    are found by a search (`?find=<words>`, corrections.selectors.form_choices), never all listed."""
     reference = (request.POST.get("record") or request.GET.get("record") or "")[:200]
     chosen = ""
     if request.method != "POST":
@@ -52,13 +53,23 @@ def correction_new(request):
     if chosen and not reference:
         reference = _chosen_record_reference(chosen)
     page_record = _page_record(reference)
-    choices = selectors.page_choices(page_record)
+    posted = request.POST.get("target", "")[:300] if request.method == "POST" else ""
+    offered = selectors.form_choices(page_record, find=request.GET.get("find", ""), chosen=posted or chosen)
     initial = {"record": reference}
-    chosen_missing = bool(chosen) and chosen not in dict(choices)
+    chosen_missing = bool(chosen) and chosen not in dict(offered.choices)
     if chosen and not chosen_missing:
         initial["target"] = chosen
-    form = CorrectionForm(request.POST or None, choices=choices, initial=initial)
-    context = {"form": form, "page_record": page_record, "chosen_missing": chosen_missing}
+    form = CorrectionForm(request.POST or None, choices=offered.choices, initial=initial)
+    context = {
+        "form": form,
+        "page_record": page_record,
+        "chosen_missing": chosen_missing,
+        "reference": reference,
+        "find": offered.find,
+        "found": offered.found,
+        "found_max": selectors.FOUND_VALUES_MAX,
+        "searchable": selectors.value_count(page_record) > 0,
+    }
     if request.method == "POST" and form.is_valid():
         target_type, stable_id, field_name = parse_target(form.cleaned_data["target"])
         target = selectors.resolve(target_type, stable_id)

@@ -307,7 +307,7 @@ def _build(claimed: Claim) -> None:
     progress = Progress(
         release.pk, token, catalogue_rows.table_row_counts(), sorted_here=not catalogue_rows.reads_in_key_order()
     )
-    against = selectors.latest_built()  # the change list's earlier release: the newest whose files are here
+    against = selectors.latest_published()  # the previous release, wherever it was built: counts and change list
     result, watermark, memberships = _export(release, token, staging, progress, against)
 
     progress.report("validating the bag", 92, force=True)
@@ -349,7 +349,7 @@ def _export(
     the derived ones; its change list against `against`. Inside a caller's transaction (a test's) the
     view is that transaction's, and a pass during which the watermark moved is exported again."""
     chunk = conf.chunk_rows()
-    previous = selectors.latest_published()
+    previous = against
     output = staging / "release"
     with catalogue_snapshot() as writes:
         progress.writes = writes
@@ -432,10 +432,10 @@ def _publish(
             raise BuildSuperseded()
         release = Release.objects.select_for_update().get(pk=release_pk)
         _refuse_unchanged(result.release_id, payload_sha256)
-        newest_built = selectors.latest_built()
-        if newest_built != against:
+        newest = selectors.latest_published()
+        if newest != against:
             raise BuildFailed(
-                f"release {newest_built.release_id if newest_built else None} was published while this one was built: "
+                f"release {newest.release_id if newest else None} was published while this one was built: "
                 "its change list is out of date; cut again"
             )
         ReleaseFile.objects.bulk_create(
@@ -447,7 +447,7 @@ def _publish(
         stored = ReleaseRecord.objects.filter(release=release).count()
         if stored != memberships.count:
             raise BuildFailed(f"{stored} memberships are stored for the {memberships.count} records exported")
-        previous = selectors.latest_published()
+        previous = newest
         format_version = catalogue_rows.FORMAT_VERSION
         changes = memberships.changes(
             release=release, previous=previous, format_version=format_version

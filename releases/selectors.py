@@ -253,20 +253,23 @@ def membership_matches(*, release_pk: int, previous_pk: int, record_type: str | 
     them the previous release has too, and how many of those with another digest. One pass over the
     release's memberships, each looked up in the previous release's (one statement)."""
     theirs = ReleaseRecord.objects.filter(release_id=previous_pk, record_type__in=catalogue_rows.RECORD_TYPES)
-    their_digest = theirs.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id")).values(
-        "content_sha256"
-    )[:1]
+    same = theirs.filter(record_type=OuterRef("record_type"), stable_id=OuterRef("stable_id"))
     mine = ReleaseRecord.objects.filter(release_id=release_pk)
     if record_type is not None:
         mine = mine.filter(record_type=record_type)
+    # Held by both is a membership of the same record; changed, a digest of both that differs (a
+    # release recorded from elsewhere has no digests: its records are held, their changes unknown).
     matched = (
         mine.order_by()
-        .annotate(their_digest=Subquery(their_digest))
+        .annotate(held=Exists(same), their_digest=Subquery(same.values("content_sha256")[:1]))
         .values("record_type")
         .annotate(
             n=Count("id"),
-            kept=Count("their_digest"),
-            changed=Count("id", filter=Q(their_digest__isnull=False) & ~Q(their_digest=F("content_sha256"))),
+            kept=Count("id", filter=Q(held=True)),
+            changed=Count(
+                "id",
+                filter=Q(their_digest__isnull=False) & ~Q(their_digest="") & ~Q(their_digest=F("content_sha256")),
+            ),
         )
         .values_list("record_type", "n", "kept", "changed")
     )

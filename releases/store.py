@@ -38,10 +38,17 @@ def release_directory(release_id: str) -> Path:
 
 
 def earlier_release(release: Release | None) -> EarlierRelease:
-    """What a bundle's change list compares with: `release`'s installed bag (none: every row is added)."""
+    """What a bundle's change list compares with: `release`'s installed bag (no release: every row is
+    added). A release recorded from elsewhere is compared with its bag where one was put here
+    (RELEASES_DIR/<id>/<id>), and otherwise named with no rows compared."""
     if release is None or release.release_id is None:
         return EarlierRelease()
-    return EarlierRelease(release_id=release.release_id, bag=release_directory(release.release_id) / release.release_id)
+    bag = release_directory(release.release_id) / release.release_id
+    if release.is_external and not bag.is_dir():
+        return EarlierRelease(
+            release_id=release.release_id
+        )  # published elsewhere, its files not here: rows not compared
+    return EarlierRelease(release_id=release.release_id, bag=bag)
 
 
 def release_file_path(release: Release, name: str) -> Path:

@@ -75,7 +75,8 @@ CHANGES = TableSpec(
 @dataclass(frozen=True)
 class EarlierRelease:
     """The release the change list compares with: its id and its bag folder; None for both when there is
-    none (every row is added)."""
+    none (every row is added); an id without a bag names a release whose files are not held here (a
+    release published elsewhere): no row is compared or listed."""
 
     release_id: str | None = None
     bag: Path | None = None
@@ -103,7 +104,8 @@ def write_changes(
     path in the bag) against `earlier` and its data package; their infos. Raises BundleError when an
     earlier file does not match its manifest."""
     previous = _earlier_tables(earlier)
-    current = {spec.name: _current_table(bag, spec, sha256) for spec in tables}
+    compared = earlier.release_id is None or earlier.bag is not None
+    current = {spec.name: _current_table(bag, spec, sha256) for spec in tables} if compared else {}
     target = bag / CHANGES_CSV
     target.parent.mkdir(parents=True, exist_ok=True)
     with hashed_file(target) as sink:
@@ -122,11 +124,15 @@ def write_changes(
                     text.truncate()
         sink.write(text.getvalue().encode("utf-8"))
         changes = sink.info(CHANGES_CSV)
-    against = (
-        f"Changes against release {earlier.release_id}."
-        if earlier.release_id
-        else "No earlier release: every row is added."
-    )
+    if not compared:
+        against = (
+            f"Release {earlier.release_id} came before; its files are not held here, so no row is compared "
+            "with it and none is listed (the release's record counts compare the records it holds)."
+        )
+    elif earlier.release_id:
+        against = f"Changes against release {earlier.release_id}."
+    else:
+        against = "No earlier release: every row is added."
     descriptor = {
         "profile": "data-package",
         "name": "changes",

@@ -1,6 +1,6 @@
-/* The correction form's "what should change?" list holds every value of the record (270 on a
-   large protocol page): a filter box before it hides the options that do not contain every word
-   typed (task, model, value, unit). Without this script the full list works as it is. */
+/* The correction form's "what should change?" list (the record's fields, the values a link chose
+   or a search found): a filter box before it hides the options that do not contain every word
+   typed (task, model, value, unit). Without this script the list works as it is. */
 (function () {
   "use strict";
   function words(text) {

@@ -1,5 +1,7 @@
-"""The correction form reaches every value of a record: its picker names each by task, configuration,
-value and unit, without a cap, and each value on a page links to the form with that value chosen."""
+"""The correction form reaches every value of a record: a search on its own page finds values by
+task, configuration or unit (a few KB whatever the record holds, never every value listed), each
+named by task, configuration, value and unit, and each value on a page links to the form with that
+value chosen."""
 
 from __future__ import annotations
 
@@ -52,17 +54,35 @@ def options(html: str) -> list[tuple[str, str, bool]]:
     ]
 
 
-def test_the_protocol_form_offers_every_value_named_by_task_configuration_value_and_unit(client, suite):
+def test_the_protocol_form_lists_no_value_until_a_search_finds_them_named_by_task_configuration_value_and_unit(
+    client, suite
+):
     protocol, results = suite
-    response = client.get(reverse("corrections:correction-new"), {"record": f"protocol:{protocol.stable_id}"})
+    url = reverse("corrections:correction-new")
+    response = client.get(url, {"record": f"protocol:{protocol.stable_id}"})
     assert response.status_code == 200
-    values = [(value, label) for value, label, _ in options(response.content.decode()) if value.startswith("result:")]
-    assert len(values) == len(results) == 270  # no cap at 200
-    assert {value for value, _ in values} == {f"result:{r.stable_id}:value" for r in results}
-    last = results[-1]  # the 270th, beyond where the list used to stop
-    assert (f"result:{last.stable_id}:value", "value of Config 29 on Task 08 (829.5 MCC x 100)") in values
-    assert [label.split(" on ")[1][:7] for _, label in values] == sorted(
-        label.split(" on ")[1][:7] for _, label in values
+    html = response.content.decode()
+    assert not [value for value, _, _ in options(html) if value.startswith("result:")]
+    assert len(response.content) < 20_000 and 'id="find"' in html  # a few KB, and the search box
+    found = client.get(url, {"record": f"protocol:{protocol.stable_id}", "find": "task 08 config 2"})
+    values = [(value, label) for value, label, _ in options(found.content.decode()) if value.startswith("result:")]
+    expected = {  # every word in the task's, the configuration's or the unit's name
+        f"result:{r.stable_id}:value"
+        for r in results
+        if all(
+            word in f"{r.evaluation.dataset.name} {r.evaluation.configuration.name} {r.unit}".lower()
+            for word in ("task", "08", "config", "2")
+        )
+    }
+    assert {value for value, _ in values} == expected and len(expected) == 13
+    assert (f"result:{results[-1].stable_id}:value", "value of Config 29 on Task 08 (829.5 MCC x 100)") in values
+    assert "13 values match" in found.content.decode()
+    many = client.get(url, {"record": f"protocol:{protocol.stable_id}", "find": "config"})
+    assert len([v for v, _, _ in options(many.content.decode()) if v.startswith("result:")]) == 50
+    assert "270 values match “config”: the first 50" in many.content.decode() and len(many.content) < 30_000
+    assert (
+        "No value matches"
+        in client.get(url, {"record": f"protocol:{protocol.stable_id}", "find": "zzz"}).content.decode()
     )
 
 
@@ -134,7 +154,7 @@ def test_a_link_to_a_value_no_longer_on_the_record_says_so_and_offers_the_list(c
     assert response.status_code == 400
     html = response.content.decode()
     assert "not on this record any more" in html
-    assert len(options(html)) > 270 and not any(selected for _, _, selected in options(html))
+    assert options(html) and not any(selected for _, _, selected in options(html))
 
 
 @pytest.mark.parametrize("target", ["result:not-a-result:value", "nothing", "planet:x:value"])
