@@ -86,6 +86,10 @@ def rss_kib() -> int:
 # ------------------------------------------------------------------ seeding
 
 
+def bench_value(evaluation: int, result: int) -> Decimal:
+    return Decimal(evaluation % 997) + Decimal(result) / Decimal(8)
+
+
 def grow_catalogue(results: int) -> None:
     """Add rows until the catalogue holds `results` results (bulk inserts, proposed records)."""
     have = Result.objects.count()
@@ -163,7 +167,9 @@ def grow_catalogue(results: int) -> None:
                     reading_method="table",
                     source_id=source_ids[f"bench-source-{i * RESULTS_PER_EVALUATION // RESULTS_PER_PROTOCOL}"],
                     source_locator=f"Table {i % 7 + 1}, row {i % 40 + 1}",
-                    quote=f'The model reached {i % 97}.5 minutes, "as reported", in run {i}.',
+                    # the quote prints its results' values, as a table row's does (the value-and-quote check)
+                    quote=f"The model reached {', '.join(str(bench_value(i, j)) for j in range(RESULTS_PER_EVALUATION))} "
+                    f'minutes, "as reported", in run {i}.',
                 )
                 for i in range(first, last)
             ]
@@ -178,9 +184,9 @@ def grow_catalogue(results: int) -> None:
                 Result(
                     stable_id=f"bench-result-{i}-{j}",
                     evaluation_id=evaluation_ids[f"bench-evaluation-{i}"],
-                    value=Decimal(i % 997) + Decimal(j) / Decimal(8),
+                    value=bench_value(i, j),
                     unit="minute",
-                    printed_value=f"{i % 997} min",
+                    printed_value=f"{bench_value(i, j)} min",
                 )
                 for i in range(first, last)
                 for j in range(RESULTS_PER_EVALUATION)

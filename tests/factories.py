@@ -22,7 +22,6 @@ from records.models import (
     Work,
     alias_key,
 )
-from records.values import quote_value_problem
 from releases.models import Release, ReleaseBuild
 
 
@@ -112,7 +111,8 @@ class EvaluationFactory(factory.django.DjangoModelFactory):
     reading_method = ReadingMethod.TABLE
     source = factory.SelfAttribute("protocol.source")
     source_locator = "Table 1"
-    quote = "The quoted sentence."
+    # No quote unless a test gives one: a quote must print its results' values (records.values).
+    quote = ""
 
 
 class ResultFactory(factory.django.DjangoModelFactory):
@@ -124,21 +124,6 @@ class ResultFactory(factory.django.DjangoModelFactory):
     value = Decimal("1")
     unit = factory.SelfAttribute("evaluation.protocol.metric_unit")
     printed_value = factory.LazyAttribute(lambda o: f"{o.value}")
-
-    @factory.post_generation
-    def quoted(self, create: bool, extracted: object, **kwargs: object) -> None:
-        """The evaluation's quote prints the value, as a table row's quote prints its cells (the
-        value-and-quote check); `quoted=False` leaves the quote as it is."""
-        evaluation = self.evaluation
-        if (
-            not create
-            or extracted is False
-            or not evaluation.quote
-            or not quote_value_problem(value=Decimal(str(self.value)), quote=evaluation.quote)
-        ):
-            return
-        evaluation.quote = f"{evaluation.quote} {self.printed_value}"
-        Evaluation.objects.filter(pk=evaluation.pk).update(quote=evaluation.quote)
 
 
 def release_with_build(

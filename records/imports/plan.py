@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -26,6 +27,7 @@ from records.imports.merge import document_state, merge_fields
 from records.imports.validation import document_entries
 from records.models import Evaluation, ImportSnapshot, Result, Source
 from records.services import errors_by_field
+from records.values import printed_value_problem
 
 Progress = Callable[[int, int], None]
 CHUNK = 2000  # stable ids per IN (...) query: under every backend's limit of parameters
@@ -320,7 +322,12 @@ def _quote_errors(records: list[PlannedRecord]) -> list[dict[str, str]]:
         )
         if evaluation is None or not (item.created or item.changed or requoted):
             continue
-        problem = _as_planned(item).quote_problem(evaluation=evaluation)
+        result = _as_planned(item)
+        if not isinstance(result.value, Decimal) or printed_value_problem(
+            value=result.value, printed=result.printed_value or ""
+        ):
+            continue  # the printed-value check reports this value already
+        problem = result.quote_problem(evaluation=evaluation)
         if problem:
             errors.append(
                 {

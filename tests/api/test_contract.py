@@ -47,7 +47,7 @@ def test_it_lists_the_available_transitions_as_one_array_as_the_schema_says(toke
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["type"] == "array"
     assert [p["name"] for p in operation["parameters"]] == ["evaluation_id"]
     answer = token_client("curator").get(f"/api/v1/evaluations/{evaluation.stable_id}/transitions/").json()
-    assert [transition["name"] for transition in answer] == ["check_source"]
+    assert [transition["name"] for transition in answer] == ["check_source", "refuse"]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,9 @@ RESULT = "nt-500m-ia3-finetune-runtime-dalla-torre-2025-runtime"
 
 def test_a_json_number_keeps_its_digits_for_an_exact_value_and_is_a_float_to_other_fields(seeded, token_client):
     api = token_client("curator")
-    body = '{"value": 20.0, "printed_value": "20.0 min", "num_runs": 3}'
+    body = (
+        '{"value": 20.0, "printed_value": "20.0 min", "num_runs": 3, "quote_mismatch_reason": "Table 3 prints 20.0."}'
+    )
     response = api.patch(f"/api/v1/results/{RESULT}/", body, content_type="application/json")
     assert response.status_code == 200, response.json()
     assert response.json()["value"] == "20.0" and exact_text(Result.objects.get(stable_id=RESULT).value) == "20.0"

@@ -55,6 +55,7 @@ def test_it_serves_the_seed_evaluation_with_results_review_state_concern_locator
             "uncertainty_level": None,
             "num_runs": None,
             "relation": "absolute",
+            "quote_mismatch_reason": "",
             "reference_configuration_id": None,
         }
     ]

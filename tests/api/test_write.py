@@ -145,7 +145,7 @@ def test_the_transition_endpoint_answers_409_403_and_400_as_documented(token_cli
     evaluation = EvaluationFactory()
     url = f"/api/v1/evaluations/{evaluation.stable_id}/transitions/"
     curator = token_client("curator")
-    assert [t["name"] for t in curator.get(url).json()] == ["check_source"]
+    assert [t["name"] for t in curator.get(url).json()] == ["check_source", "refuse"]
     assert (
         curator.post(url, {"transition": "check_source", "expected_state": "proposed"}, format="json").status_code
         == 200

@@ -17,7 +17,7 @@ from tests.helpers import apply_transitions
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-QUOTE = "Table 2 reports the runtime.\nEach run used one A100 GPU.\n\nTimes are means over three runs."
+QUOTE = "Table 2 reports the runtime: 1 h.\nEach run used one A100 GPU.\n\nTimes are means over three runs."
 
 
 def _source_checked_evaluation() -> Evaluation:

@@ -20,6 +20,7 @@ def document_with_results(extra: int) -> dict:
         result["stable_id"] = f"{first['stable_id']}-{index}"
         result["value"] = f"{20 + index}.50"
         result["printed_value"] = f"{20 + index}.50 min"
+        result["quote_mismatch_reason"] = "Grown by the tests: a value the seed's quote does not print."
         results.append(result)
     return document
 

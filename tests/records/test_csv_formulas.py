@@ -25,7 +25,7 @@ FORMULAS = {
     "setup": "+cmd|' /C calc'!A0",
     "aggregation": "-2+3+cmd|' /C calc'!A0",
     "concern": "@SUM(1+1)*cmd|' /C calc'!A0",
-    "quote": "\t=1+1",
+    "quote": "\t=1+1 lasted 20 min and 50 min",  # it prints the seed's values
 }
 
 

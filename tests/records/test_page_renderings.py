@@ -124,6 +124,7 @@ def mixed_protocol() -> None:
             value=Decimal(50 + index) + Decimal("0.10"),
             unit="percent",
             printed_value=f"{50 + index}.10",
+            quote_mismatch_reason="The quote rounds it; the table prints two places.",
         )
         if index % 4 == 1:
             result.uncertainty_kind = "sd"

@@ -24,7 +24,7 @@ def test_it_offers_buttons_for_the_legal_transitions_only(client, curator):
     evaluation = EvaluationFactory()
     client.force_login(curator)
     change = reverse("admin:records_evaluation_change", args=[evaluation.pk])
-    assert buttons(client.get(change)) == ["check_source"]
+    assert buttons(client.get(change)) == ["check_source", "refuse"]
     apply_transitions(evaluation, "check_source")
     assert buttons(client.get(change)) == ["exclude", "reopen"]
     apply_transitions(evaluation, "exclude")
