@@ -221,6 +221,11 @@ def _results_of(record: Target) -> QuerySet[Result] | None:
     return None
 
 
+def offers_values(record: Target) -> bool:
+    """Whether a record's form offers values (a protocol's or an evaluation's): its page has a search."""
+    return _results_of(record) is not None
+
+
 def value_count(record: Target) -> int:
     """How many values a record's form offers (one query; a protocol's from its summary, which its
     page reads too)."""

@@ -68,7 +68,7 @@ def correction_new(request):
         "find": offered.find,
         "found": offered.found,
         "found_max": selectors.FOUND_VALUES_MAX,
-        "searchable": selectors.value_count(page_record) > 0,
+        "searchable": selectors.offers_values(page_record),
     }
     if request.method == "POST" and form.is_valid():
         target_type, stable_id, field_name = parse_target(form.cleaned_data["target"])

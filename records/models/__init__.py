@@ -43,15 +43,8 @@ from records.models.catalogue import (
     validate_doi,
     validate_partial_date,
 )
-from records.models.evidence import (
-    QUOTED_READINGS,
-    Evaluation,
-    EvidenceRow,
-    Result,
-    comparable_q,
-    evaluation_comparable,
-    quote_problem_of,
-)
+from records.models.evidence import Evaluation, Result
+from records.models.evidence_rules import QUOTED_READINGS, comparable_q, evaluation_comparable, quote_problem_of
 from records.models.identity import (
     GenomicModel,
     ModelAlias,
@@ -70,6 +63,7 @@ from records.models.import_jobs import (
 )
 from records.models.search import SearchEntry, SearchKind
 from records.models.snapshots import ImportSnapshot
+from records.models.statements import EvidenceRow
 from records.models.summary import ProtocolChanges, ProtocolSummary
 
 __all__ = [

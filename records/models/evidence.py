@@ -15,7 +15,6 @@ from common.history import AuditHistory
 from records.fields import ExactDecimalField
 from records.models.base import (
     CuratedModel,
-    EvidenceSupport,
     MeasuredBy,
     ReadingMethod,
     Relation,
@@ -25,9 +24,10 @@ from records.models.base import (
     api_list_indexes,
 )
 from records.models.catalogue import Configuration, Dataset, Protocol, Source
+from records.models.evidence_rules import evaluation_comparable, quote_problem_of
 from records.rules import count_off_unit, unit_problem
-from records.values import display, exact_text, printed_spread, printed_value_problem, quote_value_problem
-from reviews.models import Reviewable, ReviewState
+from records.values import display, exact_text, printed_spread, printed_value_problem
+from reviews.models import Reviewable
 
 
 class Evaluation(CuratedModel, Reviewable):
@@ -295,40 +295,6 @@ class Evaluation(CuratedModel, Reviewable):
         )
 
 
-def evaluation_comparable(*, review_state: str, original_state: str | None, different_measurement: str) -> bool:
-    """Whether an evaluation enters comparisons: source checked, a measurement of what its protocol
-    states (not a different one: another shape, task or step count), and, when it repeats another
-    source's measurement, only while that original is unchecked. A checked original is compared
-    itself (the measurement counts once); an excluded one keeps its copies out too (the exclusion
-    is the measurement's). The API's filter (`comparable_q`), the release and the pages use this rule."""
-    return (
-        review_state == ReviewState.SOURCE_CHECKED
-        and not different_measurement
-        and original_state in (None, ReviewState.PROPOSED)
-    )
-
-
-# Values read from words (a sentence, a table cell, a figure's label) are checked against the quote;
-# a digitised plot's and a job report's are not printed in one.
-QUOTED_READINGS = frozenset({ReadingMethod.TEXT, ReadingMethod.TABLE, ReadingMethod.FIGURE_LABEL})
-
-
-def quote_problem_of(result: Result, *, evaluation: Evaluation) -> str:
-    """How `evaluation`'s quote contradicts the result's value, or "" (no quote, a reading that
-    prints no value, or a quote that prints it); a contradiction is reported whether or not the
-    result records a reason for it."""
-    if evaluation.reading_method not in QUOTED_READINGS or not isinstance(result.value, Decimal):
-        return ""
-    return quote_value_problem(value=result.value, quote=evaluation.quote or "")
-
-
-def comparable_q(prefix: str = "") -> Q:
-    """`evaluation_comparable` as a query condition on evaluations (or on `<prefix>` evaluations)."""
-    return Q(**{f"{prefix}review_state": ReviewState.SOURCE_CHECKED, f"{prefix}different_measurement": ""}) & (
-        Q(**{f"{prefix}repeats__isnull": True}) | Q(**{f"{prefix}repeats__review_state": ReviewState.PROPOSED})
-    )
-
-
 class Result(CuratedModel):
     """One metric row of an evaluation, in its protocol's unit (a trigger keeps them equal).
 
@@ -528,34 +494,3 @@ class Result(CuratedModel):
     def display_value(self) -> str:
         """The exact value with its printed digits, for readers (0.410, 3.00 × 10¹¹)."""
         return display(self.value)
-
-
-class EvidenceRow(CuratedModel, Reviewable):
-    protocol = models.ForeignKey(Protocol, on_delete=models.PROTECT, related_name="evidence_rows")
-    evaluation = models.ForeignKey(
-        Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="evidence_rows"
-    )
-    property_name = models.CharField(max_length=100, help_text="The field the statement is about, e.g. metric.")
-    statement = models.TextField()
-    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="evidence_rows")
-    locator = models.CharField(max_length=500)
-    quote = models.TextField(blank=True)
-    support = models.CharField(max_length=20, choices=EvidenceSupport.choices, default=EvidenceSupport.VERIFIES_FIELD)
-    history = AuditHistory()
-
-    class Meta:
-        ordering = ["protocol_id", "property_name", "stable_id"]
-        indexes = api_list_indexes("evidencerow")
-        constraints = [
-            _non_empty("stable_id", "evidencerow"),
-            _non_empty("statement", "evidencerow"),
-            _check(
-                Q(support__in=EvidenceSupport.values),
-                name="evidencerow_support_valid",
-                field="support",
-                message="Unknown kind of support.",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.property_name}: {self.statement[:60]}"
