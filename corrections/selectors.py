@@ -235,6 +235,19 @@ def value_count(record: Target) -> int:
     return 0 if results is None else results.count()
 
 
+# A value as the pickers read it (stable id, value, unit, task, configuration's short and full
+# name), in the order they list values: by task, then configuration.
+VALUE_COLUMNS = (
+    "stable_id",
+    "value",
+    "unit",
+    "evaluation__dataset__name",
+    "evaluation__configuration__short_name",
+    "evaluation__configuration__name",
+)
+VALUE_ORDER = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
+
+
 def page_choices(record: Target, *, values_up_to: int | None = None) -> list[tuple[str, str]]:
     """The options of a record's "what should change?" select: (type:stable_id:field, label).
 
@@ -247,15 +260,7 @@ def page_choices(record: Target, *, values_up_to: int | None = None) -> list[tup
     choices = [(f"{kind}:{record.stable_id}:", f"this {record._meta.verbose_name} as a whole")]
     choices += [(f"{kind}:{record.stable_id}:{name}", label) for name, label in CORRECTABLE_FIELDS[kind]]
     results: Iterable[tuple[str, Decimal, str, str, str, str]]
-    columns = (
-        "stable_id",
-        "value",
-        "unit",
-        "evaluation__dataset__name",
-        "evaluation__configuration__short_name",
-        "evaluation__configuration__name",
-    )
-    order = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
+    columns, order = VALUE_COLUMNS, VALUE_ORDER
     of_record = _results_of(record)
     results = []
     if of_record is not None and values_up_to != 0:
@@ -303,15 +308,7 @@ def form_choices(record: Target, *, find: str = "", chosen: str = "") -> FormCho
     of_record = _results_of(record)
     found = 0
     if of_record is not None:
-        columns = (
-            "stable_id",
-            "value",
-            "unit",
-            "evaluation__dataset__name",
-            "evaluation__configuration__short_name",
-            "evaluation__configuration__name",
-        )
-        order = ("evaluation__dataset__name", "evaluation__configuration__name", "stable_id")
+        columns, order = VALUE_COLUMNS, VALUE_ORDER
         picked: list[tuple[str, Decimal, str, str, str, str]] = []
         target_type, _, rest = chosen.partition(":")
         chosen_id, _, chosen_field = rest.partition(":")
