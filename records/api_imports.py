@@ -29,6 +29,7 @@ from records.import_jobs import (
     import_job_visible,
     inline_max_records,
 )
+from records.imports.validation import envelope_errors
 
 BACKGROUND_PARAMETER = OpenApiParameter(
     "background",
@@ -94,6 +95,16 @@ def background_answer(*, request: Request, raw: bytes, dry_run: bool) -> Respons
     asked = query_boolean(request.query_params.get("background", "")) or False
     if not asked and import_document_size(request.data) <= inline_max_records():
         return None
+    outside = (
+        envelope_errors(request.data)
+        if isinstance(request.data, dict)
+        else [{"path": "document", "message": "must be a JSON object"}]
+    )
+    if outside:  # not an import document at all: refused now, not queued
+        return Response(
+            {"detail": "the document is invalid; nothing was queued", "errors": outside},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     try:
         job = import_job_enqueue(
             document_text=raw.decode("utf-8"),

@@ -38,17 +38,24 @@ def parse_document(document: Any) -> list[Entry]:
     return entries
 
 
-def document_entries(document: Any) -> tuple[list[Entry], list[dict[str, str]]]:
-    """The document's entries in dependency order and every problem its checks find, each named by
-    its path (the entries are there, as far as they could be read, even when there are problems)."""
-    errors: list[dict[str, str]] = []
-    if not isinstance(document, dict):
-        raise ImportInvalid([{"path": "document", "message": "must be a JSON object"}])
+def envelope_errors(document: dict) -> list[dict[str, str]]:
+    """What is wrong with the document's outside (its format and version, a section it does not
+    know): checked before an import is queued as a job, and again with everything else."""
+    errors = []
     if document.get("format") != FORMAT_NAME or document.get("version") != FORMAT_VERSION:
         errors.append({"path": "format", "message": f"must be format {FORMAT_NAME!r} version {FORMAT_VERSION}"})
     known = DOCUMENT_KEYS | set(SECTION_BY_KEY) - {"baseline_roles", "results"}
     for key in sorted(set(document) - known):
         errors.append({"path": key, "message": "unknown section"})
+    return errors
+
+
+def document_entries(document: Any) -> tuple[list[Entry], list[dict[str, str]]]:
+    """The document's entries in dependency order and every problem its checks find, each named by
+    its path (the entries are there, as far as they could be read, even when there are problems)."""
+    if not isinstance(document, dict):
+        raise ImportInvalid([{"path": "document", "message": "must be a JSON object"}])
+    errors = envelope_errors(document)
     notes = document.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
         errors.append({"path": "notes", "message": "must be a list of texts"})

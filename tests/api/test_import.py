@@ -262,3 +262,14 @@ def test_the_command_imports_a_file_and_refuses_a_non_curator(make_user, tmp_pat
     broken.write_text("{")
     with pytest.raises(CommandError, match="not valid JSON"):
         call_command("import_records", str(broken), "--user", "importer")
+
+
+def test_a_background_import_of_something_that_is_no_import_document_is_refused_at_once(token_client):
+    from records.models import ImportJob
+
+    response = token_client("curator").post(
+        "/api/v1/imports/?background=1", {"format": "x", "planets": []}, format="json"
+    )
+    assert response.status_code == 400
+    assert {error["path"] for error in response.json()["errors"]} == {"format", "planets"}
+    assert not ImportJob.objects.exists()  # nothing queued
