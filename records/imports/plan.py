@@ -295,6 +295,11 @@ def _as_planned(item: PlannedRecord) -> Any:
     return record
 
 
+def _requoted(item: PlannedRecord) -> bool:
+    """Whether the plan changes what an evaluation's values are checked against."""
+    return bool({"quote", "reading_method"} & set(item.changed))
+
+
 def _quote_errors(records: list[PlannedRecord]) -> list[dict[str, str]]:
     """The value-and-quote check (records.models.evidence) on the plan as a whole: each new or changed
     result against its evaluation's quote as the plan leaves it (the document's or the stored one),
@@ -316,10 +321,9 @@ def _quote_errors(records: list[PlannedRecord]) -> list[dict[str, str]]:
         if not isinstance(item.record, Result):
             continue
         in_document.add(item.entry.stable_id)
-        evaluation = evaluation_of(item.entry.references.get("evaluation", ""))
-        requoted = item.entry.references.get("evaluation", "") in evaluations and {"quote", "reading_method"} & set(
-            evaluations[item.entry.references.get("evaluation", "")].changed
-        )
+        owner = item.entry.references.get("evaluation", "")
+        evaluation = evaluation_of(owner)
+        requoted = owner in evaluations and _requoted(evaluations[owner])
         if evaluation is None or not (item.created or item.changed or requoted):
             continue
         result = _as_planned(item)
@@ -336,7 +340,7 @@ def _quote_errors(records: list[PlannedRecord]) -> list[dict[str, str]]:
                 }
             )
     for stable_id, item in evaluations.items():
-        if item.created or not {"quote", "reading_method"} & set(item.changed):
+        if item.created or not _requoted(item):
             continue
         evaluation = evaluation_of(stable_id)
         for result in Result.objects.filter(evaluation_id=item.record.pk).exclude(stable_id__in=in_document):
