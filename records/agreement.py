@@ -1,37 +1,19 @@
 """Evidence across papers: one measurement however often it is printed, rankings of a task across
-protocols, and whether independent measurements of a model on a task agree.
-
-The rules, as the model and task pages state them (AGREEMENT_RULE):
+protocols, and whether independent measurements of a model on a task agree, by the evidence rules
+(records.rules.evidence, which states them): this module reads the rows and groups them.
 
 - **Same task.** A task and the tasks a source says are the same data (TaskEquivalence, followed
   transitively) are one task family.
-- **Same quantity.** Results of one metric (the protocol's `metric_short_name`) compare across
-  protocols once put on one scale: a unit "<name> x 100" or "%" is divided by 100. Only absolute
-  results compare (a ratio or difference has its own reference).
-- **Same measurement.** Rows that print one measurement count once: a repeat with its original
-  (`repeats`); a copy (`original_source`, `original_citation`) with the original and the other
-  copies of it for the same model, task family and metric; and every row of one work (its versions)
-  for the same model, task family and metric. Of these the most precise printing is compared
-  (the most digits on the common scale: 0.549±0.056 before the figure label 0.55), then one with a
-  stated spread, then a source-checked one.
-- **Verdict** for a model (or, when a configuration names no model, the configuration) on a task
-  family and metric, over its measurements in every review state but "a different measurement":
-  one measurement: *single measurement*; all by the model's own authors: *self-reported only*;
-  otherwise *consistent* when every two values are within their stated spreads (the sum of both
-  ± figures) or, where a value has none, within the tolerance (AGREEMENT_TOLERANCE of the larger
-  value, or the one ± figure given if larger), each widened by half a unit of its last printed
-  digit; else *conflicting*.
-- **Tied within reported spread.** A best mark whose runner-up lies within the best value's own
-  stated spread says so.
+- **Same quantity.** Results of one metric compare across protocols once put on one scale
+  (the protocol's `comparison_key` and `scale_factor`, records.rules.units). Only absolute results
+  compare (a ratio or difference has its own reference).
 """
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
+from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
 
@@ -42,129 +24,42 @@ from records.models import (
     Direction,
     Evaluation,
     GenomicModel,
-    MeasuredBy,
     Protocol,
     Relation,
     Result,
+    Scale,
     TaskEquivalence,
 )
-from records.works import title_key
-from reviews.models import EXCLUDED_STATES, ReviewState
-
-AGREEMENT_TOLERANCE = Decimal("0.05")
-
-AGREEMENT_RULE = (
-    "Measurements of one model on one task (with the tasks a source says are the same data) and one metric, "
-    "on one scale (x 100 and % divided by 100), each counted once: a copy of a number first published elsewhere "
-    "counts with its original, and the most precise printing is compared. One measurement: single measurement. "
-    "All by the model's own authors: self-reported only. Otherwise consistent when every two values lie within "
-    "their stated ± spreads added together, or, where one has none, within "
-    f"{int(AGREEMENT_TOLERANCE * 100)}% of the larger value (or the one spread given, if wider), each widened by "
-    "half a unit of its last printed digit; else conflicting. Excluded measurements count, marked as such."
+from records.rules import evidence as rules
+from records.rules.evidence import (
+    AGREEMENT_RULE,
+    MEASUREMENT_RULE,
+    SCALE_RULE,
+    TIE_RULE,
+    Measurement,
+    Printing,
+    Ranked,
+    Verdict,
 )
+from reviews.models import ReviewState
 
+__all__ = ["AGREEMENT_RULE", "MEASUREMENT_RULE", "SCALE_RULE", "TIE_RULE", "Measurement", "Printing", "Verdict"]
 
 #: What the rules read: evaluations as model instances (the API) or as values (the pages, the release).
 EvaluationLike = Evaluation | EvaluationRow
 ResultLike = Result | ResultRow
 
 
-class Verdict:
-    SINGLE = "single_measurement"
-    SELF_REPORTED = "self_reported_only"
-    CONSISTENT = "consistent"
-    CONFLICTING = "conflicting"
-    LABELS = {
-        SINGLE: "single measurement",
-        SELF_REPORTED: "self-reported only",
-        CONSISTENT: "consistent",
-        CONFLICTING: "conflicting",
-    }
-    CHOICES = tuple(LABELS.items())
-
-
-def scale_of(unit: str) -> Decimal:
-    """The factor that puts a unit on its metric's plain scale: 100 for "<name> x 100" and "%"."""
-    text = (unit or "").strip().lower()
-    return Decimal(100) if text == "%" or text.endswith(" x 100") or text.endswith("×100") else Decimal(1)
-
-
-def _exponent(value: Decimal) -> int:
-    """The exponent of the last printed digit (0.55 -> -2); values are finite (records.values)."""
-    exponent = value.as_tuple().exponent
-    assert isinstance(exponent, int), value
-    return exponent
-
-
-def _half_unit(value: Decimal) -> Decimal:
-    """Half a unit of the last printed digit (0.55 -> 0.005)."""
-    return Decimal(5).scaleb(_exponent(value) - 1)
-
-
-@dataclass
-class Printing:
-    """One row (evaluation and its absolute result) that prints a measurement."""
-
-    evaluation: EvaluationLike
-    result: ResultLike
-    value: Decimal  # on the common scale
-    spread: Decimal | None  # the ± figure on the common scale (half the interval for bounds)
-    precision: int  # the exponent of the last printed digit on the common scale (lower: more precise)
+@dataclass(eq=False)
+class RankedRow(Ranked[Measurement]):
+    """A task table's row: one measurement, ranked."""
 
     @property
-    def is_copy(self) -> bool:
-        return self.evaluation.is_copy
-
-    @property
-    def compared(self) -> bool:
-        return self.evaluation.review_state == ReviewState.SOURCE_CHECKED
+    def measurement(self) -> Measurement:
+        return self.item
 
 
-@dataclass
-class Measurement:
-    """One measurement of a model (or configuration) on a task family and metric, with every printing of it."""
-
-    key: tuple
-    printings: list[Printing] = field(default_factory=list)
-
-    @functools.cached_property
-    def shown(self) -> Printing:
-        """The printing compared: the most precise, then one with a spread, then a source-checked one
-        (read once every printing is in)."""
-        return min(
-            self.printings,
-            key=lambda p: (p.precision, p.spread is None, not p.compared, p.evaluation.pk or 0),
-        )
-
-    @property
-    def copies(self) -> list[Printing]:
-        shown = self.shown
-        return [p for p in self.printings if p is not shown]
-
-    @property
-    def measured_by(self) -> str:
-        return self.shown.evaluation.measured_by
-
-    @property
-    def measured_by_label(self) -> str:
-        evaluation = self.shown.evaluation
-        return evaluation.measured_by_name or evaluation.get_measured_by_display()
-
-    @property
-    def value(self) -> Decimal:
-        return self.shown.value
-
-    @property
-    def spread(self) -> Decimal | None:
-        return self.shown.spread
-
-    @property
-    def review_state(self) -> str:
-        return self.shown.evaluation.review_state
-
-    @property
-    def is_excluded(self) -> bool:
-        return self.review_state in EXCLUDED_STATES
+RANKED_FIELDS = ("item", "printing", "rank", "is_best", "tied_with_best", "best_tied")
 
 
 @dataclass
@@ -179,7 +74,11 @@ class Agreement:
 
     @property
     def verdict_label(self) -> str:
-        return Verdict.LABELS[self.verdict]
+        return rules.verdict_label(self.verdict, self.measurements)
+
+    @property
+    def disagreements(self) -> list[rules.Disagreement]:
+        return [d for x in self.measurements for d in x.disagreements]
 
     @property
     def subject_is_model(self) -> bool:
@@ -241,24 +140,8 @@ def evaluations_for_model(model: GenomicModel) -> list[Evaluation]:
     return list(evidence_queryset().filter(configuration__model=model))
 
 
-def _subject_key(evaluation: EvaluationLike) -> tuple[str, int]:
-    configuration = evaluation.configuration
-    return ("model", configuration.model_id) if configuration.model_id else ("configuration", configuration.pk)
-
-
-def _origin(evaluation: EvaluationLike) -> tuple:
-    """What makes two printings one measurement, besides subject, task family and metric."""
-    if evaluation.repeats_id:
-        return ("evaluation", evaluation.repeats_id)
-    if evaluation.original_source is not None:
-        original = evaluation.original_source
-        return ("work", original.work_id) if original.work_id else ("source", original.pk)
-    if evaluation.original_citation:
-        return ("citation", title_key(evaluation.original_citation))
-    source = evaluation.source
-    if source is None:  # the portal's own run: its own measurement
-        return ("evaluation", evaluation.pk)
-    return ("work", source.work_id) if source.work_id else ("source", source.pk)
+def _printing(evaluation: EvaluationLike, result: ResultLike) -> Printing:
+    return rules.printing_of(evaluation, result, factor=evaluation.protocol.scale_factor)
 
 
 def measurements(
@@ -267,58 +150,24 @@ def measurements(
     """(subject, family, metric, origin) -> the measurement its printings make; `repeated_elsewhere`
     names evaluations that evaluations not among `evaluations` repeat."""
     repeated = {e.repeats_id for e in evaluations if e.repeats_id} | set(repeated_elsewhere)
-    found: dict[tuple, Measurement] = {}
-    for evaluation in evaluations:
-        if evaluation.different_measurement:
-            continue
-        family = families.get(evaluation.dataset_id, evaluation.dataset_id)
-        # an original that others repeat is keyed as its repeats key it
-        origin = ("evaluation", evaluation.pk) if evaluation.pk in repeated else _origin(evaluation)
-        for result in evaluation.results.all():
-            if result.relation != Relation.ABSOLUTE:
-                continue
-            factor = scale_of(result.unit)
-            spread = _spread(result)
-            key = (_subject_key(evaluation), family, evaluation.protocol.metric_short_name, origin)
-            printing = Printing(
-                evaluation=evaluation,
-                result=result,
-                value=result.value / factor,
-                spread=spread / factor if spread is not None else None,
-                precision=_exponent(result.value) - (2 if factor == 100 else 0),
-            )
-            found.setdefault(key, Measurement(key=key)).printings.append(printing)
-    return found
+    printings = [
+        _printing(evaluation, result)
+        for evaluation in evaluations
+        if not evaluation.different_measurement
+        for result in evaluation.results.all()
+        if result.relation == Relation.ABSOLUTE
+    ]
 
+    def key_of(printing: Printing) -> tuple:
+        evaluation = printing.evaluation
+        return (
+            rules.subject_key(evaluation),
+            families.get(evaluation.dataset_id, evaluation.dataset_id),
+            evaluation.protocol.comparison_key,
+            rules.origin_key(evaluation, repeated=repeated),
+        )
 
-def _spread(result: ResultLike) -> Decimal | None:
-    if result.uncertainty_value is not None:
-        return result.uncertainty_value
-    if result.lower_bound is not None and result.upper_bound is not None:
-        return (result.upper_bound - result.lower_bound) / 2
-    return None
-
-
-def _within(a: Measurement, b: Measurement) -> bool:
-    difference = abs(a.value - b.value)
-    rounding = _half_unit(a.shown.result.value) / scale_of(a.shown.result.unit) + _half_unit(
-        b.shown.result.value
-    ) / scale_of(b.shown.result.unit)
-    if a.spread is not None and b.spread is not None:
-        allowed = a.spread + b.spread
-    else:
-        tolerance = AGREEMENT_TOLERANCE * max(abs(a.value), abs(b.value))
-        allowed = max(tolerance, a.spread or Decimal(0), b.spread or Decimal(0))
-    return difference <= allowed + rounding
-
-
-def verdict(found: Sequence[Measurement]) -> str:
-    if len(found) <= 1:
-        return Verdict.SINGLE
-    if all(x.measured_by == MeasuredBy.AUTHORS for x in found):
-        return Verdict.SELF_REPORTED
-    pairs = ((a, b) for i, a in enumerate(found) for b in found[i + 1 :])
-    return Verdict.CONSISTENT if all(_within(a, b) for a, b in pairs) else Verdict.CONFLICTING
+    return rules.measurements_of(printings, key_of=key_of)
 
 
 def agreements(
@@ -330,14 +179,18 @@ def agreements(
     for key, measurement in measurements(evaluations, families, repeated_elsewhere).items():
         grouped[key[:3]].append(measurement)
     result = []
-    for (_subject, _family, metric), found in grouped.items():
+    for (_subject, _family, (metric, _scale)), found in grouped.items():
         found.sort(key=lambda x: (x.is_excluded, -x.value, x.shown.evaluation.stable_id))
         evaluation = found[0].shown.evaluation
         configuration = evaluation.configuration
         subject: GenomicModel | Configuration | ConfigurationRow = configuration.model or configuration
         result.append(
             Agreement(
-                subject=subject, task=evaluation.dataset, metric=metric, measurements=found, verdict=verdict(found)
+                subject=subject,
+                task=evaluation.dataset,
+                metric=metric,
+                measurements=found,
+                verdict=rules.verdict(found),
             )
         )
     result.sort(key=lambda a: (-len(a.measurements), a.task.name, str(a.subject), a.metric))
@@ -345,20 +198,12 @@ def agreements(
 
 
 @dataclass
-class RankedRow:
-    measurement: Measurement
-    rank: int | None = None
-    is_best: bool = False
-    tied_with_best: bool = False  # the best's stated spread reaches this value
-
-
-@dataclass
 class TaskTable:
     """One metric on one scale across every protocol that scores the task family: source-checked
-    measurements only, each once, ranked."""
+    measurements only, each once, ranked (records.rules.evidence.rank)."""
 
     metric: str
-    unit: str
+    unit: str  # the plain scale's name ("MCC"), or the raw unit's
     direction: str
     protocols: list[Protocol]
     rows: list[RankedRow]
@@ -367,67 +212,51 @@ class TaskTable:
     def tied(self) -> bool:
         return any(row.tied_with_best for row in self.rows)
 
+    @property
+    def scaled(self) -> bool:
+        """Whether some of its protocols print on another scale than the plain one."""
+        return any(p.scale_factor != 1 for p in self.protocols)
 
-def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int]) -> list[TaskTable]:
-    """The task page's tables: per (metric, unit), the compared measurements ranked, copies counted once."""
-    compared = [
+
+def compared_evaluations(evaluations: Sequence[EvaluationLike]) -> list[EvaluationLike]:
+    """The evaluations whose measurements are ranked: source-checked, of the protocol's own
+    measurement, and not repeating an excluded original."""
+    states = frozenset({ReviewState.SOURCE_CHECKED})
+    return [
         e
         for e in evaluations
-        if e.review_state == ReviewState.SOURCE_CHECKED
-        and not e.different_measurement
-        and not (e.repeats is not None and e.repeats.review_state != ReviewState.PROPOSED)
+        if e.review_state in states and not e.different_measurement and rules.compared_with_original(e, states=states)
     ]
-    by_table: dict[tuple[str, str], list[EvaluationLike]] = defaultdict(list)
+
+
+def _table_unit(protocols: Sequence[Protocol]) -> str:
+    plain = [p for p in protocols if p.scale_factor == 1]
+    first = (plain or list(protocols))[0]
+    if first.metric_scale == Scale.RAW:
+        return first.metric_unit
+    return first.metric_name
+
+
+def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int]) -> list[TaskTable]:
+    """The task page's tables: per metric on one scale, the compared measurements ranked, each printed once."""
+    by_table: dict[tuple[str, str], list[EvaluationLike]] = {}
+    protocols: dict[tuple[str, str], dict[int, Protocol]] = defaultdict(dict)
     for evaluation in evaluations:  # every table, even one with no compared row yet
-        for result in evaluation.results.all():
-            by_table.setdefault((evaluation.protocol.metric_short_name, result.unit), [])
-    for evaluation in compared:
-        units = {result.unit for result in evaluation.results.all()}
-        for unit in units:
-            by_table[(evaluation.protocol.metric_short_name, unit)].append(evaluation)
+        key = evaluation.protocol.comparison_key
+        by_table.setdefault(key, [])
+        protocols[key][evaluation.protocol.pk] = evaluation.protocol
+    for evaluation in compared_evaluations(evaluations):
+        by_table[evaluation.protocol.comparison_key].append(evaluation)
     tables = []
-    for (metric, unit), members in sorted(by_table.items()):
-        protocols = sorted(
-            {e.protocol.pk: e.protocol for e in evaluations if e.protocol.metric_short_name == metric}.values(),
-            key=lambda p: p.title,
+    for key, members in sorted(by_table.items()):
+        named = sorted(protocols[key].values(), key=lambda p: p.title)
+        direction = named[0].metric_direction if named else Direction.NONE
+        found = list(measurements(members, families).values())
+        ranked = rules.rank(
+            found, printing_of=lambda x: x.shown, direction=direction, name_of=lambda x: x.shown.evaluation.stable_id
         )
-        direction = protocols[0].metric_direction if protocols else Direction.NONE
-        found = [x for x in measurements(members, families).values() if x.shown.result.unit == unit]
+        rows = [RankedRow(**{f: getattr(r, f) for f in RANKED_FIELDS}) for r in ranked]
         tables.append(
-            TaskTable(metric=metric, unit=unit, direction=direction, protocols=protocols, rows=rank(found, direction))
+            TaskTable(metric=key[0], unit=_table_unit(named), direction=direction, protocols=named, rows=rows)
         )
     return tables
-
-
-def rank(found: Sequence[Measurement], direction: str) -> list[RankedRow]:
-    """Best first; rank and best marks where at least two compare and the metric has a direction;
-    rows the best's own spread reaches are tied with it."""
-    lower = direction == Direction.LOWER
-    ranked = direction != Direction.NONE
-    rows = [RankedRow(measurement=x) for x in found]
-    rows.sort(
-        key=lambda r: (
-            (r.measurement.value if lower else -r.measurement.value) if ranked else 0,
-            r.measurement.shown.evaluation.stable_id,
-        )
-    )
-    if not ranked or len(rows) < 2:
-        return rows
-    previous: Decimal | None = None
-    for position, row in enumerate(rows, start=1):  # sorted: equal values are neighbours and share a rank
-        if row.measurement.value != previous:
-            rank_here, previous = position, row.measurement.value
-        row.rank = rank_here
-        row.is_best = rank_here == 1
-    best = rows[0].measurement
-    if best.spread is not None:
-        for row in rows[1:]:
-            if not row.is_best and abs(best.value - row.measurement.value) <= best.spread:
-                row.tied_with_best = True
-    return rows
-
-
-def tied_within_spread(*, best: Result, runner_up: Result) -> bool:
-    """Whether the runner-up's value lies within the best result's stated spread (same unit)."""
-    spread = _spread(best)
-    return spread is not None and abs(best.value - runner_up.value) <= spread

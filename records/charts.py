@@ -14,10 +14,9 @@ line of their own above its bar, every text at least 12 units: no label is scale
 
 Uncertainty: a result with a structured uncertainty (records.models.Result: the printed ± figure,
 or lower and upper bounds) is drawn with its interval, and its kind ("± s.d.", "range", "95% CI")
-is in the value and the text description. A best whose interval overlaps another compared result's
-says so in its mark ("best; intervals overlap with …"); the description says which rule holds:
-the drawn intervals overlap, and whether the runner-up's value also lies within the best's own
-stated spread (records.agreement.tied_within_spread, the table's "tied within reported spread").
+is in the value and the text description. A best that ties with another compared result by the
+one tie rule (records.rules.evidence.TIE_RULE, as the tables mark it) says so in its mark
+("best; tied with …"), and the description states the rule.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from records.agreement import ResultLike, TaskTable
 from records.comparisons import ComparisonGroup, ResultRow
 from records.models import Dataset, Direction, Evaluation, MeasuredBy, Protocol, Relation, Result, UncertaintyKind
+from records.rules.evidence import TIE_RULE
 from records.values import display, exact_text
 
 WIDTH = 340
@@ -54,10 +54,6 @@ KINDS = {
     UncertaintyKind.RANGE: "range",
 }
 APART = "Excluded from comparison (shown apart, not ranked)"
-OVERLAP_RULE = (
-    "A best mark says intervals overlap when the best's drawn interval and another compared result's share "
-    "a value (a result without an interval is its point)"
-)
 
 
 @dataclass(frozen=True)
@@ -116,7 +112,7 @@ class Point:
     origin: str  # "measured by the model's authors"
     best: bool = False
     rank: int | None = None
-    tied_with_best: bool = False  # records.agreement.tied_within_spread of the best and this one
+    tied_with_best: bool = False  # it ties with the best (records.rules.evidence.TIE_RULE)
     excluded: bool = False
     concern: str = ""
 
@@ -225,45 +221,28 @@ def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
     return [index * step for index in range(first, last + 1)]
 
 
-def _overlaps(a: Point, b: Point) -> bool:
-    """Whether two results' drawn intervals share a value (a result without one is its point);
-    never claimed of two bare points."""
-    ia, ib = interval_of(a.result), interval_of(b.result)
-    if ia is None and ib is None:
-        return False
-    a_low, a_high = (ia.low, ia.high) if ia else (a.result.value, a.result.value)
-    b_low, b_high = (ib.low, ib.high) if ib else (b.result.value, b.result.value)
-    return a_low <= b_high and b_low <= a_high
-
-
 def best_note(points: Sequence[Point]) -> tuple[Point | None, list[Point], str]:
-    """The one best of the compared points, the others whose intervals overlap its interval (nearest
-    rank first), and what its mark says ("best", or "best; intervals overlap with X")."""
+    """The one best of the compared points, the others that tie with it (nearest rank first), and
+    what its mark says ("best", or "best; tied with X")."""
     best = [point for point in points if point.best]
     if len(best) != 1:
         return None, [], ""
-    ranked = sorted(
-        (point for point in points if point is not best[0] and point.rank is not None),
+    tied = sorted(
+        (point for point in points if point is not best[0] and point.tied_with_best),
         key=lambda point: point.rank or 0,
     )
-    overlapping = [point for point in ranked if _overlaps(best[0], point)]
-    if not overlapping:
+    if not tied:
         return best[0], [], "best"
-    more = f" and {len(overlapping) - 1} more" if len(overlapping) > 1 else ""
-    return best[0], overlapping, f"best; intervals overlap with {overlapping[0].label}{more}"
+    more = f" and {len(tied) - 1} more" if len(tied) > 1 else ""
+    return best[0], tied, f"best; tied with {tied[0].label}{more}"
 
 
-def _rule_sentence(best: Point | None, overlapping: list[Point]) -> str:
-    if best is None or not overlapping:
+def _rule_sentence(best: Point | None, tied: list[Point]) -> str:
+    if best is None:
         return ""
-    tied = [point.label for point in overlapping if point.tied_with_best]
-    sentence = f" {OVERLAP_RULE}: {best.label}'s overlaps {', '.join(point.label for point in overlapping)}"
-    if tied:
-        return sentence + (
-            f"; {', '.join(tied)} also within the best's own stated spread (tied within reported spread, "
-            "as the table marks it)."
-        )
-    return sentence + "; no runner-up lies within the best's own stated spread (not tied within reported spread)."
+    if not tied:
+        return f" No runner-up ties with the best. {TIE_RULE}"
+    return f" {', '.join(point.label for point in tied)} tie{'s' if len(tied) == 1 else ''} with the best. {TIE_RULE}"
 
 
 def _value_text(point: Point) -> str:

@@ -19,6 +19,7 @@ from django.db import connection
 
 from records.models import Configuration, Dataset, Evaluation, Protocol, Result
 from records.page_rows import ConfigurationLine, OriginalLine, evaluation_url, labels_of
+from records.rules.provenance import Provenance, version_order
 from records.values import display
 from reviews.models import ReviewStateFacts
 
@@ -100,6 +101,7 @@ class ComparedEvaluation(ReviewStateFacts):
     configuration: ConfigurationLine
     dataset: Dataset
     repeats: OriginalLine | None
+    provenance: Provenance
     results: _Results
     _measured_by_labels: ClassVar[dict[str, str]] = labels_of(Evaluation, "measured_by")
     _reading_labels: ClassVar[dict[str, str]] = labels_of(Evaluation, "reading_method")
@@ -136,8 +138,14 @@ _EVALUATION_COLUMNS = (
     "repeats__title",
     "repeats__review_state",
     "repeats__concern",
+    "source__work_id",
+    "source__published_date",
+    "source__arxiv_version",
+    "original_source_id",
+    "original_source__work_id",
+    "original_citation",
 )
-_CONFIGURATION_COLUMNS = ("id", "stable_id", "name", "short_name", "model__stable_id", "model__name")
+_CONFIGURATION_COLUMNS = ("id", "stable_id", "name", "short_name", "model__stable_id", "model__name", "model_id")
 _RESULT_COLUMNS = (
     "id",
     "stable_id",
@@ -201,7 +209,17 @@ def compared_evaluations(
             line.concern,
         ) = row[:13]
         line.id = line.pk
-        line.repeats = None if line.repeats_id is None else OriginalLine(line.repeats_id, *row[13:])
+        line.repeats = None if line.repeats_id is None else OriginalLine(line.repeats_id, *row[13:17])
+        work_id, published, arxiv_version, original_id, original_work_id, citation = row[17:]
+        line.provenance = Provenance(
+            line.source_id,
+            work_id,
+            version_order(published, arxiv_version),
+            line.repeats_id,
+            original_id,
+            original_work_id,
+            citation,
+        )
         line.results = _Results()
         evaluations[line.pk] = line
     result_rows = _raw_rows(results_of.order_by().values_list(*_RESULT_COLUMNS))

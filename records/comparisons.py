@@ -1,17 +1,18 @@
-"""Comparisons: like with like only.
+"""Comparisons: like with like only, by the evidence rules (records.rules.evidence).
 
 Every comparison (best marks, ranks, charts, the matrix's marks) is made within one protocol (which
 fixes the metric and its unit), one dataset or task, and one relation to one reference (absolute
 values, or ratios or differences to the same reference configuration). Within such a group only
 rows in a compared review state count: source checked (and excluded ones too when a reader asks
-to include them). A repeat (the same measurement reported again by another source) counts once,
-through its original, when the original is compared, and stays out with it when the original is
-excluded (records.models.evaluation_comparable is the same rule for the API and releases). A
-different measurement (another model shape, task or step count than the protocol states, such as
-a short test run of a benchmark job) is listed, labelled, after every other row and never compared,
-whatever the reader includes. A protocol without a direction (a descriptive fact) is never ranked,
-and no row is best where fewer than two rows compare. A best whose own stated spread reaches a
-runner-up is "tied within reported spread" with it.
+to include them). Printings of one measurement (a repeat and its original, a copy and what it
+copies, one work's versions, a figure label and the table cell it rounds) count once, as the task
+page counts them; those that disagree stay visible, marked, and are not compared. A repeat stays
+out with its original when the original is excluded (records.models.evaluation_comparable is the
+same rule for the API and releases). A different measurement (another model shape, task or step
+count than the protocol states, such as a short test run of a benchmark job) is listed, labelled,
+after every other row and never compared, whatever the reader includes. A protocol without a
+direction (a descriptive fact) is never ranked, and no row is best where fewer than two
+measurements compare. Ties follow TIE_RULE: intervals that overlap.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from records.agreement import tied_within_spread
 from records.models import Configuration, Dataset, Direction, Protocol, Relation
+from records.rules import evidence as rules
+from records.values import display
 from reviews.models import EXCLUDED_STATES, ReviewState
 
 
@@ -41,18 +43,28 @@ class ResultRow:
     evaluation: Any
     result: Any
     in_comparison: bool
-    # It repeats another source's measurement: counted once, through that original, when the
-    # original is compared; kept out with it when the original is excluded.
+    # Another printing of its measurement is compared (a figure label and its table cell, a copy
+    # and its original, versions of one work): this one is counted once, through that one, when
+    # it agrees (`counted_through_original`), or marked with how it disagrees (`disagreement`).
     counted_through_original: bool = False
+    disagreement: str = ""  # records.rules.evidence.Discrepancy.LABELS
+    same_as: tuple[str, str] | None = None  # (evaluation stable id, value) of the printing compared
+    # It repeats an original that is excluded: it stays out with it.
     excluded_through_original: bool = False
     # Another measurement than the protocol's (evaluation.different_measurement says how): never compared.
     different_measurement: bool = False
     is_best: bool = False
     rank: int | None = None
-    # The best's own stated spread reaches this runner-up (`tied_with_best`), or reaches a
-    # runner-up of this best row (`best_tied`): "tied within reported spread" (records.agreement).
+    # Its interval overlaps the best's (`tied_with_best`), or this best has such a runner-up
+    # (`best_tied`): records.rules.evidence.TIE_RULE.
     tied_with_best: bool = False
     best_tied: bool = False
+
+    @property
+    def same_as_url(self) -> str:
+        from records.page_rows import evaluation_url
+
+        return evaluation_url(self.same_as[0]) if self.same_as else ""
 
 
 @dataclass
@@ -91,17 +103,17 @@ def _dataset_order(dataset: Dataset) -> tuple:
 def compare(*, protocol: Protocol, evaluations: Sequence[Any], include_excluded: bool) -> list[ComparisonGroup]:
     """The protocol's results in comparison groups, each sorted best first, with best and ranks marked.
 
-    `evaluations` (models, or records.page_rows lines that read alike) carry their results (prefetched with their reference configuration), dataset
-    and `repeats`: no query runs here.
+    `evaluations` (models, or records.compared_rows lines that read alike) carry their results
+    (prefetched with their reference configuration), dataset, configuration (with `model_id`),
+    `provenance` and `repeats`: no query runs here.
     """
     states = compared_states(include_excluded=include_excluded)
+    repeated = {e.repeats_id for e in evaluations if e.repeats_id}
     groups: dict[tuple[int, str, int | None], ComparisonGroup] = {}
     for evaluation in evaluations:
         different = bool(evaluation.different_measurement)
         own = evaluation.review_state in states and not different
-        original = evaluation.repeats.review_state if evaluation.repeats_id is not None else None
-        through = own and original in states
-        excluded_with = own and original in EXCLUDED_STATES and not through
+        excluded_with = own and not rules.compared_with_original(evaluation, states=states)
         for result in evaluation.results.all():
             key = (evaluation.dataset_id, result.relation, result.reference_configuration_id)
             group = groups.get(key)
@@ -113,51 +125,68 @@ def compare(*, protocol: Protocol, evaluations: Sequence[Any], include_excluded:
                 ResultRow(
                     evaluation=evaluation,
                     result=result,
-                    in_comparison=own and not through and not excluded_with,
-                    counted_through_original=through,
+                    in_comparison=own and not excluded_with,
                     excluded_through_original=excluded_with,
                     different_measurement=different,
                 )
             )
     ordered = sorted(groups.values(), key=lambda g: (_dataset_order(g.dataset), g.relation != Relation.ABSOLUTE, g.key))
     for group in ordered:
-        _rank(group, direction=protocol.metric_direction)
+        _rank(group, protocol=protocol, repeated=repeated)
     return ordered
 
 
-def _rank(group: ComparisonGroup, *, direction: str) -> None:
-    lower_is_better = direction == Direction.LOWER
-    ranked = direction != Direction.NONE
+def _name(row: ResultRow) -> tuple[str, str]:
+    return (row.evaluation.configuration.name, row.result.stable_id)
 
-    def order(row: ResultRow):
-        value = row.result.value
-        by_value = (value if lower_is_better else -value) if ranked else Decimal(0)
-        return (
-            row.different_measurement,
-            not row.in_comparison,
-            by_value,
-            row.evaluation.configuration.name,
-            row.result.stable_id,
-        )
+
+def _rank(group: ComparisonGroup, *, protocol: Protocol, repeated: set[int]) -> None:
+    """Count each measurement once (its printing compared), then rank the measurements."""
+    row_of: dict[int, ResultRow] = {}
+    printings = []
+    for row in group.rows:
+        if row.in_comparison:
+            printing = rules.printing_of(row.evaluation, row.result, factor=protocol.scale_factor)
+            row_of[id(printing)] = row
+            printings.append(printing)
+    found = rules.measurements_of(
+        printings,
+        key_of=lambda p: (rules.subject_key(p.evaluation), rules.origin_key(p.evaluation, repeated=repeated)),
+    ).values()
+    for measurement in found:
+        shown = measurement.shown
+        disagreeing = {id(d.printing): d.label for d in measurement.disagreements}
+        for printing in measurement.printings:
+            if printing is shown:
+                continue
+            row = row_of[id(printing)]
+            row.in_comparison = False
+            row.counted_through_original = id(printing) not in disagreeing
+            row.disagreement = disagreeing.get(id(printing), "")
+            row.same_as = (shown.evaluation.stable_id, display(shown.result.value))
+    ranked = rules.rank(
+        list(found),
+        printing_of=lambda x: x.shown,
+        direction=protocol.metric_direction,
+        name_of=lambda x: _name(row_of[id(x.shown)]),
+    )
+    group.compared_count = len(ranked)
+    for entry in ranked:
+        row = row_of[id(entry.printing)]
+        row.rank, row.is_best = entry.rank, entry.is_best
+        row.tied_with_best, row.best_tied = entry.tied_with_best, entry.best_tied
+    position = {id(row_of[id(entry.printing)]): index for index, entry in enumerate(ranked)}
+    lower = protocol.metric_direction == Direction.LOWER
+    ranked_by_value = protocol.metric_direction != Direction.NONE
+
+    def order(row: ResultRow) -> tuple:
+        value = Decimal(row.result.value)
+        by_value = (value if lower else -value) if ranked_by_value else Decimal(0)
+        return (row.different_measurement, id(row) not in position, position.get(id(row), 0), by_value, *_name(row))
 
     group.rows.sort(key=order)
-    compared = [row for row in group.rows if row.in_comparison]
-    group.compared_count = len(compared)
-    if not ranked or len(compared) < 2:
-        return
-    values = [row.result.value for row in compared]
-    group.best_value = min(values) if lower_is_better else max(values)
-    previous: Decimal | None = None
-    for position, row in enumerate(compared, start=1):  # sorted best first: equal values share a rank
-        if row.result.value != previous:
-            rank, previous = position, row.result.value
-        row.rank = rank
-        row.is_best = rank == 1
-    best = [row for row in compared if row.is_best]
-    if len(best) == 1:
-        for row in compared:
-            if not row.is_best and tied_within_spread(best=best[0].result, runner_up=row.result):
-                row.tied_with_best = best[0].best_tied = True
+    best = [row for row in group.rows if row.is_best]
+    group.best_value = Decimal(best[0].result.value) if best else None
 
 
 @dataclass

@@ -39,6 +39,7 @@ from records.models import (
     Source,
 )
 from records.models.base import _url_parts
+from records.rules.provenance import Provenance, provenance_of
 from records.values import display
 from reviews.models import EXCLUDED_STATES, ReviewState
 
@@ -60,6 +61,7 @@ _EVALUATION = (
     "original_citation",
     "original_locator",
     "source_locator",
+    "quote",
 )
 #: What they read of a result.
 _RESULT = (
@@ -159,6 +161,7 @@ class EvaluationRow:
     original_citation: str
     original_locator: str
     source_locator: str
+    quote: str
     results: Results = field(default_factory=Results)
 
     @property
@@ -189,6 +192,16 @@ class EvaluationRow:
     def is_copy(self) -> bool:
         """As Evaluation.is_copy: this source reports a number first published elsewhere."""
         return bool(self.repeats_id or self.original_source is not None or self.original_citation)
+
+    @property
+    def provenance(self) -> Provenance:
+        """As Evaluation.provenance."""
+        return provenance_of(
+            source=self.source,
+            repeats_id=self.repeats_id,
+            original_source=self.original_source,
+            original_citation=self.original_citation,
+        )
 
     @property
     def is_excluded(self) -> bool:
@@ -260,7 +273,9 @@ def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | 
     found = []
     for row in rows:
         (pk, stable_id, protocol_id, dataset_id, configuration_id, source_id, original_id, repeats_id) = row[:8]
-        repeats_state, state, measured_by, measured_by_name, different, citation, original_locator, locator = row[8:]
+        repeats_state, state, measured_by, measured_by_name, different, citation, original_locator, locator, quote = (
+            row[8:]
+        )
         found.append(
             EvaluationRow(
                 pk=pk,
@@ -279,6 +294,7 @@ def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | 
                 original_citation=citation,
                 original_locator=original_locator,
                 source_locator=locator,
+                quote=quote,
                 results=results.get(pk, Results()),
             )
         )

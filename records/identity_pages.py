@@ -145,6 +145,9 @@ class TaskPage:
     protocols: page_lists.Listed[Protocol]
     evaluation_count: int
     rule: str = agreement.AGREEMENT_RULE
+    tie_rule: str = agreement.TIE_RULE
+    measurement_rule: str = agreement.MEASUREMENT_RULE
+    scale_rule: str = agreement.SCALE_RULE
 
     @property
     def scored(self) -> bool:
@@ -152,7 +155,8 @@ class TaskPage:
 
     @property
     def conflicting(self) -> int:
-        return dict(self.verdict_counts).get(agreement.Verdict.LABELS[agreement.Verdict.CONFLICTING], 0)
+        counts = dict(self.verdict_counts)
+        return sum(counts.get(agreement.Verdict.LABELS[verdict], 0) for verdict in agreement.Verdict.CONFLICTS)
 
 
 def task_page(*, stable_id: str, params: QueryDict) -> TaskPage:

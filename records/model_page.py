@@ -15,12 +15,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 from django.db.models import Prefetch, Q
 from django.http import QueryDict
 
 from records import agreement, comparisons, evidence_rows, page_lists
 from records.models import Configuration, Dataset, Direction, GenomicModel, ModelAlias, Protocol, Result
+from records.rules import evidence as rules
 from records.selectors import record_or_404
 from reviews.models import EXCLUDED_STATES
 
@@ -32,9 +34,11 @@ PRINTINGS_RANKED = 3  # a line ranks its compared printing and at most two copie
 TASK_PARAM, METRIC_PARAM = "task", "metric"
 #: Verdicts in the order the pages count and list them: where measurements disagree first.
 VERDICT_ORDER = (
+    agreement.Verdict.TRANSCRIPTION,
     agreement.Verdict.CONFLICTING,
+    agreement.Verdict.SELF_CONFLICTING,
     agreement.Verdict.CONSISTENT,
-    agreement.Verdict.SELF_REPORTED,
+    agreement.Verdict.SELF_CONSISTENT,
     agreement.Verdict.SINGLE,
 )
 
@@ -48,7 +52,9 @@ def verdict_counts(found: Sequence[agreement.Agreement]) -> list[tuple[str, int]
 
 
 def conflicting_first(item: agreement.Agreement) -> int:
-    return VERDICT_ORDER.index(item.verdict) if item.verdict == agreement.Verdict.CONFLICTING else 1
+    """Conflicts first (a transcription conflict, then independent, then self-reported ones)."""
+    conflicts = agreement.Verdict.CONFLICTS
+    return conflicts.index(item.verdict) if item.verdict in conflicts else len(conflicts)
 
 
 @dataclass
@@ -103,6 +109,8 @@ class ModelPage:
     task_count: int  # tasks and metrics in all
     chosen: str = ""  # the task and metric asked for (`?task=&metric=`), as given
     rule: str = agreement.AGREEMENT_RULE
+    measurement_rule: str = agreement.MEASUREMENT_RULE
+    tie_rule: str = agreement.TIE_RULE
 
     @property
     def filtered(self) -> bool:
@@ -110,7 +118,8 @@ class ModelPage:
 
     @property
     def conflicting(self) -> int:
-        return dict(self.verdict_counts).get(agreement.Verdict.LABELS[agreement.Verdict.CONFLICTING], 0)
+        counts = dict(self.verdict_counts)
+        return sum(counts.get(agreement.Verdict.LABELS[verdict], 0) for verdict in agreement.Verdict.CONFLICTS)
 
 
 def model_page(*, stable_id: str, params: QueryDict) -> ModelPage:
@@ -205,21 +214,13 @@ class _Competitor:
     """An evaluation competing with the model's in a comparison, as records.comparisons.compare reads it
     (read-only values: no model instance)."""
 
-    def __init__(
-        self,
-        pk: int,
-        protocol_id: int,
-        dataset: Dataset,
-        state: str,
-        different: str,
-        repeats_id: int | None,
-        original_state: str | None,
-        configuration: str,
-    ) -> None:
-        self.pk, self.protocol_id, self.dataset, self.dataset_id = pk, protocol_id, dataset, dataset.pk
-        self._state, self.different_measurement, self.repeats_id = state, different, repeats_id
-        self.repeats = _Original(original_state) if repeats_id else None
-        self.configuration = SimpleNamespace(name=configuration)
+    def __init__(self, row: tuple[Any, ...], dataset: Dataset) -> None:
+        (self.pk, self.stable_id, self.protocol_id, _dataset, self._state, self.different_measurement) = row[:6]
+        self.repeats_id, original_state, name, self.configuration_id, model_id = row[6:11]
+        self.dataset, self.dataset_id = dataset, dataset.pk
+        self.repeats = _Original(original_state) if self.repeats_id else None
+        self.configuration = SimpleNamespace(name=name, model_id=model_id)
+        self.provenance = rules.provenance_from(row[11:])
         self.results = evidence_rows.Results()
 
     @property
@@ -228,7 +229,7 @@ class _Competitor:
 
 
 #: What records.comparisons.compare reads of the rows competing with the model's: values, not instances.
-_COMPETING = (
+_RESULT_COLUMNS = (
     "pk",
     "stable_id",
     "value",
@@ -237,15 +238,22 @@ _COMPETING = (
     "uncertainty_value",
     "lower_bound",
     "upper_bound",
-    "evaluation_id",
-    "evaluation__protocol_id",
-    "evaluation__dataset_id",
-    "evaluation__review_state",
-    "evaluation__different_measurement",
-    "evaluation__repeats_id",
-    "evaluation__repeats__review_state",
-    "evaluation__configuration__name",
 )
+_EVALUATION_COLUMNS = (
+    "id",
+    "stable_id",
+    "protocol_id",
+    "dataset_id",
+    "review_state",
+    "different_measurement",
+    "repeats_id",
+    "repeats__review_state",
+    "configuration__name",
+    "configuration_id",
+    "configuration__model_id",
+    *rules.PROVENANCE_COLUMNS,
+)
+_COMPETING = (*_RESULT_COLUMNS, *(f"evaluation__{column}" for column in _EVALUATION_COLUMNS))
 
 
 def protocol_ranks(evaluations: Sequence[evidence_rows.EvaluationRow]) -> dict[tuple[int, int], RankNote]:
@@ -265,23 +273,13 @@ def protocol_ranks(evaluations: Sequence[evidence_rows.EvaluationRow]) -> dict[t
         where |= Q(evaluation__protocol_id=protocol_id, evaluation__dataset_id__in=sorted(dataset_ids))
     lines: dict[int, _Competitor] = {}
     references: set[int] = set()
+    width = len(_RESULT_COLUMNS)
     for row in Result.objects.filter(where).values_list(*_COMPETING):  # one fetch: a page's groups
-        (pk, stable_id, value, relation, reference, spread, lower, upper, evaluation_id, protocol_id, dataset_id) = row[
-            :11
-        ]
-        state, different, repeats_id, original_state, configuration = row[11:]
-        line = lines.get(evaluation_id)
+        pk, stable_id, value, relation, reference, spread, lower, upper = row[:width]
+        evaluation = row[width:]
+        line = lines.get(evaluation[0])
         if line is None:
-            line = lines[evaluation_id] = _Competitor(
-                evaluation_id,
-                protocol_id,
-                datasets[dataset_id],
-                state,
-                different,
-                repeats_id,
-                original_state,
-                configuration,
-            )
+            line = lines[evaluation[0]] = _Competitor(evaluation, datasets[evaluation[3]])
         line.results.append(
             SimpleNamespace(
                 pk=pk,
@@ -320,14 +318,16 @@ def _rank_text(protocol: Protocol, group: comparisons.ComparisonGroup, row: comp
     if row.rank is not None:
         text = f"rank {row.rank} of {group.compared_count}"
         if row.is_best:
-            text += " (best, tied within reported spread)" if row.best_tied else " (best)"
+            text += " (best, tied with a runner-up)" if row.best_tied else " (best)"
         elif row.tied_with_best:
-            text += " (tied with the best within its reported spread)"
+            text += " (tied with the best)"
         return text
     if row.different_measurement:
         return "not ranked: a different measurement than the protocol's"
+    if row.disagreement:
+        return f"not ranked: {row.disagreement} ({row.same_as[1] if row.same_as else ''} is compared)"
     if row.counted_through_original:
-        return "not ranked here: counted once, with the measurement it reports again"
+        return "not ranked here: the same value as another printing of the measurement, counted once"
     if row.excluded_through_original:
         return "not ranked: the measurement it reports again is excluded"
     if row.evaluation.review_state in EXCLUDED_STATES:

@@ -65,7 +65,7 @@ class ModelLine:
 class ConfigurationLine:
     """A configuration as rows show it: name, short name, page and the model it tests (or None)."""
 
-    __slots__ = ("pk", "id", "stable_id", "name", "short_name", "model")
+    __slots__ = ("pk", "id", "stable_id", "name", "short_name", "model", "model_id")
 
     def __init__(
         self,
@@ -75,10 +75,12 @@ class ConfigurationLine:
         short_name: str,
         model_stable_id: str | None = None,
         model_name: str | None = None,
+        model_id: int | None = None,
     ) -> None:
         self.pk = self.id = pk
         self.stable_id, self.name, self.short_name = stable_id, name, short_name
         self.model = ModelLine(model_stable_id, model_name or "") if model_stable_id else None
+        self.model_id = model_id
 
     def __str__(self) -> str:
         return self.name or self.stable_id
@@ -262,6 +264,7 @@ _CONFIGURATION = (
     "configuration__short_name",
     "configuration__model__stable_id",
     "configuration__model__name",
+    "configuration__model_id",
 )
 _REFERENCE = (
     "reference_configuration__stable_id",
@@ -269,6 +272,7 @@ _REFERENCE = (
     "reference_configuration__short_name",
     "reference_configuration__model__stable_id",
     "reference_configuration__model__name",
+    "reference_configuration__model_id",
 )
 
 

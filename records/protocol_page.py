@@ -22,6 +22,7 @@ from django.http import Http404, QueryDict
 from records import chart_output, charts, compared_rows, comparisons, page_rows, protocol_summary
 from records.models import BaselineKind, BaselineRole, Configuration, Dataset, Evaluation, EvidenceRow, Protocol, Source
 from records.page_lists import Listed, listed
+from records.rules.evidence import MEASUREMENT_RULE, TIE_RULE
 from records.selectors import (
     EVALUATION_FACETS,
     Faceted,
@@ -80,6 +81,8 @@ class ProtocolPage:
     filtered: Faceted
     evaluations_table: Listed[page_rows.EvaluationLine]
     charts: list[ChartLink] = field(default_factory=list)
+    measurement_rule: str = MEASUREMENT_RULE
+    tie_rule: str = TIE_RULE
 
     @property
     def column_noun(self) -> str:
@@ -248,6 +251,17 @@ def _matrix_columns(
             row.is_best = row.result.pk in column.best
             row.tied_with_best = row.result.pk in column.tied
             row.best_tied = row.is_best and bool(column.tied)
+            counted = column.counted_with.get(row.result.pk)
+            if counted is not None:  # another printing of its measurement stands for it, perhaps on another page
+                disagreement, stable_id, value = counted
+                row.in_comparison, row.counted_through_original = False, not disagreement
+                row.disagreement, row.same_as = disagreement, (stable_id, value)
+            elif row.same_as is not None and not row.excluded_through_original:  # counted with one off this page only
+                row.in_comparison = (
+                    row.evaluation.review_state in comparisons.compared_states(include_excluded=include_excluded)
+                    and not row.different_measurement
+                )
+                row.counted_through_original, row.disagreement, row.same_as = False, "", None
         columns.append(group)
     lines = {evaluation.configuration_id: evaluation.configuration for evaluation in shown}
     return columns, [lines[pk] for pk in configurations if pk in lines]

@@ -30,7 +30,7 @@ from records.selectors import EVALUATION_FACETS, facet_counts
 from reviews.models import EXCLUDED_STATES, ReviewState
 
 # Raised when what a summary holds changes: a summary of another format is computed again.
-FORMAT = 2
+FORMAT = 3
 
 
 @dataclass
@@ -43,8 +43,11 @@ class GroupSummary:
     compared_count: int
     best_value: Decimal | None
     best: frozenset[int]  # its best results' primary keys
-    tied: frozenset[int]  # the results tied with its one best within its reported spread
+    tied: frozenset[int]  # the results that tie with its best (records.rules.evidence.TIE_RULE)
     best_configurations: list[int]  # the best results' configurations, in the group's order
+    # Result -> (how it counts, the stable id and value of the printing compared): the printings
+    # of a measurement that another printing of it stands for (records.comparisons.ResultRow).
+    counted_with: dict[int, tuple[str, str, str]]
 
     @property
     def key(self) -> tuple[int, str, int | None]:
@@ -101,6 +104,9 @@ def _group(group: comparisons.ComparisonGroup) -> dict[str, Any]:
         "best": [row.result.pk for row in best],
         "tied": [row.result.pk for row in group.rows if row.tied_with_best],
         "best_configurations": [row.evaluation.configuration_id for row in best],
+        "counted_with": {
+            str(row.result.pk): [row.disagreement, *row.same_as] for row in group.rows if row.same_as is not None
+        },
     }
 
 
@@ -157,6 +163,7 @@ def _summary(data: dict[str, Any]) -> Summary:
                     best=frozenset(group["best"]),
                     tied=frozenset(group["tied"]),
                     best_configurations=group["best_configurations"],
+                    counted_with={int(pk): tuple(value) for pk, value in group["counted_with"].items()},
                 )
                 for group in groups
             ]

@@ -10,9 +10,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from common.links import absolute_url
-from records.agreement import AGREEMENT_RULE, Agreement, Measurement, Verdict
+from records.agreement import AGREEMENT_RULE, MEASUREMENT_RULE, Agreement, Measurement, Verdict
 from records.api_fields import CATALOGUE_FIELDS
 from records.models import CuratedModel, GenomicModel, MeasuredBy, ModelAlias, Source, TaskEquivalence, Work
+from records.rules.evidence import Disagreement, Discrepancy
 from records.values import exact_text
 from reviews.models import ReviewState
 
@@ -154,16 +155,32 @@ class AgreementMeasurementSerializer(serializers.Serializer):
     unit = serializers.CharField()
     printed_value = serializers.CharField()
     scaled_value = serializers.CharField(
-        help_text='The value on the metric\'s plain scale ("x 100" and "%" divided by 100).'
+        help_text="The value on the metric's plain scale (x 100 and % divided by 100, per mille by 1,000)."
     )
     spread = serializers.CharField(
         allow_null=True, help_text="The stated ± figure on the plain scale (half an interval)."
     )
     review_state = serializers.ChoiceField(choices=ReviewState.choices)
+    locator = serializers.CharField(help_text="Where its source prints it.")
+    quote = serializers.CharField(help_text="The source's words, verbatim (blank for the portal's own run).")
     copy_evaluation_ids = serializers.ListField(
         child=serializers.CharField(),
         help_text="Other evaluations that print this same measurement (repeats, copies, other versions): counted once.",
     )
+
+
+class DisagreementSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Discrepancy.CHOICES)
+    kind_label = serializers.CharField()
+    evaluation_id = serializers.CharField(help_text="The printing that disagrees with the one compared.")
+    value = serializers.CharField(help_text="Its value as printed.")
+    unit = serializers.CharField()
+    source_id = serializers.CharField(allow_null=True)
+    locator = serializers.CharField()
+    quote = serializers.CharField()
+    compared_evaluation_id = serializers.CharField(help_text="The printing compared in its place.")
+    compared_value = serializers.CharField()
+    compared_quote = serializers.CharField()
 
 
 class AgreementSerializer(serializers.Serializer):
@@ -182,6 +199,9 @@ class AgreementSerializer(serializers.Serializer):
     verdict_label = serializers.CharField()
     rule = serializers.CharField(help_text="The rule the verdict follows, in words.")
     measurements = AgreementMeasurementSerializer(many=True)
+    disagreements = DisagreementSerializer(
+        many=True, help_text="Printings of one measurement that do not agree with the one compared, with both quotes."
+    )
 
 
 def agreement_row(agreement: Agreement) -> dict[str, Any]:
@@ -197,8 +217,27 @@ def agreement_row(agreement: Agreement) -> dict[str, Any]:
         "metric": agreement.metric,
         "verdict": agreement.verdict,
         "verdict_label": agreement.verdict_label,
-        "rule": AGREEMENT_RULE,
+        "rule": f"{AGREEMENT_RULE} {MEASUREMENT_RULE}",
         "measurements": [_measurement_row(x) for x in agreement.measurements],
+        "disagreements": [_disagreement_row(d) for d in agreement.disagreements],
+    }
+
+
+def _disagreement_row(found: Disagreement) -> dict[str, Any]:
+    printing, against = found.printing, found.against
+    source = printing.evaluation.source
+    return {
+        "kind": found.kind,
+        "kind_label": found.label,
+        "evaluation_id": printing.evaluation.stable_id,
+        "value": exact_text(printing.result.value),
+        "unit": printing.result.unit,
+        "source_id": source.stable_id if source is not None else None,
+        "locator": printing.evaluation.source_locator,
+        "quote": printing.evaluation.quote,
+        "compared_evaluation_id": against.evaluation.stable_id,
+        "compared_value": exact_text(against.result.value),
+        "compared_quote": against.evaluation.quote,
     }
 
 
@@ -218,6 +257,8 @@ def _measurement_row(measurement: Measurement) -> dict[str, Any]:
         "scaled_value": exact_text(shown.value),
         "spread": exact_text(shown.spread) if shown.spread is not None else None,
         "review_state": evaluation.review_state,
+        "locator": evaluation.source_locator,
+        "quote": evaluation.quote,
         "copy_evaluation_ids": list(
             dict.fromkeys(p.evaluation.stable_id for p in measurement.copies if p.evaluation.pk != evaluation.pk)
         ),

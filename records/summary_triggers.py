@@ -1,8 +1,9 @@
 """Triggers that count the writes changing a protocol's comparisons (records.models.summary), on both backends.
 
 A protocol's summary (records.protocol_summary) is read off its evaluations and results, the
-review state of the evaluations they repeat (an original may be another protocol's), and the
-names and order of the configurations and datasets they name. Every write to one of those rows
+review state of the evaluations they repeat (an original may be another protocol's), the names
+and order of the configurations and datasets they name, and the work and version each source is
+(which printings are one measurement). Every write to one of those rows
 raises `records_protocolchanges.number` of each protocol concerned, in the writer's transaction:
 a summary computed at another number is not current. PostgreSQL raises it once a statement
 (transition tables: a bulk insert of ten thousand results is one upsert a protocol); SQLite once
@@ -10,7 +11,7 @@ a row. A write that changes nothing a summary reads (an evaluation's quote) rais
 next reader computes the summary again, at the cost of one read of the protocol's rows.
 
 SQLite drops a table's triggers when a migration rebuilds the table (most ALTERs do): such a
-migration of one of these four tables runs `drop` before and `create` after, as it does for
+migration of one of these five tables runs `drop` before and `create` after, as it does for
 records.db_triggers (tests/records/test_protocol_summary.py checks they are all there).
 """
 
@@ -50,6 +51,12 @@ POSTGRESQL_SOURCES: list[tuple[str, str, str]] = [
         "UPDATE",
         "SELECT e.protocol_id FROM records_evaluation e WHERE e.dataset_id IN (SELECT id FROM new_rows)",
     ),
+    (
+        "records_source",
+        "UPDATE",
+        "SELECT e.protocol_id FROM records_evaluation e WHERE e.source_id IN (SELECT id FROM new_rows) "
+        "OR e.original_source_id IN (SELECT id FROM new_rows)",
+    ),
 ]
 SQLITE_SOURCES: list[tuple[str, str, str]] = [
     ("records_evaluation", "INSERT", "SELECT NEW.protocol_id AS p"),
@@ -77,6 +84,11 @@ SQLITE_SOURCES: list[tuple[str, str, str]] = [
         "SELECT protocol_id AS p FROM records_evaluation WHERE configuration_id = NEW.id",
     ),
     ("records_dataset", "UPDATE", "SELECT protocol_id AS p FROM records_evaluation WHERE dataset_id = NEW.id"),
+    (
+        "records_source",
+        "UPDATE",
+        "SELECT protocol_id AS p FROM records_evaluation WHERE source_id = NEW.id OR original_source_id = NEW.id",
+    ),
 ]
 
 

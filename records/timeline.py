@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from records.agreement import Measurement, TaskTable, scale_of
+from records.agreement import Measurement, TaskTable
 from records.charts import CHAR, MARKERS, PROSE_CHAR, TITLE_CHAR, WIDTH, Interval, interval_of, nice_ticks, tick_label
 from records.models import Direction, MeasuredBy, Source
 from records.values import display
@@ -227,7 +227,7 @@ def timeline(
     label_of: Callable[[Measurement], str],
 ) -> Timeline | None:
     """The best value over time of one metric's task tables (one a unit, its values on one scale:
-    records.agreement.scale_of), or None (no direction, or fewer than two dates)."""
+    the protocols' scale factors), or None (no direction, or fewer than two dates)."""
     direction_value = tables[0].direction if tables else Direction.NONE
     if direction_value not in (Direction.HIGHER, Direction.LOWER):
         return None
@@ -256,12 +256,12 @@ def timeline(
             value_text=_value_text(measurement),
             marker=MARKERS.get(MeasuredBy(measurement.measured_by), "circle"),
             interval=interval_of(measurement.shown.result),
-            scale=scale_of(measurement.shown.result.unit),
+            scale=measurement.shown.factor,
         )
         for number, (dating, measurement) in enumerate(found, start=1)
     ]
     direction = Direction(direction_value).label
-    scaled = any(scale_of(table.unit) != 1 for table in tables)
+    scaled = any(table.scaled for table in tables)
     y = 20.0
     title_lines = []
     for line in _wrap(title, advance=TITLE_CHAR):

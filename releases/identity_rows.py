@@ -188,9 +188,9 @@ def _subject_batches(family: Family, *, chunk_size: int) -> Iterator[tuple[list[
 
 #: What the agreement rules and the two tables read of the records an evaluation names.
 _RELATED_COLUMNS: dict[type[Model], tuple[str, ...]] = {
-    Protocol: ("metric_short_name",),
+    Protocol: ("metric_short_name", "metric_name", "metric_unit", "metric_scale"),
     Dataset: ("stable_id", "name"),
-    Source: ("work_id",),
+    Source: ("stable_id", "work_id", "published_date", "arxiv_version"),
     GenomicModel: ("stable_id", "name"),
 }
 
@@ -240,16 +240,19 @@ def _agreement_row(family: Family, found: rules.Agreement) -> dict[str, object]:
         "family_task_ids": family.task_stable_ids,
         "metric": found.metric,
         "verdict": found.verdict,
+        "verdict_label": found.verdict_label,
         "measurements": len(found.measurements),
         "printings": sum(len(measurement.printings) for measurement in found.measurements),
     }
 
 
 def _measurement_rows(family: Family, found: rules.Agreement) -> Iterator[dict[str, object]]:
-    """For each measurement of the agreement the printing compared, then its copies."""
+    """For each measurement of the agreement the printing compared, then its other printings, each
+    with how it counts (records.rules.evidence)."""
     key = agreement_key(found, family)
     for measurement in found.measurements:
         shown = measurement.shown
+        disagreeing = {id(d.printing): d.kind for d in measurement.disagreements}
         for printing in [shown, *measurement.copies]:
             evaluation, result = printing.evaluation, printing.result
             yield {
@@ -258,9 +261,12 @@ def _measurement_rows(family: Family, found: rules.Agreement) -> Iterator[dict[s
                 "evaluation_id": evaluation.stable_id,
                 "value": result.value,
                 "unit": result.unit,
+                "source_id": evaluation.source.stable_id if evaluation.source is not None else None,
+                "locator": evaluation.source_locator,
+                "quote": evaluation.quote,
                 "measured_by": evaluation.measured_by,
                 "review_state": evaluation.review_state,
-                "counted_as": "compared" if printing is shown else "copy",
+                "counted_as": "compared" if printing is shown else disagreeing.get(id(printing), "copy"),
                 "counted_with_result_id": shown.result.stable_id,
             }
 

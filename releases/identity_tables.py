@@ -9,8 +9,9 @@ resource it references).
 
 from __future__ import annotations
 
-from records.agreement import AGREEMENT_RULE, Verdict
+from records.agreement import AGREEMENT_RULE, MEASUREMENT_RULE, Verdict
 from records.models import MeasuredBy
+from records.rules.evidence import Discrepancy
 from releases.bundle import Field, ForeignKey, TableSpec
 from releases.bundle.package import EXACT_VALUE_NOTE
 from reviews.models import ReviewState
@@ -19,7 +20,7 @@ REVIEW_STATES = tuple(ReviewState.values)
 MEASURED_BY = tuple(MeasuredBy.values)
 SUBJECT_KINDS = ("model", "configuration")
 VERDICTS = tuple(Verdict.LABELS)
-COUNTED_AS = ("compared", "copy")
+COUNTED_AS = ("compared", "copy", *Discrepancy.LABELS)
 
 
 WORK_TABLE = TableSpec(
@@ -108,7 +109,7 @@ AGREEMENTS = TableSpec(
     title="Agreements",
     description=(
         "One row per subject (a model, or a configuration that names none) x task family x metric: whether its "
-        f"independent measurements agree. The rule: {AGREEMENT_RULE} Each measurement and every printing of it "
+        f"independent measurements agree. The rule: {AGREEMENT_RULE} {MEASUREMENT_RULE} Each measurement and every printing of it "
         "are rows of agreement_measurements."
     ),
     fields=(
@@ -146,6 +147,12 @@ AGREEMENTS = TableSpec(
             enum=VERDICTS,
             description="; ".join(f"{value}: {label}" for value, label in Verdict.LABELS.items()) + ".",
         ),
+        Field(
+            "verdict_label",
+            "string",
+            required=True,
+            description='The verdict in words, with what its printings say ("consistent; changed between versions").',
+        ),
         Field("measurements", "integer", required=True, description="Measurements compared, each counted once."),
         Field("printings", "integer", required=True, description="Rows that print them (copies included)."),
     ),
@@ -162,8 +169,11 @@ AGREEMENT_MEASUREMENTS = TableSpec(
     title="Agreement measurements",
     description=(
         "One row per result an agreement counts: the printing compared for each measurement (counted_as "
-        "compared) and every other printing of the same measurement (counted_as copy: a repeat, a copy of a "
-        "number first published elsewhere, another version of the same work)."
+        "compared) and every other printing of the same measurement: counted_as copy where it prints the same "
+        "value (a repeat, a copy of a number first published elsewhere, another version of the same work), else "
+        "how it disagrees: "
+        + "; ".join(f"{value} ({label})" for value, label in Discrepancy.LABELS.items())
+        + ". Each row carries its source's locator and verbatim quote."
     ),
     fields=(
         Field("agreement_id", "string", description="The agreement (agreements)."),
@@ -176,6 +186,13 @@ AGREEMENT_MEASUREMENTS = TableSpec(
             description=EXACT_VALUE_NOTE,
         ),
         Field("unit", "string", required=True),
+        Field(
+            "source_id",
+            "string",
+            description="The source that prints it (source_table); empty for the portal's own run.",
+        ),
+        Field("locator", "string", description="Where the source prints it."),
+        Field("quote", "string", description="The source's words, verbatim."),
         Field("measured_by", "string", required=True, enum=MEASURED_BY),
         Field(
             "review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the evaluation."
@@ -192,6 +209,7 @@ AGREEMENT_MEASUREMENTS = TableSpec(
     foreign_keys=(
         ForeignKey(("agreement_id",), "agreements", ("agreement_id",)),
         ForeignKey(("result_id", "evaluation_id"), "model_evaluation_matrix", ("result_id", "evaluation_id")),
+        ForeignKey(("source_id",), "source_table", ("source_id",)),
         ForeignKey(("counted_with_result_id",), "model_evaluation_matrix", ("result_id",)),
     ),
 )

@@ -134,6 +134,7 @@ SECTIONS: tuple[Section, ...] = (
             "metric_short_name",
             "metric_description",
             "metric_unit",
+            "metric_scale",
             "metric_direction",
             "source_locator",
             "explanatory_profile",
@@ -217,7 +218,7 @@ NESTED = {
     ("protocols", "baseline_roles"): ("baseline_roles", "protocol"),
     ("evaluations", "results"): ("results", "evaluation"),
 }
-METRIC_KEYS = {"name", "short_name", "description", "unit", "direction"}
+METRIC_KEYS = {"name", "short_name", "description", "unit", "scale", "direction"}
 
 
 class ImportInvalid(DomainError):
@@ -299,6 +300,11 @@ class ImportReport:
     # Configurations the document gave no model, matched to one by a printed alias:
     # stable id -> {model, alias} (records.imports.aliases).
     matched: dict[str, dict[str, str]] = field(default_factory=dict)
+    # How each protocol's values will be compared across papers (records.imports.comparisons):
+    # protocol stable id -> {metric, unit, scale, divided_by, compared_as, compared_with, values}.
+    comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What does not stop the import but may not be what the curator meant: [{path, message}].
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -310,6 +316,8 @@ class ImportReport:
             "conflicts": self.conflicts,
             "overwritten": self.overwritten,
             "matched": self.matched,
+            "comparisons": self.comparisons,
+            "warnings": self.warnings,
         }
 
     @property

@@ -22,6 +22,7 @@ from django.db import models
 from common.versions import version_current
 from records.imports.aliases import configurations_matched
 from records.imports.checks import constraint_errors, unique_key
+from records.imports.comparisons import comparisons_reported
 from records.imports.document import SECTION_BY_KEY, Entry, ImportReport, entry_targets, referenced_ids
 from records.imports.merge import document_state, merge_fields
 from records.imports.validation import document_entries
@@ -125,6 +126,8 @@ def import_plan(
     record_errors.extend(_document_clashes(plan.records))
     record_errors.extend(_quote_errors(plan.records))
     plan.errors = _first_per_path(errors + record_errors)
+    if not plan.errors:
+        comparisons_reported(plan=plan)
     for item in plan.records:
         section, stable_id = item.entry.section.key, item.entry.stable_id
         if item.created:

@@ -65,6 +65,7 @@ from records.models.search import SearchEntry, SearchKind
 from records.models.snapshots import ImportSnapshot
 from records.models.statements import EvidenceRow
 from records.models.summary import ProtocolChanges, ProtocolSummary
+from records.rules.units import Scale
 
 __all__ = [
     "QUOTED_READINGS",
@@ -82,6 +83,7 @@ __all__ = [
     "Dataset",
     "Decision",
     "Direction",
+    "Scale",
     "Evaluation",
     "GenomicModel",
     "EvidenceRow",

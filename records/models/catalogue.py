@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import calendar
 import re
+from decimal import Decimal
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
@@ -14,6 +16,7 @@ from django.db.models.functions import Lower
 from common.history import AuditHistory
 from records.models.base import CuratedModel, Direction, SourceKind, _check, _non_empty, api_list_indexes
 from records.rules import count_off_unit
+from records.rules.units import SCALE_FACTORS, Scale, scale_key, scale_problem, scale_read
 from reviews.models import Reviewable
 
 _PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?\Z", re.ASCII)
@@ -314,6 +317,17 @@ class Protocol(CuratedModel, Reviewable):
     metric_unit = models.CharField(
         max_length=50, help_text='Every result of the protocol is in this unit, e.g. "minute".'
     )
+    metric_scale = models.CharField(
+        max_length=10,
+        choices=Scale.choices,
+        blank=True,
+        default="",
+        db_default="",  # rows written by code that predates the column (an older migration's data step)
+        help_text=(
+            "How the values are printed, so that one metric on different scales compares: blank reads it from "
+            'the unit\'s words ("MCC x 100": x 100; "accuracy (%)": percent; "MCC": the plain scale; "minute": raw units).'
+        ),
+    )
     metric_direction = models.CharField(
         max_length=10,
         choices=Direction.choices,
@@ -336,6 +350,12 @@ class Protocol(CuratedModel, Reviewable):
             _non_empty("title", "protocol"),
             _non_empty("metric_unit", "protocol"),
             _check(
+                Q(metric_scale__in=Scale.values),
+                name="protocol_scale_valid",
+                field="metric_scale",
+                message="Use fraction, percent, x100, per_mille or raw.",
+            ),
+            _check(
                 Q(metric_direction__in=Direction.values),
                 name="protocol_direction_valid",
                 field="metric_direction",
@@ -344,8 +364,13 @@ class Protocol(CuratedModel, Reviewable):
         ]
 
     def clean(self) -> None:
-        """The unit rule (records.rules) as a form error rather than the trigger's refusal (records.db_triggers)."""
+        """The unit rule (records.rules) as a form error rather than the trigger's refusal
+        (records.db_triggers), and the scale read from the unit's words or checked against them."""
         super().clean()
+        self.scale_fill()
+        problem = scale_problem(unit=self.metric_unit, scale=self.metric_scale, metric_names=self.metric_names)
+        if problem:
+            raise ValidationError({"metric_unit" if "scale word" in problem else "metric_scale": problem})
         if self.pk is not None:
             from records.models.evidence import Result  # defined after protocols, which it refers to
 
@@ -354,6 +379,34 @@ class Protocol(CuratedModel, Reviewable):
                 raise ValidationError(
                     {"metric_unit": f"{others} result(s) of this protocol are in another unit; change them first"}
                 )
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.scale_fill()
+        super().save(*args, **kwargs)
+
+    def scale_fill(self) -> None:
+        """A blank scale is the one the unit's words state (records.rules.units.scale_read)."""
+        if not isinstance(self.metric_scale, str) or not self.metric_scale:  # blank, or the column's default
+            self.metric_scale = scale_read(unit=self.metric_unit, metric_names=self.metric_names).scale
+
+    @property
+    def metric_names(self) -> tuple[str, str]:
+        return (self.metric_name, self.metric_short_name)
+
+    @property
+    def scale_factor(self) -> Decimal:
+        """What a value is divided by to be on the metric's plain scale."""
+        return SCALE_FACTORS[self.metric_scale or Scale.RAW]
+
+    @property
+    def comparison_key(self) -> tuple[str, str]:
+        """What protocols share whose values compare (records.rules.units.scale_key)."""
+        return scale_key(
+            metric=self.metric_short_name,
+            scale=self.metric_scale,
+            unit=self.metric_unit,
+            metric_names=self.metric_names,
+        )
 
     @property
     def is_ranked(self) -> bool:

@@ -26,6 +26,7 @@ from records.models.base import (
 from records.models.catalogue import Configuration, Dataset, Protocol, Source
 from records.models.evidence_rules import evaluation_comparable, quote_problem_of
 from records.rules import count_off_unit, unit_problem
+from records.rules.provenance import Provenance, provenance_of
 from records.values import display, exact_text, printed_spread, printed_value_problem
 from reviews.models import Reviewable
 
@@ -281,6 +282,16 @@ class Evaluation(CuratedModel, Reviewable):
     def is_copy(self) -> bool:
         """Whether this source reports a number first published elsewhere (catalogued or not)."""
         return bool(self.repeats_id or self.original_source_id or self.original_citation)
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where its number comes from, as the same-measurement rule reads it (records.rules.evidence)."""
+        return provenance_of(
+            source=self.source if self.source_id else None,
+            repeats_id=self.repeats_id,
+            original_source=self.original_source if self.original_source_id else None,
+            original_citation=self.original_citation,
+        )
 
     @property
     def results_with_uncertainty(self) -> list[Result]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from records.agreement import AGREEMENT_RULE
+from records.agreement import AGREEMENT_RULE, MEASUREMENT_RULE
 from tests.api.identity_world import (
     bump,
     measured,
@@ -37,11 +37,11 @@ def test_it_gives_each_models_verdict_on_a_task_family(api, world):
         "nt-500m": "consistent",
         "conflicted": "conflicting",
         "single": "single_measurement",
-        "selfish": "self_reported_only",
+        "selfish": "self_reported_conflicting",  # the authors' 0.90 and 0.50
         "copied": "single_measurement",
     }
-    assert rows["selfish"]["verdict_label"] == "self-reported only"
-    assert all(row["rule"] == AGREEMENT_RULE for row in rows.values())
+    assert rows["selfish"]["verdict_label"] == "self-reported, conflicting"
+    assert all(row["rule"] == f"{AGREEMENT_RULE} {MEASUREMENT_RULE}" for row in rows.values())
     consistent = rows["nt-500m"]
     assert (consistent["subject_kind"], consistent["subject_name"], consistent["metric"]) == ("model", "NT 500M", "mcc")
     assert consistent["task_ids"] == ["promoter-a", "promoter-b"]
@@ -84,8 +84,11 @@ def test_it_counts_a_rounded_copy_once_with_its_original(api, world):
         "scaled_value": "0.8123",
         "spread": None,
         "review_state": "proposed",
+        "locator": "Table 1",
+        "quote": "",
         "copy_evaluation_ids": [e["copy"].stable_id],
     }
+    assert row["disagreements"] == []  # 0.8123 rounds to the copy's 0.81
 
 
 def test_it_puts_a_unit_times_100_on_the_plain_scale_keeping_the_printed_value(api, world):
@@ -140,9 +143,11 @@ def test_it_documents_the_verdicts_as_an_enum_and_the_filters_in_the_schema(api)
     schema = api.get("/api/v1/schema/?format=json").json()
     assert schema["components"]["schemas"]["VerdictEnum"]["enum"] == [
         "single_measurement",
-        "self_reported_only",
+        "self_reported_consistent",
+        "self_reported_conflicting",
         "consistent",
         "conflicting",
+        "transcription_conflict",
     ]
     parameters = {p["name"] for p in schema["paths"]["/api/v1/agreements/"]["get"]["parameters"]}
     assert parameters == {"model_id", "task_id", "cursor", "page_size"}

@@ -107,46 +107,44 @@ def test_it_draws_an_interval_for_each_result_with_a_structured_uncertainty_and_
     assert marker is not None and low < float(marker.get("cx") or 0) < high
 
 
-def test_the_best_mark_says_its_interval_overlaps_the_runner_up_and_that_they_are_tied_within_spread(
-    client, protocol, dataset
-):
+def test_the_best_mark_says_it_ties_with_a_runner_up_whose_interval_overlaps_its_own(client, protocol, dataset):
     measure(protocol, dataset, "NT-2500M-multi", "0.976", **sd("0.006"))
     measure(protocol, dataset, "DNABERT-2", "0.971", **sd("0.006"))
     measure(protocol, dataset, "HyenaDNA", "0.80", **sd("0.01"))
     svg = chart_of(client, protocol)
-    assert "best; intervals overlap with DNABERT-2" in texts(svg)
+    assert "best; tied with DNABERT-2" in texts(svg)
     assert "0.976 ± 0.006 s.d." in texts(svg)  # no bare "best" beside the value: the note says more
     text = description(svg)
-    assert "best; intervals overlap with DNABERT-2;" in text
-    assert "DNABERT-2 also within the best's own stated spread (tied within reported spread" in text
-    assert "HyenaDNA" not in text.split("share a value")[1]  # its interval lies apart
+    assert "best; tied with DNABERT-2;" in text
+    assert "DNABERT-2 ties with the best. Two values tie where their intervals overlap" in text
+    assert "HyenaDNA" not in text.split("ties with the best")[1]  # its interval lies apart
 
 
-def test_it_says_intervals_overlap_but_not_tied_when_the_runner_up_lies_outside_the_best_spread(
+def test_a_runner_up_ties_when_the_two_intervals_overlap_though_neither_spread_reaches_the_other_value(
     client, protocol, dataset
 ):
     measure(protocol, dataset, "Alpha", "0.976", **sd("0.002"))
     measure(protocol, dataset, "Beta", "0.971", **sd("0.004"))  # 0.974..0.978 and 0.967..0.975 overlap
     svg = chart_of(client, protocol)
-    assert "best; intervals overlap with Beta" in texts(svg)
-    assert "not tied within reported spread" in description(svg)
+    assert "best; tied with Beta" in texts(svg)
+    assert "Beta ties with the best." in description(svg)
 
 
 def test_it_marks_a_plain_best_when_no_interval_overlaps(client, protocol, dataset):
     measure(protocol, dataset, "Alpha", "0.976", **sd("0.001"))
     measure(protocol, dataset, "Beta", "0.971", **sd("0.001"))
-    measure(protocol, dataset, "Gamma", "0.960")
+    measure(protocol, dataset, "Gamma", "0.960")  # no spread: 0.5 % of the value, 0.955..0.965
     svg = chart_of(client, protocol)
     assert "0.976 ± 0.001 s.d. best" in texts(svg)
-    assert not any("overlap" in text for text in texts(svg))
-    assert "overlap" not in description(svg)
+    assert not any("tied" in text for text in texts(svg))
+    assert "No runner-up ties with the best." in description(svg)
 
 
-def test_it_never_claims_an_overlap_of_two_results_without_intervals(client, protocol, dataset):
+def test_values_without_spreads_tie_only_within_the_stated_tolerance(client, protocol, dataset):
     measure(protocol, dataset, "Alpha", "0.9")
     measure(protocol, dataset, "Beta", "0.8")
     svg = chart_of(client, protocol)
-    assert "0.9 best" in texts(svg) and "overlap" not in description(svg)
+    assert "0.9 best" in texts(svg) and "No runner-up ties with the best." in description(svg)
 
 
 def test_every_text_of_a_chart_is_at_least_12_units_in_a_chart_340_units_wide(client, protocol, dataset):
@@ -165,7 +163,7 @@ def test_every_text_of_a_chart_is_at_least_12_units_in_a_chart_340_units_wide(cl
     assert label.endswith("…") and (len(label) + len("0.976 ± 0.006 s.d.")) * 7.7 <= 340 - 16
 
 
-def test_the_task_page_draws_the_intervals_and_the_overlap_of_its_measurements(client, protocol, dataset):
+def test_the_task_page_draws_the_intervals_and_the_tie_of_its_measurements(client, protocol, dataset):
     measure(protocol, dataset, "Alpha", "0.976", **sd("0.006"))
     measure(protocol, dataset, "Beta", "0.971", **sd("0.006"))
     cache.clear()
@@ -176,7 +174,7 @@ def test_the_task_page_draws_the_intervals_and_the_overlap_of_its_measurements(c
     assert found is not None
     svg = ET.fromstring(found.group(0))
     assert len([path for path in svg.iter(f"{SVG_NS}path") if path.get("class") == "interval"]) == 2
-    assert "best; intervals overlap with Beta" in texts(svg)
+    assert "best; tied with Beta" in texts(svg)
     assert "Alpha: 0.976 AUROC (± s.d.: 0.970 to 0.982)" in description(svg)
 
 

@@ -185,7 +185,7 @@ def test_a_repeated_measurement_counts_once_stays_out_with_an_excluded_original_
     group, row = copy_row()
     assert group.compared_count == 2 and sum(r.is_best for r in group.rows) == 1
     assert row.counted_through_original and not row.in_comparison
-    assert "reported again by this source: counted once" in page_text(client.get("/protocols/repeats/"))
+    assert "another printing of this measurement: counted once" in page_text(client.get("/protocols/repeats/"))
     # An exclusion is the measurement's: its copy stays out with it, and says why.
     apply_transitions(original.evaluation, "exclude", reason="Wrong split.")
     group, row = copy_row()

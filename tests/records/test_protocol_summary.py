@@ -180,7 +180,7 @@ def test_every_summary_trigger_exists_once_migrated():
         else:
             cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
         present = {row[0] for row in cursor.fetchall()}
-    assert len(names) == 8 and names <= present
+    assert len(names) == 9 and names <= present
 
 
 @pytest.mark.parametrize(
