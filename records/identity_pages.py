@@ -103,6 +103,12 @@ class TaskTableView:
         return any(row.rank is not None for row in self.table.rows)
 
     @property
+    def best_marking_sentence(self) -> str:
+        """What the protocols' sources mark, where they agree on it (records.models.BestMarking)."""
+        sentences = {protocol.best_marking_sentence for protocol in self.table.protocols}
+        return sentences.pop() if len(sentences) == 1 else ""
+
+    @property
     def protocols_named(self) -> list[Protocol]:
         return self.table.protocols[:PROTOCOLS_NAMED]
 

@@ -136,6 +136,7 @@ SECTIONS: tuple[Section, ...] = (
             "metric_unit",
             "metric_scale",
             "metric_direction",
+            "best_marking",
             "source_locator",
             "explanatory_profile",
             "explanatory_profile_reviewed",

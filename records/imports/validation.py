@@ -28,6 +28,7 @@ from records.imports.document import (
 )
 from records.models import Evaluation, Protocol
 from records.rules import unit_problem
+from records.rules.units import scale_read
 
 
 def parse_document(document: Any) -> list[Entry]:
@@ -291,6 +292,9 @@ def _flatten_metric(item: dict, path: str, errors: list) -> None:
         errors.append({"path": f"{path}.metric.{key}", "message": "unknown field"})
     for key in METRIC_KEYS & set(metric):
         item[f"metric_{key}"] = metric[key]
+    unit, names = metric.get("unit"), (metric.get("name"), metric.get("short_name"))
+    if not metric.get("scale") and isinstance(unit, str):  # left out: the scale the unit's words state
+        item["metric_scale"] = scale_read(unit=unit, metric_names=tuple(n for n in names if isinstance(n, str))).scale
 
 
 def _check_identity(entries: list[Entry], errors: list) -> None:

@@ -4,6 +4,7 @@ its history rows) by the one parser the import and the forms use (records.rules.
 from django.db import migrations, models
 from django.db.models import Q
 
+from common.schema import columns_add, columns_drop
 from records.rules.units import Scale, scale_read
 
 FIELD = dict(
@@ -27,18 +28,12 @@ CONSTRAINT = models.CheckConstraint(
 
 
 def add_columns(apps, schema_editor):
-    """On SQLite one ALTER TABLE ... ADD COLUMN each (Django would rebuild the tables, dropping their
-    triggers); the CHECK constraint is PostgreSQL's only until SQLite next rebuilds the table, and
-    Protocol.save() fills the scale on both."""
+    """One ALTER TABLE each (common.schema: the tables' triggers stay), then every protocol's scale
+    read from its unit; the CHECK constraint is PostgreSQL's only until SQLite next rebuilds the
+    table, and Protocol.save() fills the scale on both."""
+    columns_add(apps, schema_editor, app="records", models=TABLES, fields=("metric_scale",))
     for name in TABLES:
         model = apps.get_model("records", name)
-        if schema_editor.connection.vendor == "sqlite":
-            schema_editor.execute(
-                f"ALTER TABLE {schema_editor.quote_name(model._meta.db_table)} "
-                "ADD COLUMN metric_scale varchar(10) NOT NULL DEFAULT ''"
-            )
-        else:
-            schema_editor.add_field(model, model._meta.get_field("metric_scale"))
         rows = model.objects.values_list("pk", "metric_unit", "metric_name", "metric_short_name")
         by_scale: dict[str, list[int]] = {}
         for pk, unit, name_, short_name in rows.iterator():
@@ -53,9 +48,7 @@ def add_columns(apps, schema_editor):
 def drop_columns(apps, schema_editor):
     if schema_editor.connection.vendor != "sqlite":
         schema_editor.remove_constraint(apps.get_model("records", "protocol"), CONSTRAINT)
-    for name in TABLES:
-        model = apps.get_model("records", name)
-        schema_editor.execute(f"ALTER TABLE {schema_editor.quote_name(model._meta.db_table)} DROP COLUMN metric_scale")
+    columns_drop(apps, schema_editor, app="records", models=TABLES, fields=("metric_scale",))
 
 
 class Migration(migrations.Migration):

@@ -30,6 +30,7 @@ from records.models.base import (
 from records.models.catalogue import (
     Area,
     ArxivIdField,
+    BestMarking,
     Configuration,
     Context,
     Dataset,
@@ -84,6 +85,7 @@ __all__ = [
     "Decision",
     "Direction",
     "Scale",
+    "BestMarking",
     "Evaluation",
     "GenomicModel",
     "EvidenceRow",

@@ -303,6 +303,22 @@ class Configuration(CuratedModel):
         ]
 
 
+class BestMarking(models.TextChoices):
+    BEST = "best", "the source marks its best values"
+    NONE = "none", "the source marks no best"
+    OTHER = "other", "the source's marks mean something else than best"
+    UNSEEN = "unseen", "the stored copy does not show the source's marks"
+
+
+#: What a page says beside its best marks, by how the protocol's source marks its own.
+BEST_MARKING_SENTENCES = {
+    BestMarking.BEST: "The source marks its best values; the marks here are the portal's, by the rule below.",
+    BestMarking.NONE: "The source marks no best: the marks here are the portal's, by the protocol's direction and the rule below.",
+    BestMarking.OTHER: "The source's marks mean something else than best: the marks here are the portal's, by the rule below.",
+    BestMarking.UNSEEN: "The stored copy of the source does not show its marks: the marks here are the portal's, by the rule below.",
+}
+
+
 class Protocol(CuratedModel, Reviewable):
     page_url_name = "records:protocol"
     title = models.CharField(max_length=500)
@@ -332,6 +348,17 @@ class Protocol(CuratedModel, Reviewable):
         max_length=10,
         choices=Direction.choices,
         help_text="Which way is better; none for descriptive facts, which are never ranked.",
+    )
+    best_marking = models.CharField(
+        max_length=10,
+        choices=BestMarking.choices,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=(
+            "Whether the source marks a best value (bold, a star); blank when not recorded. The pages say so beside "
+            "the portal's own best marks."
+        ),
     )
     datasets = models.ManyToManyField(Dataset, blank=True, related_name="protocols")
     areas = models.ManyToManyField(Area, blank=True, related_name="protocols")
@@ -388,6 +415,10 @@ class Protocol(CuratedModel, Reviewable):
         """A blank scale is the one the unit's words state (records.rules.units.scale_read)."""
         if not isinstance(self.metric_scale, str) or not self.metric_scale:  # blank, or the column's default
             self.metric_scale = scale_read(unit=self.metric_unit, metric_names=self.metric_names).scale
+
+    @property
+    def best_marking_sentence(self) -> str:
+        return BEST_MARKING_SENTENCES.get(self.best_marking, "")
 
     @property
     def metric_names(self) -> tuple[str, str]:

@@ -241,3 +241,16 @@ def test_every_surface_shows_a_number_with_its_verbatim_quote_and_locator(client
 
     [printed] = list(identity_rows.agreement_measurement_rows(chunk_size=10))
     assert printed["quote"] == "HyenaDNA reaches an MCC of 0.612 on H3K4me3" and printed["locator"] == "Table 2"
+
+
+def test_a_page_says_the_source_marks_no_best_where_the_curator_recorded_so(client, task):
+    protocol = mcc_protocol(best_marking="none")
+    measure(protocol, task, GenomicModelFactory(), "0.70")
+    measure(protocol, task, GenomicModelFactory(), "0.50")
+    cache.clear()
+    for url in (f"/protocols/{protocol.stable_id}/", f"/datasets/{task.stable_id}/"):
+        page = client.get(url).content.decode()
+        assert "The source marks no best: the marks here are the portal&#x27;s" in page, url
+    other = mcc_protocol(best_marking="best", metric_short_name="auc")
+    cache.clear()
+    assert "The source marks no best" not in client.get(f"/protocols/{other.stable_id}/").content.decode()
