@@ -29,6 +29,7 @@ from records import admin_lists as lists
 from records.admin import CatalogueAdmin
 from records.identity import may_curate_models, model_change_undo, model_changes_of, model_merge, model_split
 from records.models import Configuration, GenomicModel, ModelAlias, ModelChange, Source, TaskEquivalence, Work
+from reviews.admin import ReviewableAdminMixin
 
 REASON_MAX_LENGTH = 5000
 
@@ -80,7 +81,7 @@ class WorkAdmin(lists.WorkList, CatalogueAdmin):
 class ModelAliasInline(LabelledTabularInline):
     model = ModelAlias
     extra = 0
-    fields = ("stable_id", "alias", "source", "locator")
+    fields = ("stable_id", "alias", "source", "locator", "basis", "quote", "reason")
     autocomplete_fields = ["source"]
     verbose_name = "alias"
     verbose_name_plural = "aliases (names papers print for it)"
@@ -276,7 +277,7 @@ class GenomicModelAdmin(lists.GenomicModelList, CatalogueAdmin):
 
 
 @admin.register(ModelAlias)
-class ModelAliasAdmin(lists.ModelAliasList, CatalogueAdmin):
+class ModelAliasAdmin(lists.ModelAliasList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("alias", "key", "stable_id", "model__name", "model__stable_id")
     autocomplete_fields = ["model", "source"]
     readonly_fields = ("key",)
@@ -286,9 +287,9 @@ class ModelAliasAdmin(lists.ModelAliasList, CatalogueAdmin):
 
 
 @admin.register(TaskEquivalence)
-class TaskEquivalenceAdmin(lists.TaskEquivalenceList, CatalogueAdmin):
+class TaskEquivalenceAdmin(lists.TaskEquivalenceList, ReviewableAdminMixin, CatalogueAdmin):
     search_fields = ("stable_id", "task__name", "same_as__name", "quote", "locator")
-    fields = ("stable_id", "task", "same_as", "source", "locator", "quote")
+    fields = ("stable_id", "task", "same_as", "basis", "source", "locator", "quote", "reason")
     autocomplete_fields = ["task", "same_as", "source"]
 
 

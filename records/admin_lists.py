@@ -355,8 +355,9 @@ class GenomicModelList(ListColumns):
         return clamped(_named(model.merged_into))
 
 
-class ModelAliasList(ListColumns):
-    list_display = ("alias_text", "model_name", "source_title", "locator_text")
+class ModelAliasList(ReviewStateColumn, ListColumns):
+    list_display = ("alias_text", "model_name", "basis", "source_title", "locator_text", "review")
+    list_filter = ("review_state", "basis")
     list_display_links = ("alias_text",)
     list_select_related = ("model", "source")
 
@@ -377,8 +378,9 @@ class ModelAliasList(ListColumns):
         return clamped(alias.locator)
 
 
-class TaskEquivalenceList(ListColumns):
-    list_display = ("task_name", "same_as_name", "source_title", "locator_text", "changed")
+class TaskEquivalenceList(ReviewStateColumn, ListColumns):
+    list_display = ("task_name", "same_as_name", "basis", "source_title", "locator_text", "review", "changed")
+    list_filter = ("review_state", "basis")
     list_display_links = ("task_name",)
     list_select_related = ("task", "same_as", "source")
 

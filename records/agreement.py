@@ -2,8 +2,8 @@
 protocols, and whether independent measurements of a model on a task agree, by the evidence rules
 (records.rules.evidence, which states them): this module reads the rows and groups them.
 
-- **Same task.** A task and the tasks a source says are the same data (TaskEquivalence, followed
-  transitively) are one task family.
+- **Same task.** A task and the tasks a source says (or a curator infers) are the same data
+  (TaskEquivalence, followed transitively; an excluded one joins nothing) are one task family.
 - **Same quantity.** Results of one metric compare across protocols once put on one scale
   (the protocol's `comparison_key` and `scale_factor`, records.rules.units). Only absolute results
   compare (a ratio or difference has its own reference).
@@ -41,7 +41,7 @@ from records.rules.evidence import (
     Ranked,
     Verdict,
 )
-from reviews.models import ReviewState
+from reviews.models import EXCLUDED_STATES, ReviewState
 
 __all__ = ["AGREEMENT_RULE", "MEASUREMENT_RULE", "SCALE_RULE", "TIE_RULE", "Measurement", "Printing", "Verdict"]
 
@@ -96,7 +96,8 @@ def task_families(task_ids: Iterable[int] | None = None) -> dict[int, int]:
             x = parent[x]
         return x
 
-    for a, b in TaskEquivalence.objects.values_list("task_id", "same_as_id"):
+    linked = TaskEquivalence.objects.exclude(review_state__in=EXCLUDED_STATES)  # an excluded link joins nothing
+    for a, b in linked.values_list("task_id", "same_as_id"):
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)

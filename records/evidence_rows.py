@@ -60,6 +60,8 @@ _EVALUATION = (
     "different_measurement",
     "original_citation",
     "original_locator",
+    "original_basis",
+    "original_reason",
     "source_locator",
     "quote",
 )
@@ -160,6 +162,8 @@ class EvaluationRow:
     different_measurement: str
     original_citation: str
     original_locator: str
+    original_basis: str
+    original_reason: str
     source_locator: str
     quote: str
     results: Results = field(default_factory=Results)
@@ -273,9 +277,8 @@ def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | 
     found = []
     for row in rows:
         (pk, stable_id, protocol_id, dataset_id, configuration_id, source_id, original_id, repeats_id) = row[:8]
-        repeats_state, state, measured_by, measured_by_name, different, citation, original_locator, locator, quote = (
-            row[8:]
-        )
+        repeats_state, state, measured_by, measured_by_name, different, citation, original_locator = row[8:15]
+        basis, reason, locator, quote = row[15:]
         found.append(
             EvaluationRow(
                 pk=pk,
@@ -293,6 +296,8 @@ def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | 
                 different_measurement=different,
                 original_citation=citation,
                 original_locator=original_locator,
+                original_basis=basis,
+                original_reason=reason,
                 source_locator=locator,
                 quote=quote,
                 results=results.get(pk, Results()),

@@ -27,7 +27,7 @@ from reviews.transitions import TRANSITIONS
 
 EXAMPLES_DIR = Path(settings.BASE_DIR) / "data" / "examples"
 # Records whose review the demo loader records after an import.
-CHECKED_SECTIONS = ("protocols", "evaluations")
+CHECKED_SECTIONS = ("protocols", "evaluations", "model_aliases", "task_equivalences")
 
 
 @dataclass

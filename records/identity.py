@@ -78,7 +78,10 @@ def _moved(
     configurations: Sequence[Configuration], aliases: Sequence[ModelAlias], *, to: GenomicModel, actor: Actor, note: str
 ) -> None:
     records: list[Configuration | ModelAlias] = [*configurations, *aliases]
+    moving = frozenset(alias.pk for alias in aliases)
     for record in records:
+        if isinstance(record, ModelAlias):
+            record.moved_with = moving
         record.model = to
         record_save(record=record, actor=actor, changed_fields=["model"], reason=note)
 

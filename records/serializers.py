@@ -398,6 +398,8 @@ class EvaluationSerializer(ReviewFieldsMixin, CatalogueSerializer):
             "original_source_id",
             "original_citation",
             "original_locator",
+            "original_basis",
+            "original_reason",
             "concern_source_id",
             "concern_locator",
             "results",

@@ -46,7 +46,7 @@ class ModelAliasSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ModelAlias
-        fields = ("alias", "source_id", "locator")
+        fields = ("alias", "source_id", "locator", "basis", "quote", "reason", "review_state")
         read_only_fields = fields
 
 
@@ -125,7 +125,9 @@ class TaskEquivalenceSerializer(serializers.ModelSerializer):
     equivalence_id = serializers.CharField(source="stable_id", read_only=True)
     task_id = read_ref(source="task", help_text="A dataset or task.")
     same_as_id = read_ref(source="same_as", help_text="A task of another suite the source says is the same data.")
-    source_id = read_ref(source="source", help_text="The source that says so.")
+    source_id = read_ref(
+        source="source", allow_null=True, help_text="The source that says so (null for a curator's inference)."
+    )
 
     class Meta:
         model = TaskEquivalence
@@ -136,6 +138,9 @@ class TaskEquivalenceSerializer(serializers.ModelSerializer):
             "source_id",
             "locator",
             "quote",
+            "basis",
+            "reason",
+            "review_state",
             "created_at",
             "updated_at",
         )

@@ -374,6 +374,8 @@ def derived_memberships(*, chunk_size: int) -> Iterator[tuple[str, str, str]]:
         "original_source__stable_id",
         "original_citation",
         "original_locator",
+        "original_basis",
+        "original_reason",
     ]
     evaluations = Evaluation.objects.all()
     for values in exports.values_by_pk(evaluations, evaluation_columns, chunk_size=chunk_size, key=_key()):

@@ -88,6 +88,10 @@ _MODEL_ALIAS_COLUMNS = {
     "alias_key": "key",
     "source_id": "source__stable_id",
     "locator": "locator",
+    "basis": "basis",
+    "quote": "quote",
+    "reason": "reason",
+    "review_state": "review_state",
 }
 _TASK_EQUIVALENCE_COLUMNS = {
     "task_equivalence_id": "stable_id",
@@ -96,6 +100,9 @@ _TASK_EQUIVALENCE_COLUMNS = {
     "source_id": "source__stable_id",
     "locator": "locator",
     "quote": "quote",
+    "basis": "basis",
+    "reason": "reason",
+    "review_state": "review_state",
 }
 
 

@@ -10,7 +10,7 @@ resource it references).
 from __future__ import annotations
 
 from records.agreement import AGREEMENT_RULE, MEASUREMENT_RULE, Verdict
-from records.models import MeasuredBy
+from records.models import IdentityBasis, MeasuredBy
 from records.rules.evidence import Discrepancy
 from releases.bundle import Field, ForeignKey, TableSpec
 from releases.bundle.package import EXACT_VALUE_NOTE
@@ -21,6 +21,7 @@ MEASURED_BY = tuple(MeasuredBy.values)
 SUBJECT_KINDS = ("model", "configuration")
 VERDICTS = tuple(Verdict.LABELS)
 COUNTED_AS = ("compared", "copy", *Discrepancy.LABELS)
+BASES = tuple(IdentityBasis.values)
 
 
 WORK_TABLE = TableSpec(
@@ -63,7 +64,11 @@ MODEL_TABLE = TableSpec(
 MODEL_ALIAS_TABLE = TableSpec(
     name="model_alias_table",
     title="Model aliases",
-    description="One row per name a source prints for a model; one alias names one model.",
+    description=(
+        "One row per name printed for a model, with who says it names the model: the source that prints it "
+        "(basis stated) or a curator (basis inferred, with the reason). One model may hold several spellings of one "
+        "name (one alias_key), each with its source; one alias_key names one model."
+    ),
     fields=(
         Field("alias_id", "string", description="Stable id of the alias."),
         Field("model_id", "string", required=True, description="The model it names (model_table)."),
@@ -76,6 +81,16 @@ MODEL_ALIAS_TABLE = TableSpec(
         ),
         Field("source_id", "string", description="The source that prints it."),
         Field("locator", "string", description="Where the source prints it."),
+        Field(
+            "basis",
+            "string",
+            required=True,
+            enum=BASES,
+            description="stated: the source says so (source, locator, quote); inferred: a curator concludes it (reason).",
+        ),
+        Field("quote", "string", description="The source's words that print the name, verbatim."),
+        Field("reason", "string", description="For an inferred alias: why a curator takes it for the model."),
+        Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the alias."),
     ),
     primary_key=("alias_id",),
     foreign_keys=(
@@ -87,14 +102,29 @@ MODEL_ALIAS_TABLE = TableSpec(
 TASK_EQUIVALENCE_TABLE = TableSpec(
     name="task_equivalence_table",
     title="Task equivalences",
-    description="One row per pair of tasks of different suites that a source says are the same data (followed transitively, they make a task family).",
+    description=(
+        "One row per pair of tasks of different suites recorded as the same data, stated by a source (basis "
+        "stated: source, locator, quote) or inferred by a curator (basis inferred: reason). Followed transitively, "
+        "those not excluded make a task family."
+    ),
     fields=(
         Field("task_equivalence_id", "string", description="Stable id of the equivalence."),
         Field("task_id", "string", required=True, description="A task (dataset_table)."),
         Field("same_as_id", "string", required=True, description="The task it is the same data as (dataset_table)."),
-        Field("source_id", "string", required=True, description="The source that says so."),
-        Field("locator", "string", required=True),
-        Field("quote", "string", required=True, description="The source's words, verbatim."),
+        Field("source_id", "string", description="The source that says so."),
+        Field("locator", "string"),
+        Field("quote", "string", description="The source's words, verbatim."),
+        Field(
+            "basis",
+            "string",
+            required=True,
+            enum=BASES,
+            description="stated: the source says so (source, locator, quote); inferred: a curator concludes it (reason).",
+        ),
+        Field("reason", "string", description="For an inferred equivalence: why a curator concludes it."),
+        Field(
+            "review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the equivalence."
+        ),
     ),
     primary_key=("task_equivalence_id",),
     foreign_keys=(

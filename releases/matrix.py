@@ -36,6 +36,8 @@ RELEASE_ONLY_COLUMNS = {
     "original_source_id": "evaluation__original_source__stable_id",
     "original_citation": "evaluation__original_citation",
     "original_locator": "evaluation__original_locator",
+    "original_basis": "evaluation__original_basis",
+    "original_reason": "evaluation__original_reason",
 }
 # column -> lookup from a Result, for each column of the table but `comparable` (derived), in its order
 MATRIX_COLUMNS = {

@@ -223,6 +223,12 @@ MODEL_EVALUATION_MATRIX = TableSpec(
             description="A copy of a number first published in a source that is not catalogued: that source, cited.",
         ),
         Field("original_locator", "string", description="Where in the original the number is printed."),
+        Field(
+            "original_basis",
+            "string",
+            description="A copy: stated (its source says whose number it reports) or inferred (a curator concludes it).",
+        ),
+        Field("original_reason", "string", description="For an inferred copy: why a curator concludes it."),
     ),
     primary_key=("result_id",),
     foreign_keys=(

@@ -52,6 +52,7 @@ class ModelAliasFactory(factory.django.DjangoModelFactory):
     model = factory.SubFactory(GenomicModelFactory)
     alias = factory.Sequence(lambda n: f"Printed name {n}")
     key = factory.LazyAttribute(lambda o: alias_key(o.alias))
+    source = factory.SubFactory("tests.factories.SourceFactory")  # a stated alias names the source that prints it
 
 
 class SourceFactory(factory.django.DjangoModelFactory):

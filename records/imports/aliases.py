@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from records.imports.document import Entry, ImportReport
 from records.models import ModelAlias, alias_key
+from reviews.models import EXCLUDED_STATES
 
 
 def configurations_matched(*, entries: list[Entry], report: ImportReport) -> None:
@@ -22,7 +23,11 @@ def configurations_matched(*, entries: list[Entry], report: ImportReport) -> Non
         e.stable_id: [text for text in (e.values.get("short_name"), e.values.get("name")) if text] for e in unmatched
     }
     keys = {alias_key(text) for texts in names.values() for text in texts} - {""}
-    known: dict[str, str] = dict(ModelAlias.objects.filter(key__in=sorted(keys)).values_list("key", "model__stable_id"))
+    known: dict[str, str] = dict(
+        ModelAlias.objects.filter(key__in=sorted(keys))
+        .exclude(review_state__in=EXCLUDED_STATES)  # an excluded alias names nothing
+        .values_list("key", "model__stable_id")
+    )
     for entry in entries:  # the document's own aliases win over the catalogue's
         if entry.section.key == "model_aliases" and entry.references.get("model"):
             known[alias_key(entry.values.get("alias") or "")] = entry.references["model"]

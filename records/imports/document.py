@@ -86,7 +86,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "model_aliases",
         ModelAlias,
-        ("alias", "locator"),
+        ("alias", "locator", "basis", "quote", "reason"),
         references={"model": ("model", "models"), "source": ("source", "sources")},
         required=("alias", "model"),
     ),
@@ -111,9 +111,9 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "task_equivalences",
         TaskEquivalence,
-        ("locator", "quote"),
+        ("locator", "quote", "basis", "reason"),
         references={"task": ("task", "datasets"), "same_as": ("same_as", "datasets"), "source": ("source", "sources")},
-        required=("task", "same_as", "source", "locator", "quote"),
+        required=("task", "same_as"),
     ),
     Section(
         "configurations",
@@ -169,6 +169,8 @@ SECTIONS: tuple[Section, ...] = (
             "quote",
             "original_citation",
             "original_locator",
+            "original_basis",
+            "original_reason",
             "concern_locator",
         ),
         references={

@@ -26,7 +26,7 @@ from records.imports.document import (
     entry_targets,
     referenced_ids,
 )
-from records.models import Evaluation, Protocol
+from records.models import Evaluation, IdentityBasis, Protocol
 from records.rules import unit_problem
 from records.rules.units import scale_read
 
@@ -207,6 +207,9 @@ def _clean(section: Section, path: str, item: dict, parent: dict[str, str], erro
             errors.append({"path": f"{path}.limitations", "message": "must be a list of non-empty texts"})
         else:
             entry.limitations = [text_canonical(t) for t in limitations]
+    if section.key == "evaluations" and not item.get("original_basis"):
+        copy = item.get("repeats") or item.get("original_source") or item.get("original_citation")
+        item["original_basis"] = IdentityBasis.STATED if copy else ""  # as Evaluation.basis_fill stores it
     item.update({key: value for key, value in parent.items()})
     for key in section.required:
         if item.get(key) in (None, "", []):

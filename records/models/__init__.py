@@ -44,10 +44,11 @@ from records.models.catalogue import (
     validate_doi,
     validate_partial_date,
 )
-from records.models.evidence import Evaluation, Result
+from records.models.evidence import Evaluation
 from records.models.evidence_rules import QUOTED_READINGS, comparable_q, evaluation_comparable, quote_problem_of
 from records.models.identity import (
     GenomicModel,
+    IdentityBasis,
     ModelAlias,
     ModelChange,
     ModelChangeKind,
@@ -62,6 +63,7 @@ from records.models.import_jobs import (
     ImportJobOutcome,
     ImportJobStatus,
 )
+from records.models.results import Result
 from records.models.search import SearchEntry, SearchKind
 from records.models.snapshots import ImportSnapshot
 from records.models.statements import EvidenceRow
@@ -86,6 +88,7 @@ __all__ = [
     "Direction",
     "Scale",
     "BestMarking",
+    "IdentityBasis",
     "Evaluation",
     "GenomicModel",
     "EvidenceRow",

@@ -399,7 +399,7 @@ class Protocol(CuratedModel, Reviewable):
         if problem:
             raise ValidationError({"metric_unit" if "scale word" in problem else "metric_scale": problem})
         if self.pk is not None:
-            from records.models.evidence import Result  # defined after protocols, which it refers to
+            from records.models.results import Result  # defined after protocols, which it refers to
 
             others = count_off_unit(Result.objects.filter(evaluation__protocol=self), metric_unit=self.metric_unit)
             if others:

@@ -14,7 +14,8 @@ from records.values import quote_value_problem
 from reviews.models import ReviewState
 
 if TYPE_CHECKING:
-    from records.models.evidence import Evaluation, Result
+    from records.models.evidence import Evaluation
+    from records.models.results import Result
 
 
 def evaluation_comparable(*, review_state: str, original_state: str | None, different_measurement: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -18,6 +19,7 @@ from django.utils import timezone
 from common.history import AuditHistory
 from common.text import name_canonical
 from records.models.base import CuratedModel, _check, _non_empty, api_list_indexes
+from reviews.models import Reviewable
 
 
 def alias_key(text: str) -> str:
@@ -28,6 +30,37 @@ def alias_key(text: str) -> str:
     return "".join(
         char for char in folded if char in ".+" or char.isalnum() or unicodedata.category(char).startswith("S")
     )
+
+
+class IdentityBasis(models.TextChoices):
+    """Who says two names, two tasks or two printings are one: a source, or a curator."""
+
+    STATED = "stated", "stated by a source"
+    INFERRED = "inferred", "inferred by a curator"
+
+
+def _provenance_checks(model: str, *, source_field: str = "source") -> list[models.CheckConstraint]:
+    """An identity claim says who makes it: a source (named, with where it says so) or a curator (with a reason)."""
+    return [
+        _check(
+            Q(basis__in=IdentityBasis.values),
+            name=f"{model}_basis_valid",
+            field="basis",
+            message="Say who states it: stated (by a source) or inferred (by a curator).",
+        ),
+        _check(
+            Q(basis=IdentityBasis.INFERRED) | Q(**{f"{source_field}__isnull": False}),
+            name=f"{model}_stated_has_source",
+            field=source_field,
+            message="A claim a source states names that source; a curator's inference is basis inferred, with a reason.",
+        ),
+        _check(
+            Q(basis=IdentityBasis.STATED) | ~Q(reason=""),
+            name=f"{model}_inferred_has_reason",
+            field="reason",
+            message="A curator's inference says why: give the reason.",
+        ),
+    ]
 
 
 class Work(CuratedModel):
@@ -106,10 +139,16 @@ class GenomicModel(CuratedModel):
         return self.name
 
 
-class ModelAlias(CuratedModel):
-    """A name a paper prints for a model ("HyenaDNA-1KB", "HyenaDNA (1.6M)"): one alias names one model."""
+class ModelAlias(CuratedModel, Reviewable):
+    """A name a paper prints for a model ("HyenaDNA-1KB", "HyenaDNA (1.6M)"), with who says it names
+    the model: the source that prints it (`stated`, with its locator and words) or a curator
+    (`inferred`, with the reason). One model may hold several spellings of one name, each with
+    the source that prints it; one name (its key) names one model only."""
 
     name_fields = ("alias",)
+    # The aliases a merge, split or undo moves with this one (records.identity): the one-model
+    # rule does not count them where they stand before the move.
+    moved_with: frozenset[int] = frozenset()
     model = models.ForeignKey(GenomicModel, on_delete=models.CASCADE, related_name="aliases")
     alias = models.CharField(max_length=200)
     key = models.CharField(max_length=200, editable=False, help_text="The alias in one spelling (alias_key).")
@@ -117,19 +156,30 @@ class ModelAlias(CuratedModel):
         "records.Source", null=True, blank=True, on_delete=models.PROTECT, related_name="model_aliases"
     )
     locator = models.CharField(max_length=500, blank=True, help_text="Where the source prints it.")
+    basis = models.CharField(
+        max_length=10,
+        choices=IdentityBasis.choices,
+        default=IdentityBasis.STATED,
+        help_text="Stated: the source prints this name for the model. Inferred: a curator takes it for the model.",
+    )
+    quote = models.TextField(blank=True, help_text="The source's words that print the name, verbatim.")
+    reason = models.TextField(blank=True, help_text="For an inferred alias: why a curator takes it for this model.")
     history = AuditHistory()
 
     class Meta:
         ordering = ["model_id", "alias"]
         verbose_name_plural = "model aliases"
-        indexes = api_list_indexes("modelalias")
+        indexes = [*api_list_indexes("modelalias"), models.Index(fields=["key"], name="modelalias_key_idx")]
         constraints = [
             _non_empty("stable_id", "modelalias"),
             _non_empty("alias", "modelalias"),
             _non_empty("key", "modelalias"),
             models.UniqueConstraint(
-                fields=["key"], name="modelalias_key_unique", violation_error_message="Another model has this alias."
+                fields=["key", "source"],
+                name="modelalias_key_source_unique",
+                violation_error_message="This source's spelling of the name is already recorded.",
             ),
+            *_provenance_checks("modelalias"),
         ]
 
     def __str__(self) -> str:
@@ -141,15 +191,40 @@ class ModelAlias(CuratedModel):
         self.key = alias_key(name_canonical(self.alias or ""))
         super().clean_fields(exclude=exclude)
 
+    def clean(self) -> None:
+        """One name names one model: another model's alias with the same key is refused."""
+        super().clean()
+        if self.key and self.model_id:
+            others = (
+                ModelAlias.objects.filter(key=self.key)
+                .exclude(model_id=self.model_id)
+                .exclude(pk__in={self.pk, *self.moved_with} - {None})
+            )
+            other = others.select_related("model").first()
+            if other is not None:
+                raise ValidationError(
+                    {"alias": f"Another model has this alias: {other.model.name} ({other.model.stable_id})."}
+                )
 
-class TaskEquivalence(CuratedModel):
-    """Two tasks (datasets) of different suites that a source says are the same data."""
+
+class TaskEquivalence(CuratedModel, Reviewable):
+    """Two tasks (datasets) of different suites that are the same data: stated by a source (its
+    locator and words) or inferred by a curator (the reason). Excluded, it joins no family."""
 
     task = models.ForeignKey("records.Dataset", on_delete=models.CASCADE, related_name="equivalences")
     same_as = models.ForeignKey("records.Dataset", on_delete=models.CASCADE, related_name="equivalences_to")
-    source = models.ForeignKey("records.Source", on_delete=models.PROTECT, related_name="task_equivalences")
-    locator = models.CharField(max_length=500)
-    quote = models.TextField(help_text="The source's words saying they are the same data, verbatim.")
+    source = models.ForeignKey(
+        "records.Source", null=True, blank=True, on_delete=models.PROTECT, related_name="task_equivalences"
+    )
+    locator = models.CharField(max_length=500, blank=True)
+    quote = models.TextField(blank=True, help_text="The source's words saying they are the same data, verbatim.")
+    basis = models.CharField(
+        max_length=10,
+        choices=IdentityBasis.choices,
+        default=IdentityBasis.STATED,
+        help_text="Stated: a source says they are the same data. Inferred: a curator concludes it.",
+    )
+    reason = models.TextField(blank=True, help_text="For an inferred equivalence: why a curator concludes it.")
     history = AuditHistory()
 
     class Meta:
@@ -157,8 +232,13 @@ class TaskEquivalence(CuratedModel):
         indexes = api_list_indexes("taskequivalence")
         constraints = [
             _non_empty("stable_id", "taskequivalence"),
-            _non_empty("locator", "taskequivalence"),
-            _non_empty("quote", "taskequivalence"),
+            _check(
+                Q(basis=IdentityBasis.INFERRED) | (~Q(locator="") & ~Q(quote="")),
+                name="taskequivalence_stated_has_words",
+                field="quote",
+                message="A source's statement gives its locator and its words, verbatim.",
+            ),
+            *_provenance_checks("taskequivalence"),
             _check(
                 ~Q(task=F("same_as")),
                 name="taskequivalence_two_tasks",

@@ -51,7 +51,7 @@ MEASUREMENT_RULE = (
 )
 TIE_RULE = (
     "Two values tie where their intervals overlap: each value's reported ± spread, or where it reports none "
-    f"{TIE_TOLERANCE * 100:g} % of the value. A best that ties with a runner-up is marked tied."
+    f"{(TIE_TOLERANCE * 100).normalize()} % of the value. A best that ties with a runner-up is marked tied."
 )
 AGREEMENT_RULE = (
     "Measurements of one model on one task (with the tasks a source says are the same data) and one metric, "

@@ -134,7 +134,14 @@ def world(db):
     ModelAlias.objects.create(
         stable_id="alias-nt-500m", model=nt_500m, alias="NT-500M", key="nt500m", source=journal, locator="Table 1"
     )
-    ModelAlias.objects.create(stable_id="alias-nt-500m-b", model=nt_500m, alias="NT (500M)", key="nt500m2")
+    ModelAlias.objects.create(
+        stable_id="alias-nt-500m-b",
+        model=nt_500m,
+        alias="NT (500M)",
+        key="nt500m2",
+        basis="inferred",
+        reason="A curator reads it as the same checkpoint.",
+    )
     conflicted = model("conflicted", family="Other")
     single = model("single", family="Other")
     selfish = model("selfish", family="Other")

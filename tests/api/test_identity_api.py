@@ -44,8 +44,24 @@ def test_it_serves_a_model_with_its_work_aliases_configurations_and_page(api, wo
         "introduced_in_id": "nt-work",
         "merged_into_id": None,
         "aliases": [
-            {"alias": "NT (500M)", "source_id": None, "locator": ""},
-            {"alias": "NT-500M", "source_id": "nt-journal", "locator": "Table 1"},
+            {
+                "alias": "NT (500M)",
+                "source_id": None,
+                "locator": "",
+                "basis": "inferred",
+                "quote": "",
+                "reason": "A curator reads it as the same checkpoint.",
+                "review_state": "proposed",
+            },
+            {
+                "alias": "NT-500M",
+                "source_id": "nt-journal",
+                "locator": "Table 1",
+                "basis": "stated",
+                "quote": "",
+                "reason": "",
+                "review_state": "proposed",
+            },
         ],
         "configuration_ids": configurations,
         "page_url": "http://testserver" + nt_500m.get_absolute_url(),
@@ -282,7 +298,9 @@ def more_of_everything(world: dict, n: int) -> None:
         SourceFactory(work=w)
         SourceFactory(work=w)
         extra = model(f"more-model-{i}", introduced_in=w)
-        ModelAlias.objects.create(stable_id=f"more-alias-{i}", model=extra, alias=f"More {i}", key=f"more{i}")
+        ModelAlias.objects.create(
+            stable_id=f"more-alias-{i}", model=extra, alias=f"More {i}", key=f"more{i}", source=source, locator="p. 2"
+        )
         one, other = DatasetFactory(), DatasetFactory()
         TaskEquivalence.objects.create(
             stable_id=f"more-eq-{i}", task=one, same_as=other, source=source, locator="p. 1", quote="Same data."

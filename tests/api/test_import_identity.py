@@ -9,8 +9,10 @@ import copy
 
 import pytest
 
-from records.models import Configuration, Evaluation, Source, TaskEquivalence, Work
+from records.models import Configuration, Evaluation, ModelAlias, Source, TaskEquivalence, Work
 from records.seed import PAPER_ID, seed_document
+from tests.factories import GenomicModelFactory, SourceFactory
+from tests.helpers import apply_transitions
 
 pytestmark = pytest.mark.django_db
 
@@ -233,3 +235,28 @@ def test_a_full_width_name_is_stored_in_its_plain_letters_and_matches_them(token
 
     stored = ModelAlias.objects.get(stable_id="alias-hyenadna-1-6m")
     assert (stored.alias, stored.key) == ("HyenaDNA (1.6M)", "hyenadna1.6m")
+
+
+def test_an_excluded_alias_matches_no_configuration(token_client):
+    model = GenomicModelFactory(stable_id="hyenadna-1-6m")
+    name = ModelAlias.objects.create(
+        stable_id="alias-1kb",
+        model=model,
+        alias="HyenaDNA-1KB",
+        key="hyenadna1kb",
+        source=SourceFactory(),
+        locator="Fig. 2",
+    )
+    document = {
+        "format": "benchmark-evidence-import",
+        "version": 2,
+        "title": "Another paper's table",
+        "configurations": [{"stable_id": "their-hyenadna", "name": "HyenaDNA-1KB"}],
+    }
+    curator = token_client("curator")
+    assert curator.post("/api/v1/imports/?dry_run=1", document, format="json").json()["matched"] == {
+        "their-hyenadna": {"model": "hyenadna-1-6m", "alias": "HyenaDNA-1KB"}
+    }
+    apply_transitions(name, "check_source")
+    apply_transitions(name, "exclude", reason="The figure's bar is another checkpoint.")
+    assert curator.post("/api/v1/imports/?dry_run=1", document, format="json").json()["matched"] == {}

@@ -83,4 +83,4 @@ def test_the_charts_draw_an_interval_for_every_stored_uncertainty(browser, live_
     assert drawn > 0
     assert drawn == sum(chart["bars"] for chart in charts if chart["intervals"])  # each bar of those charts
     assert drawn <= stored.count()
-    assert any("best; intervals overlap with" in text["text"] for chart in charts for text in chart["texts"])
+    assert any("best; tied with" in text["text"] for chart in charts for text in chart["texts"])

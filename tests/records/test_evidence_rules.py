@@ -39,8 +39,9 @@ def mcc_protocol(unit: str = "MCC", **fields) -> Protocol:
     return ProtocolFactory(metric_unit=unit, **fields)
 
 
-def measure(protocol, task, model, value: str, *, source=None, spread: str | None = None, **fields):
-    """A source-checked evaluation of `model` printing `value` (± `spread`), quoted as printed."""
+def measure(protocol, task, model, value: str, *, source=None, spread: str | None = None, checked=True, **fields):
+    """An evaluation of `model` printing `value` (± `spread`), quoted as printed: source-checked
+    unless told (then proposed)."""
     source = source or SourceFactory()
     printed = f"{value}±{spread}" if spread else value
     evaluation = EvaluationFactory(
@@ -59,7 +60,8 @@ def measure(protocol, task, model, value: str, *, source=None, spread: str | Non
         uncertainty_kind="sd" if spread else "",
         uncertainty_value=Decimal(spread) if spread else None,
     )
-    apply_transitions(evaluation, "check_source")
+    if checked:
+        apply_transitions(evaluation, "check_source")
     return evaluation
 
 

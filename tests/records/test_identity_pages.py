@@ -65,6 +65,7 @@ class ModelAliasFactory(factory.django.DjangoModelFactory):
     model = factory.SubFactory(GenomicModelFactory)
     alias = factory.Sequence(lambda n: f"Alias {n}")
     key = factory.LazyAttribute(lambda o: alias_key(o.alias))
+    source = factory.SubFactory(SourceFactory)  # a stated alias names the source that prints it
 
 
 def page_text(response) -> str:
@@ -303,7 +304,7 @@ def test_the_model_page_lists_every_task_across_papers_with_its_rank_in_the_prot
         "Parameters (nominal) 1600000",
         "LongSafari/hyenadna-tiny-1k-seqlen",
         "Introduced in HyenaDNA: long-range genomic sequence modeling",
-        "HyenaDNA-1KB: Paper A, the journal version (Test Venue) · Table 2",
+        "HyenaDNA-1KB: stated by Paper A, the journal version (Test Venue) · Table 2 (proposed)",
         "HyenaDNA-1KB (Paper A)",
         "Promoter (all) = prom_300_all · mcc: consistent",
         "0.549 ±0.056 MCC",

@@ -213,6 +213,9 @@ def test_the_identity_tables_hold_works_versions_models_aliases_and_equivalences
         "source_id": "a-benchmark-paper",
         "locator": "Section 4.1",
         "quote": "We use the enhancer task of suite A, as released.",
+        "basis": "stated",
+        "reason": "",
+        "review_state": "proposed",
     }
 
 
@@ -259,6 +262,7 @@ def test_agreements_give_the_verdicts_of_records_agreement_with_every_measuremen
         "family_task_ids": "suite-a-enhancers suite-b-enhancers",
         "metric": "MCC",
         "verdict": expected.verdict,
+        "verdict_label": "conflicting",
         "measurements": "2",
         "printings": "4",
     }
@@ -405,7 +409,9 @@ def test_a_published_release_holds_the_identity_records_and_a_new_alias_is_a_cha
     assert json.loads((bag_of(release) / "data" / "release.json").read_text())["agreement_rule"] == (
         agreement.AGREEMENT_RULE
     )
-    ModelAliasFactory(stable_id="alias-hyenadna-tiny", model=catalogue.model, alias="HyenaDNA tiny")
+    ModelAliasFactory(
+        stable_id="alias-hyenadna-tiny", model=catalogue.model, alias="HyenaDNA tiny", source=catalogue.paper
+    )
     second = build_now(release_cut(actor=release_manager))
     assert second.status == ReleaseStatus.PUBLISHED, second.build.error
     assert second.counts["added"] == {"modelalias": 1} and second.counts["changed"] == {}
