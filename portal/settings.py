@@ -489,6 +489,7 @@ SPECTACULAR_SETTINGS = {
         "UncertaintyKindEnum": "records.models.UncertaintyKind",
         "SourceKindEnum": "records.models.SourceKind",
         "DirectionEnum": "records.models.Direction",
+        "IdentityBasisEnum": "records.models.IdentityBasis",
     },
 }
 

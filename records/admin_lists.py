@@ -28,6 +28,7 @@ from records.models import (
     Evaluation,
     EvidenceRow,
     GenomicModel,
+    IdentityBasis,
     Limitation,
     ModelAlias,
     Protocol,
@@ -355,8 +356,15 @@ class GenomicModelList(ListColumns):
         return clamped(_named(model.merged_into))
 
 
+def _said_by(claim: ModelAlias | TaskEquivalence) -> str:
+    """Who makes an identity claim: the source's title, or a curator's inference."""
+    if claim.basis == IdentityBasis.INFERRED:
+        return "inferred by a curator"
+    return claim.source.title if claim.source is not None else ""
+
+
 class ModelAliasList(ReviewStateColumn, ListColumns):
-    list_display = ("alias_text", "model_name", "basis", "source_title", "locator_text", "review")
+    list_display = ("alias_text", "model_name", "source_title", "review")
     list_filter = ("review_state", "basis")
     list_display_links = ("alias_text",)
     list_select_related = ("model", "source")
@@ -369,9 +377,9 @@ class ModelAliasList(ReviewStateColumn, ListColumns):
     def model_name(self, alias: ModelAlias) -> str | None:
         return clamped(_named(alias.model))
 
-    @admin.display(description="printed in", ordering="source__title")
+    @admin.display(description="printed in (or inferred)", ordering="source__title")
     def source_title(self, alias: ModelAlias) -> str | None:
-        return clamped(_named(alias.source, "title"))
+        return clamped(_said_by(alias))
 
     @admin.display(description="where", ordering="locator")
     def locator_text(self, alias: ModelAlias) -> str | None:
@@ -379,7 +387,7 @@ class ModelAliasList(ReviewStateColumn, ListColumns):
 
 
 class TaskEquivalenceList(ReviewStateColumn, ListColumns):
-    list_display = ("task_name", "same_as_name", "basis", "source_title", "locator_text", "review", "changed")
+    list_display = ("task_name", "same_as_name", "source_title", "review", "changed")
     list_filter = ("review_state", "basis")
     list_display_links = ("task_name",)
     list_select_related = ("task", "same_as", "source")
@@ -394,7 +402,7 @@ class TaskEquivalenceList(ReviewStateColumn, ListColumns):
 
     @admin.display(description="said by", ordering="source__title")
     def source_title(self, equivalence: TaskEquivalence) -> str | None:
-        return clamped(equivalence.source.title)
+        return clamped(_said_by(equivalence))
 
     @admin.display(description="where", ordering="locator")
     def locator_text(self, equivalence: TaskEquivalence) -> str | None:

@@ -21,7 +21,13 @@ MEASURED_BY = tuple(MeasuredBy.values)
 SUBJECT_KINDS = ("model", "configuration")
 VERDICTS = tuple(Verdict.LABELS)
 COUNTED_AS = ("compared", "copy", *Discrepancy.LABELS)
-BASES = tuple(IdentityBasis.values)
+BASIS_FIELD = Field(
+    "basis",
+    "string",
+    required=True,
+    enum=tuple(IdentityBasis.values),
+    description="stated: the source says so (source, locator, quote); inferred: a curator concludes it (reason).",
+)
 
 
 WORK_TABLE = TableSpec(
@@ -81,13 +87,7 @@ MODEL_ALIAS_TABLE = TableSpec(
         ),
         Field("source_id", "string", description="The source that prints it."),
         Field("locator", "string", description="Where the source prints it."),
-        Field(
-            "basis",
-            "string",
-            required=True,
-            enum=BASES,
-            description="stated: the source says so (source, locator, quote); inferred: a curator concludes it (reason).",
-        ),
+        BASIS_FIELD,
         Field("quote", "string", description="The source's words that print the name, verbatim."),
         Field("reason", "string", description="For an inferred alias: why a curator takes it for the model."),
         Field("review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the alias."),
@@ -114,13 +114,7 @@ TASK_EQUIVALENCE_TABLE = TableSpec(
         Field("source_id", "string", description="The source that says so."),
         Field("locator", "string"),
         Field("quote", "string", description="The source's words, verbatim."),
-        Field(
-            "basis",
-            "string",
-            required=True,
-            enum=BASES,
-            description="stated: the source says so (source, locator, quote); inferred: a curator concludes it (reason).",
-        ),
+        BASIS_FIELD,
         Field("reason", "string", description="For an inferred equivalence: why a curator concludes it."),
         Field(
             "review_state", "string", required=True, enum=REVIEW_STATES, description="Review state of the equivalence."

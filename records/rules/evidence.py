@@ -147,10 +147,6 @@ class Printing:
     def version(self) -> tuple[str, int]:
         return self.evaluation.provenance.version
 
-    @property
-    def quote(self) -> str:
-        return getattr(self.evaluation, "quote", "")
-
 
 def printing_of(evaluation: Any, result: Any, *, factor: Decimal = Decimal(1)) -> Printing:
     value = Decimal(result.value)

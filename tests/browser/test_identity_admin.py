@@ -84,6 +84,8 @@ def test_a_curator_typing_a_model_alias_with_a_cyrillic_letter_is_told_on_its_fi
     assert any("Cyrillic and Latin" in text and "CYRILLIC CAPITAL LETTER KA" in text for text in errors), errors
     assert not ModelAlias.objects.exists()
     page.fill("#id_aliases-0-alias", "HyenaDNA-1KB")
+    page.select_option("#id_aliases-0-basis", "inferred")  # no source at hand: the curator says why
+    page.fill("#id_aliases-0-reason", "The figure's bar label, read as this checkpoint.")
     page.locator("input[name=_continue]").first.click()
     page.wait_for_selector(".messagelist")
     assert ModelAlias.objects.get().alias == "HyenaDNA-1KB"

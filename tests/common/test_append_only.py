@@ -9,6 +9,7 @@ from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 
 from common.append_only import APPEND_ONLY_MESSAGE, guarded_triggers
+from tests.factories import SourceFactory
 
 EVENT_MODELS = (
     "reviews.ReviewEvent",
@@ -86,7 +87,10 @@ def every_audit_table_written(seeded, make_user, settings, tmp_path, monkeypatch
     )
     for model in (first, second):
         record_save(record=model, actor=curator)
-    record_save(record=ModelAlias(stable_id="append-only-test-alias", model=first, alias="Model one"), actor=curator)
+    record_save(
+        record=ModelAlias(stable_id="append-only-test-alias", model=first, alias="Model one", source=SourceFactory()),
+        actor=curator,
+    )
     model_merge(model=first, into=second, reason="One checkpoint printed under two names.", actor=curator)
     tasks = Dataset.objects.filter(suite__isnull=False)[:2]
     equivalence = TaskEquivalence(

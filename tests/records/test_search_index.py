@@ -30,6 +30,7 @@ from tests.factories import (
     ModelAliasFactory,
     ProtocolFactory,
     ResultFactory,
+    SourceFactory,
 )
 from tests.helpers import apply_transitions
 
@@ -196,7 +197,10 @@ def test_a_review_transition_shows_on_the_hit_without_touching_the_index(catalog
 
 def test_the_entries_kept_by_the_writes_are_those_a_rebuild_makes(catalogue):
     model = catalogue["model"]
-    record_save(record=ModelAlias(stable_id="alias-zebra-x", model=model, alias="Zebra X"), actor=None)
+    record_save(
+        record=ModelAlias(stable_id="alias-zebra-x", model=model, alias="Zebra X", source=model.aliases.first().source),
+        actor=None,
+    )
     configuration = catalogue["configurations"][0]
     configuration.short_name = "Zebra short"
     record_save(record=configuration, actor=None, changed_fields=["short_name"])
@@ -212,7 +216,12 @@ def test_each_entrys_names_vector_is_the_part_of_its_vector_weighted_a(catalogue
     entry, and filled by migration 0016 for the entries already there: both equal ts_filter(vector, '{a}')."""
     if connection.vendor != "postgresql":
         pytest.skip("SQLite's FTS5 reads the names' column itself")
-    record_save(record=ModelAlias(stable_id="alias-zebra-y", model=catalogue["model"], alias="Zebra Y-3"), actor=None)
+    record_save(
+        record=ModelAlias(
+            stable_id="alias-zebra-y", model=catalogue["model"], alias="Zebra Y-3", source=SourceFactory()
+        ),
+        actor=None,
+    )
     same = "SELECT count(*), count(*) FILTER (WHERE name_vector = ts_filter(vector, '{a}')) FROM records_searchentry"
     with connection.cursor() as cursor:
         cursor.execute(same)

@@ -16,11 +16,18 @@ import pytest
 from records import agreement
 from records.models import Configuration, Dataset, Evaluation, Result, Source
 from records.models.base import Direction, MeasuredBy, ReadingMethod, SourceKind
-from records.models.identity import GenomicModel, ModelAlias, TaskEquivalence, Work, alias_key
+from records.models.identity import GenomicModel, TaskEquivalence, Work
 from releases import catalogue_rows
 from releases.bundle import BundleResult
 from releases.models import ReleaseRecord, ReleaseStatus
-from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, SourceFactory
+from tests.factories import (
+    ConfigurationFactory,
+    DatasetFactory,
+    EvaluationFactory,
+    ModelAliasFactory,
+    ProtocolFactory,
+    SourceFactory,
+)
 from tests.factories import ResultFactory as _ResultFactory
 from tests.releases.test_build import FRICTIONLESS, all_files, bag_of, table
 
@@ -45,16 +52,6 @@ class GenomicModelFactory(factory.django.DjangoModelFactory):
     stable_id = factory.Sequence(lambda n: f"model-{n}")
     name = factory.Sequence(lambda n: f"Model {n}")
     family = "HyenaDNA"
-
-
-class ModelAliasFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = ModelAlias
-
-    stable_id = factory.Sequence(lambda n: f"alias-{n}")
-    model = factory.SubFactory(GenomicModelFactory)
-    alias = factory.Sequence(lambda n: f"Alias {n}")
-    key = factory.LazyAttribute(lambda o: alias_key(o.alias))
 
 
 class ResultFactory(_ResultFactory):
