@@ -106,6 +106,7 @@ def grow(works: int) -> tuple[str, str]:
                     source_locator="Table 1",
                     quote="A quoted row.",
                     original_citation="Bench leaderboard" if (w % 10 == 9 and i == 0) else "",
+                    original_basis="stated" if (w % 10 == 9 and i == 0) else "",
                 )
                 for i, c in enumerate(configurations)
                 for t in tasks

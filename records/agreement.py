@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.db.models import Prefetch, QuerySet
 
@@ -50,7 +51,7 @@ EvaluationLike = Evaluation | EvaluationRow
 ResultLike = Result | ResultRow
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RankedRow(Ranked[Measurement]):
     """A task table's row: one measurement, ranked."""
 
@@ -141,8 +142,14 @@ def evaluations_for_model(model: GenomicModel) -> list[Evaluation]:
     return list(evidence_queryset().filter(configuration__model=model))
 
 
-def _printing(evaluation: EvaluationLike, result: ResultLike) -> Printing:
-    return rules.printing_of(evaluation, result, factor=evaluation.protocol.scale_factor)
+def _scales(evaluations: Sequence[EvaluationLike]) -> dict[int, tuple[Decimal, tuple[str, str]]]:
+    """Protocol id -> its scale factor and comparison key, worked out once a protocol (a page's few)."""
+    found: dict[int, tuple[Decimal, tuple[str, str]]] = {}
+    for evaluation in evaluations:
+        protocol = evaluation.protocol
+        if protocol.pk not in found:
+            found[protocol.pk] = (protocol.scale_factor, protocol.comparison_key)
+    return found
 
 
 def measurements(
@@ -151,8 +158,9 @@ def measurements(
     """(subject, family, metric, origin) -> the measurement its printings make; `repeated_elsewhere`
     names evaluations that evaluations not among `evaluations` repeat."""
     repeated = {e.repeats_id for e in evaluations if e.repeats_id} | set(repeated_elsewhere)
+    scales = _scales(evaluations)
     printings = [
-        _printing(evaluation, result)
+        rules.printing_of(evaluation, result, factor=scales[evaluation.protocol.pk][0])
         for evaluation in evaluations
         if not evaluation.different_measurement
         for result in evaluation.results.all()
@@ -164,7 +172,7 @@ def measurements(
         return (
             rules.subject_key(evaluation),
             families.get(evaluation.dataset_id, evaluation.dataset_id),
-            evaluation.protocol.comparison_key,
+            scales[evaluation.protocol.pk][1],
             rules.origin_key(evaluation, repeated=repeated),
         )
 
@@ -242,12 +250,13 @@ def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int])
     """The task page's tables: per metric on one scale, the compared measurements ranked, each printed once."""
     by_table: dict[tuple[str, str], list[EvaluationLike]] = {}
     protocols: dict[tuple[str, str], dict[int, Protocol]] = defaultdict(dict)
+    scales = _scales(evaluations)
     for evaluation in evaluations:  # every table, even one with no compared row yet
-        key = evaluation.protocol.comparison_key
+        key = scales[evaluation.protocol.pk][1]
         by_table.setdefault(key, [])
         protocols[key][evaluation.protocol.pk] = evaluation.protocol
     for evaluation in compared_evaluations(evaluations):
-        by_table[evaluation.protocol.comparison_key].append(evaluation)
+        by_table[scales[evaluation.protocol.pk][1]].append(evaluation)
     tables = []
     for key, members in sorted(by_table.items()):
         named = sorted(protocols[key].values(), key=lambda p: p.title)

@@ -141,48 +141,52 @@ def _name(row: ResultRow) -> tuple[str, str]:
 
 
 def _rank(group: ComparisonGroup, *, protocol: Protocol, repeated: set[int]) -> None:
-    """Count each measurement once (its printing compared), then rank the measurements."""
+    """Count each measurement once (its printing compared), then rank the measurements. A
+    measurement printed once (most rows) is ranked as its one printing, without more objects."""
     row_of: dict[int, ResultRow] = {}
-    printings = []
+    by_key: dict[tuple, list[rules.Printing]] = {}
     for row in group.rows:
         if row.in_comparison:
             printing = rules.printing_of(row.evaluation, row.result, factor=protocol.scale_factor)
             row_of[id(printing)] = row
-            printings.append(printing)
-    found = rules.measurements_of(
-        printings,
-        key_of=lambda p: (rules.subject_key(p.evaluation), rules.origin_key(p.evaluation, repeated=repeated)),
-    ).values()
-    for measurement in found:
+            key = (rules.subject_key(row.evaluation), rules.origin_key(row.evaluation, repeated=repeated))
+            by_key.setdefault(key, []).append(printing)
+    compared: list[rules.Printing] = []
+    for key, printings in by_key.items():
+        if len(printings) == 1:
+            compared.append(printings[0])
+            continue
+        measurement = rules.Measurement(key=key, printings=printings)
         shown = measurement.shown
-        disagreeing = {id(d.printing): d.label for d in measurement.disagreements}
-        for printing in measurement.printings:
-            if printing is shown:
-                continue
-            row = row_of[id(printing)]
+        compared.append(shown)
+        for other in measurement.others:
+            row = row_of[id(other.printing)]
             row.in_comparison = False
-            row.counted_through_original = id(printing) not in disagreeing
-            row.disagreement = disagreeing.get(id(printing), "")
+            row.counted_through_original = not other.disagrees
+            row.disagreement = other.status if other.disagrees else ""
             row.same_as = (shown.evaluation.stable_id, display(shown.result.value))
     ranked = rules.rank(
-        list(found),
-        printing_of=lambda x: x.shown,
+        compared,
+        printing_of=lambda printing: printing,
         direction=protocol.metric_direction,
-        name_of=lambda x: _name(row_of[id(x.shown)]),
+        name_of=lambda printing: _name(row_of[id(printing)]),
     )
     group.compared_count = len(ranked)
-    for entry in ranked:
+    position: dict[int, int] = {}
+    for index, entry in enumerate(ranked):
         row = row_of[id(entry.printing)]
         row.rank, row.is_best = entry.rank, entry.is_best
         row.tied_with_best, row.best_tied = entry.tied_with_best, entry.best_tied
-    position = {id(row_of[id(entry.printing)]): index for index, entry in enumerate(ranked)}
+        position[id(row)] = index
     lower = protocol.metric_direction == Direction.LOWER
     ranked_by_value = protocol.metric_direction != Direction.NONE
 
     def order(row: ResultRow) -> tuple:
+        if id(row) in position:
+            return (row.different_measurement, False, position[id(row)])
         value = Decimal(row.result.value)
         by_value = (value if lower else -value) if ranked_by_value else Decimal(0)
-        return (row.different_measurement, id(row) not in position, position.get(id(row), 0), by_value, *_name(row))
+        return (row.different_measurement, True, 0, by_value, *_name(row))
 
     group.rows.sort(key=order)
     best = [row for row in group.rows if row.is_best]

@@ -166,6 +166,7 @@ class EvaluationRow:
     original_reason: str
     source_locator: str
     quote: str
+    provenance: Provenance  # as Evaluation.provenance, read once a row
     results: Results = field(default_factory=Results)
 
     @property
@@ -197,15 +198,6 @@ class EvaluationRow:
         """As Evaluation.is_copy: this source reports a number first published elsewhere."""
         return bool(self.repeats_id or self.original_source is not None or self.original_citation)
 
-    @property
-    def provenance(self) -> Provenance:
-        """As Evaluation.provenance."""
-        return provenance_of(
-            source=self.source,
-            repeats_id=self.repeats_id,
-            original_source=self.original_source,
-            original_citation=self.original_citation,
-        )
 
     @property
     def is_excluded(self) -> bool:
@@ -300,6 +292,12 @@ def evaluation_rows(*, lookups: Mapping[str, object], related: RelatedRecords | 
                 original_reason=reason,
                 source_locator=locator,
                 quote=quote,
+                provenance=provenance_of(
+                    source=sources.get(source_id) if source_id else None,
+                    repeats_id=repeats_id,
+                    original_source=sources.get(original_id) if original_id else None,
+                    original_citation=citation,
+                ),
                 results=results.get(pk, Results()),
             )
         )

@@ -24,7 +24,6 @@ asserts they say the same.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -104,6 +103,9 @@ def compared_with_original(evaluation: Any, *, states: frozenset[str]) -> bool:
 # -- printings ---------------------------------------------------------------------------------------
 
 
+_ONE = Decimal(1)
+
+
 def spread_of(result: Any) -> Decimal | None:
     """The ± figure, or half the interval between bounds, in the result's unit."""
     if result.uncertainty_value is not None:
@@ -127,8 +129,14 @@ class Printing:
     result: Any
     value: Decimal
     spread: Decimal | None
-    precision: int  # the exponent of the last printed digit on the plain scale (lower: more precise)
     factor: Decimal
+
+    @property
+    def precision(self) -> int:
+        """The exponent of the last printed digit on the plain scale (lower: more precise): read
+        only where printings are compared with each other (most rows never need it)."""
+        shift = self.factor.adjusted() if self.factor != 1 else 0  # 100: two places, 1,000: three
+        return _exponent(Decimal(self.result.value)) - shift
 
     @property
     def half_unit(self) -> Decimal:
@@ -148,18 +156,12 @@ class Printing:
         return self.evaluation.provenance.version
 
 
-def printing_of(evaluation: Any, result: Any, *, factor: Decimal = Decimal(1)) -> Printing:
-    value = Decimal(result.value)
+def printing_of(evaluation: Any, result: Any, *, factor: Decimal = _ONE) -> Printing:
+    value = result.value if isinstance(result.value, Decimal) else Decimal(result.value)
     spread = spread_of(result)
-    shift = factor.adjusted() if factor != 1 else 0  # 100: two places, 1,000: three
-    return Printing(
-        evaluation=evaluation,
-        result=result,
-        value=value / factor,
-        spread=spread / factor if spread is not None else None,
-        precision=_exponent(value) - shift,
-        factor=factor,
-    )
+    if factor == 1:
+        return Printing(evaluation, result, value, spread, factor)
+    return Printing(evaluation, result, value / factor, spread / factor if spread is not None else None, factor)
 
 
 def same_printed(a: Printing, b: Printing) -> bool:
@@ -215,9 +217,18 @@ class Measurement:
 
     key: tuple
     printings: list[Printing] = field(default_factory=list)
+    _cached: tuple[Printing, tuple[Disagreement, ...]] | None = field(default=None, repr=False, compare=False)
 
-    @functools.cached_property
+    @property
     def _resolved(self) -> tuple[Printing, tuple[Disagreement, ...]]:
+        # kept by hand: functools.cached_property takes a lock on each first read (a page reads thousands)
+        if self._cached is None:
+            self._cached = self._resolve()
+        return self._cached
+
+    def _resolve(self) -> tuple[Printing, tuple[Disagreement, ...]]:
+        if len(self.printings) == 1:
+            return self.printings[0], ()
         first = min(self.printings, key=_most_precise)
         if all(same_printed(p, first) for p in self.printings):
             return first, ()
@@ -329,7 +340,7 @@ def tied(a: Printing, b: Printing) -> bool:
 T = TypeVar("T")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Ranked(Generic[T]):
     item: T
     printing: Printing
