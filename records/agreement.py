@@ -252,11 +252,15 @@ def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int])
     protocols: dict[tuple[str, str], dict[int, Protocol]] = defaultdict(dict)
     scales = _scales(evaluations)
     for evaluation in evaluations:  # every table, even one with no compared row yet
+        if not any(result.relation == Relation.ABSOLUTE for result in evaluation.results.all()):
+            continue  # a ratio or difference has its own reference: no table here
         key = scales[evaluation.protocol.pk][1]
         by_table.setdefault(key, [])
         protocols[key][evaluation.protocol.pk] = evaluation.protocol
     for evaluation in compared_evaluations(evaluations):
-        by_table[scales[evaluation.protocol.pk][1]].append(evaluation)
+        members = by_table.get(scales[evaluation.protocol.pk][1])
+        if members is not None:
+            members.append(evaluation)
     tables = []
     for key, members in sorted(by_table.items()):
         named = sorted(protocols[key].values(), key=lambda p: p.title)

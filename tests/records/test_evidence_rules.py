@@ -118,6 +118,24 @@ def test_one_metric_printed_x100_and_as_a_fraction_is_one_table_and_agrees(clien
     assert said[model.stable_id].verdict == Verdict.CONSISTENT
 
 
+def test_a_protocol_of_ratios_only_makes_no_task_table(task):
+    """A ratio has its own reference: it is compared on its protocol's page, not in a task's tables."""
+    protocol = mcc_protocol()
+    evaluation = measure(protocol, task, GenomicModelFactory(), "0.61")
+    ratios = ProtocolFactory(metric_name="Speed-up", metric_short_name="speedup", metric_unit="x")
+    reference = ConfigurationFactory()
+    faster = EvaluationFactory(protocol=ratios, dataset=task, source=evaluation.source)
+    ResultFactory(
+        evaluation=faster,
+        value=Decimal("160"),
+        printed_value="160x",
+        relation="ratio",
+        reference_configuration=reference,
+    )
+    apply_transitions(faster, "check_source")
+    assert surfaces.task_tables(task) == [("mcc", "MCC")]
+
+
 def test_a_figure_label_and_the_cell_it_rounds_count_once_and_tie_by_both_spreads_on_every_page(client, task):
     """Problem 2: the label 0.55 and the cell 0.549 ± 0.056 of one paper are one measurement on the
     protocol page as on the task page, and it ties with 0.546 ± 0.073."""
