@@ -198,7 +198,6 @@ class EvaluationRow:
         """As Evaluation.is_copy: this source reports a number first published elsewhere."""
         return bool(self.repeats_id or self.original_source is not None or self.original_citation)
 
-
     @property
     def is_excluded(self) -> bool:
         return self.review_state in EXCLUDED_STATES
