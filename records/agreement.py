@@ -42,7 +42,7 @@ from records.rules.evidence import (
     Ranked,
     Verdict,
 )
-from reviews.models import EXCLUDED_STATES, ReviewState
+from reviews.models import EXCLUDED_STATES
 
 __all__ = ["AGREEMENT_RULE", "MEASUREMENT_RULE", "SCALE_RULE", "TIE_RULE", "Measurement", "Printing", "Verdict"]
 
@@ -58,9 +58,6 @@ class RankedRow(Ranked[Measurement]):
     @property
     def measurement(self) -> Measurement:
         return self.item
-
-
-RANKED_FIELDS = ("item", "printing", "rank", "is_best", "tied_with_best", "best_tied")
 
 
 @dataclass
@@ -227,10 +224,10 @@ class TaskTable:
         return any(p.scale_factor != 1 for p in self.protocols)
 
 
-def compared_evaluations(evaluations: Sequence[EvaluationLike]) -> list[EvaluationLike]:
-    """The evaluations whose measurements are ranked: source-checked, of the protocol's own
+def ranked_evaluations(evaluations: Sequence[EvaluationLike]) -> list[EvaluationLike]:
+    """The evaluations whose measurements the task tables rank: source-checked, of the protocol's own
     measurement, and not repeating an excluded original."""
-    states = frozenset({ReviewState.SOURCE_CHECKED})
+    states = rules.compared_states(include_excluded=False)
     return [
         e
         for e in evaluations
@@ -257,7 +254,7 @@ def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int])
         key = scales[evaluation.protocol.pk][1]
         by_table.setdefault(key, [])
         protocols[key][evaluation.protocol.pk] = evaluation.protocol
-    for evaluation in compared_evaluations(evaluations):
+    for evaluation in ranked_evaluations(evaluations):
         members = by_table.get(scales[evaluation.protocol.pk][1])
         if members is not None:
             members.append(evaluation)
@@ -266,10 +263,13 @@ def task_tables(evaluations: Sequence[EvaluationLike], families: dict[int, int])
         named = sorted(protocols[key].values(), key=lambda p: p.title)
         direction = named[0].metric_direction if named else Direction.NONE
         found = list(measurements(members, families).values())
-        ranked = rules.rank(
-            found, printing_of=lambda x: x.shown, direction=direction, name_of=lambda x: x.shown.evaluation.stable_id
+        rows = rules.rank(
+            found,
+            printing_of=lambda x: x.shown,
+            direction=direction,
+            name_of=lambda x: x.shown.evaluation.stable_id,
+            row_type=RankedRow,
         )
-        rows = [RankedRow(**{f: getattr(r, f) for f in RANKED_FIELDS}) for r in ranked]
         tables.append(
             TaskTable(metric=key[0], unit=_table_unit(named), direction=direction, protocols=named, rows=rows)
         )

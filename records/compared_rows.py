@@ -19,7 +19,7 @@ from django.db import connection
 
 from records.models import Configuration, Dataset, Evaluation, Protocol, Result
 from records.page_rows import ConfigurationLine, OriginalLine, evaluation_url, labels_of
-from records.rules.provenance import Provenance, version_order
+from records.rules.provenance import Provenance, provenance_from
 from records.values import display
 from reviews.models import ReviewStateFacts
 
@@ -211,14 +211,17 @@ def compared_evaluations(
         line.id = line.pk
         line.repeats = None if line.repeats_id is None else OriginalLine(line.repeats_id, *row[13:17])
         work_id, published, arxiv_version, original_id, original_work_id, citation = row[17:]
-        line.provenance = Provenance(
-            line.source_id,
-            work_id,
-            version_order(published, arxiv_version),
-            line.repeats_id,
-            original_id,
-            original_work_id,
-            citation,
+        line.provenance = provenance_from(
+            (
+                line.source_id,
+                work_id,
+                published,
+                arxiv_version,
+                line.repeats_id,
+                original_id,
+                original_work_id,
+                citation,
+            )
         )
         line.results = _Results()
         evaluations[line.pk] = line

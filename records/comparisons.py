@@ -23,16 +23,9 @@ from decimal import Decimal
 from typing import Any
 
 from records.models import Configuration, Dataset, Direction, Protocol, Relation
+from records.page_rows import evaluation_url
 from records.rules import evidence as rules
 from records.values import display
-from reviews.models import EXCLUDED_STATES, ReviewState
-
-
-def compared_states(*, include_excluded: bool) -> frozenset[str]:
-    """Review states whose results enter best marks, ranks and charts."""
-    if include_excluded:
-        return frozenset({ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES})
-    return frozenset({ReviewState.SOURCE_CHECKED})
 
 
 @dataclass(slots=True)
@@ -62,8 +55,6 @@ class ResultRow:
 
     @property
     def same_as_url(self) -> str:
-        from records.page_rows import evaluation_url
-
         return evaluation_url(self.same_as[0]) if self.same_as else ""
 
 
@@ -107,7 +98,7 @@ def compare(*, protocol: Protocol, evaluations: Sequence[Any], include_excluded:
     (prefetched with their reference configuration), dataset, configuration (with `model_id`),
     `provenance` and `repeats`: no query runs here.
     """
-    states = compared_states(include_excluded=include_excluded)
+    states = rules.compared_states(include_excluded=include_excluded)
     repeated = {e.repeats_id for e in evaluations if e.repeats_id}
     groups: dict[tuple[int, str, int | None], ComparisonGroup] = {}
     for evaluation in evaluations:
@@ -170,6 +161,7 @@ def _rank(group: ComparisonGroup, *, protocol: Protocol, repeated: set[int]) -> 
         printing_of=lambda printing: printing,
         direction=protocol.metric_direction,
         name_of=lambda printing: _name(row_of[id(printing)]),
+        row_type=rules.Ranked,
     )
     group.compared_count = len(ranked)
     position: dict[int, int] = {}

@@ -23,7 +23,14 @@ from django.http import QueryDict
 from django.utils.text import slugify
 
 from records import agreement, charts, evidence_rows, page_lists, timeline
-from records.model_page import MEASUREMENTS_SHOWN, METRIC_PARAM, TASK_PARAM, conflicting_first, verdict_counts
+from records.model_page import (
+    MEASUREMENTS_SHOWN,
+    METRIC_PARAM,
+    TASK_PARAM,
+    conflicting_first,
+    conflicts_counted,
+    verdict_counts,
+)
 from records.models import (
     Configuration,
     Dataset,
@@ -161,8 +168,7 @@ class TaskPage:
 
     @property
     def conflicting(self) -> int:
-        counts = dict(self.verdict_counts)
-        return sum(counts.get(agreement.Verdict.LABELS[verdict], 0) for verdict in agreement.Verdict.CONFLICTS)
+        return conflicts_counted(self.verdict_counts)
 
 
 def task_page(*, stable_id: str, params: QueryDict) -> TaskPage:

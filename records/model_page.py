@@ -22,7 +22,7 @@ from django.http import QueryDict
 
 from records import agreement, comparisons, evidence_rows, page_lists
 from records.models import Configuration, Dataset, Direction, GenomicModel, ModelAlias, Protocol, Result
-from records.rules import evidence as rules
+from records.rules.provenance import PROVENANCE_COLUMNS, provenance_from
 from records.selectors import record_or_404
 from reviews.models import EXCLUDED_STATES
 
@@ -49,6 +49,12 @@ def verdict_counts(found: Sequence[agreement.Agreement]) -> list[tuple[str, int]
     for item in found:
         counts[item.verdict] += 1
     return [(agreement.Verdict.LABELS[verdict], counts[verdict]) for verdict in VERDICT_ORDER if counts[verdict]]
+
+
+def conflicts_counted(counts: Sequence[tuple[str, int]]) -> int:
+    """How many of the verdicts counted (`verdict_counts`) are conflicts of any kind."""
+    by_label = dict(counts)
+    return sum(by_label.get(agreement.Verdict.LABELS[verdict], 0) for verdict in agreement.Verdict.CONFLICTS)
 
 
 def conflicting_first(item: agreement.Agreement) -> int:
@@ -118,8 +124,7 @@ class ModelPage:
 
     @property
     def conflicting(self) -> int:
-        counts = dict(self.verdict_counts)
-        return sum(counts.get(agreement.Verdict.LABELS[verdict], 0) for verdict in agreement.Verdict.CONFLICTS)
+        return conflicts_counted(self.verdict_counts)
 
 
 def model_page(*, stable_id: str, params: QueryDict) -> ModelPage:
@@ -220,7 +225,7 @@ class _Competitor:
         self.dataset, self.dataset_id = dataset, dataset.pk
         self.repeats = _Original(original_state) if self.repeats_id else None
         self.configuration = SimpleNamespace(name=name, model_id=model_id)
-        self.provenance = rules.provenance_from(row[11:])
+        self.provenance = provenance_from(row[11:])
         self.results = evidence_rows.Results()
 
     @property
@@ -251,7 +256,7 @@ _EVALUATION_COLUMNS = (
     "configuration__name",
     "configuration_id",
     "configuration__model_id",
-    *rules.PROVENANCE_COLUMNS,
+    *PROVENANCE_COLUMNS,
 )
 _COMPETING = (*_RESULT_COLUMNS, *(f"evaluation__{column}" for column in _EVALUATION_COLUMNS))
 

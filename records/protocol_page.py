@@ -256,12 +256,8 @@ def _matrix_columns(
                 disagreement, stable_id, value = counted
                 row.in_comparison, row.counted_through_original = False, not disagreement
                 row.disagreement, row.same_as = disagreement, (stable_id, value)
-            elif row.same_as is not None and not row.excluded_through_original:  # counted with one off this page only
-                row.in_comparison = (
-                    row.evaluation.review_state in comparisons.compared_states(include_excluded=include_excluded)
-                    and not row.different_measurement
-                )
-                row.counted_through_original, row.disagreement, row.same_as = False, "", None
+            elif row.same_as is not None:  # grouped with a row of this page, but the column compares it
+                row.in_comparison, row.counted_through_original, row.disagreement, row.same_as = True, False, "", None
         columns.append(group)
     lines = {evaluation.configuration_id: evaluation.configuration for evaluation in shown}
     return columns, [lines[pk] for pk in configurations if pk in lines]

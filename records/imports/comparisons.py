@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from records.models import Protocol, Result
-from records.rules.units import Scale
+from records.rules.units import Scale, scale_key
 from records.values import exact_text
 
 if TYPE_CHECKING:
@@ -57,21 +57,17 @@ def comparisons_reported(*, plan: ImportPlan) -> None:
     known = {short: name for _, short, name, _, _ in catalogued}
     by_key: dict[tuple[str, str], list[str]] = defaultdict(list)
     for stable_id, short, name, unit, scale in catalogued:
-        by_key[
-            Protocol(metric_short_name=short, metric_name=name, metric_unit=unit, metric_scale=scale).comparison_key
-        ].append(stable_id)
+        by_key[scale_key(metric=short, scale=scale, unit=unit, metric_names=(name, short))].append(stable_id)
     values: dict[str, dict[str, str]] = defaultdict(dict)
     for item in plan.records:
         record = item.record
         if isinstance(record, Result):
             protocol = getattr(getattr(record, "evaluation", None), "protocol", None)
-            if isinstance(protocol, Protocol) and record.value is not None:
-                protocol.scale_fill()
+            if isinstance(protocol, Protocol) and record.value is not None:  # its scale: the document's or its unit's
                 values[protocol.stable_id][record.stable_id] = (
                     f"{exact_text(record.value)} {record.unit} -> {exact_text(record.value / protocol.scale_factor)}"
                 )
     for entry, record in protocols:
-        record.scale_fill()
         key = record.comparison_key
         raw = record.metric_scale == Scale.RAW
         plan.report.comparisons[record.stable_id] = {

@@ -30,7 +30,6 @@ from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
 from records.models import Direction, MeasuredBy
-from records.rules.provenance import PROVENANCE_COLUMNS, Provenance, provenance_from, provenance_of
 from records.works import title_key
 from reviews.models import EXCLUDED_STATES, ReviewState
 
@@ -63,9 +62,7 @@ AGREEMENT_RULE = (
 )
 
 
-# -- where a number comes from ---------------------------------------------------------------------
-
-__all__ = ["PROVENANCE_COLUMNS", "Provenance", "provenance_from", "provenance_of"]
+# -- where a number comes from (an evaluation's `provenance`: records.rules.provenance) ------------
 
 
 def subject_key(evaluation: Any) -> tuple[str, int]:
@@ -91,6 +88,13 @@ def origin_key(evaluation: Any, *, repeated: set[int]) -> tuple[str, Any]:
     if p.source_id is None:  # the portal's own run: its own measurement
         return ("evaluation", evaluation.pk)
     return ("work", p.work_id) if p.work_id else ("source", p.source_id)
+
+
+def compared_states(*, include_excluded: bool) -> frozenset[str]:
+    """Review states whose results enter best marks, ranks and charts."""
+    if include_excluded:
+        return frozenset({ReviewState.SOURCE_CHECKED, *EXCLUDED_STATES})
+    return frozenset({ReviewState.SOURCE_CHECKED})
 
 
 def compared_with_original(evaluation: Any, *, states: frozenset[str]) -> bool:
@@ -350,15 +354,24 @@ class Ranked(Generic[T]):
     best_tied: bool = False  # a best with such a runner-up
 
 
+R = TypeVar("R", bound="Ranked[Any]")
+
+
 def rank(
-    items: Sequence[T], *, printing_of: Callable[[T], Printing], direction: str, name_of: Callable[[T], Any]
-) -> list[Ranked[T]]:
-    """`items` best first (by their printing's value on the plain scale, then `name_of`); ranks and
-    best marks where the metric has a direction and at least two compare; equal values share a
-    rank; every runner-up that ties with the best (TIE_RULE) is marked, and the best with it."""
+    items: Sequence[T],
+    *,
+    printing_of: Callable[[T], Printing],
+    direction: str,
+    name_of: Callable[[T], Any],
+    row_type: type[R],
+) -> list[R]:
+    """`items` best first (by their printing's value on the plain scale, then `name_of`), as rows of
+    `row_type`; ranks and best marks where the metric has a direction and at least two compare;
+    equal values share a rank; every runner-up that ties with the best (TIE_RULE) is marked, and
+    the best with it."""
     lower = direction == Direction.LOWER
     ranked = direction != Direction.NONE
-    rows = [Ranked(item=item, printing=printing_of(item)) for item in items]
+    rows = [row_type(item=item, printing=printing_of(item)) for item in items]
     rows.sort(key=lambda r: ((r.printing.value if lower else -r.printing.value) if ranked else 0, name_of(r.item)))
     if not ranked or len(rows) < 2:
         return rows

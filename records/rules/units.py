@@ -122,6 +122,7 @@ class ReadScale:
     scale: str
     name: str  # the unit's words without the scale word ("MCC" of "MCC x 100")
     problem: str = ""
+    said: bool = False  # the unit carries a scale word (a unit without one may be given any scale)
 
 
 def scale_read(*, unit: str, metric_names: tuple[str, ...] = ()) -> ReadScale:
@@ -146,8 +147,9 @@ def scale_read(*, unit: str, metric_names: tuple[str, ...] = ()) -> ReadScale:
                 Scale.RAW,
                 text,
                 f"unknown scale word {word.strip()!r} in unit {text!r}: write the scale as one of {ACCEPTED_SPELLINGS}",
+                said=True,
             )
-        return ReadScale(scale, name)
+        return ReadScale(scale, name, said=True)
     if _name_key(text) and _name_key(text) in {_name_key(n) for n in metric_names if n}:
         return ReadScale(Scale.FRACTION, text)
     return ReadScale(Scale.RAW, text)
@@ -161,18 +163,9 @@ def scale_problem(*, unit: str, scale: str, metric_names: tuple[str, ...] = ()) 
         return read.problem
     if scale not in SCALE_FACTORS:
         return f"unknown scale {scale!r}: one of {', '.join(SCALE_FACTORS)}"
-    if read.scale != scale and _said(unit):
+    if read.scale != scale and read.said:
         return f"the unit {unit!r} says the scale is {str(read.scale)!r}, not {str(scale)!r}"
     return ""
-
-
-def _said(unit: str) -> bool:
-    """Whether the unit's words carry a scale word (a unit without one may be given any scale)."""
-    match = _SCALE_AT_END.match(" ".join((unit or "").split()))
-    if not match:
-        return False
-    word = match.group("paren") if match.group("paren") is not None else match.group("bracket")
-    return bool(match.group("bare")) or bool(word and _SCALE_LIKE.search(word))
 
 
 def scale_key(*, metric: str, scale: str, unit: str, metric_names: tuple[str, ...] = ()) -> tuple[str, str]:
