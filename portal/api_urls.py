@@ -9,6 +9,7 @@ from corrections.api import CorrectionCreateView
 from records import api as records_api
 from records import api_identity as records_api_identity
 from records.api_imports import ImportJobView
+from records.api_tables import TableDraftView
 from reviews.api import ReviewEventViewSet
 
 
@@ -46,6 +47,7 @@ urlpatterns = [
     path("corrections/", CorrectionCreateView.as_view(), name="api-corrections"),
     path("imports/", records_api.ImportView.as_view(), name="api-imports"),
     path("imports/<int:pk>/", ImportJobView.as_view(), name="api-import-job"),
+    path("table-drafts/", TableDraftView.as_view(), name="api-table-drafts"),
     path("", include("releases.api_urls")),
     path("", include("benchmarks.api_urls")),
     path("", include(router.urls)),

@@ -19,6 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from common.errors import DomainError
+from records.admin_tables import table_draft_view
 from records.import_jobs import (
     import_document_read,
     import_job_confirm,
@@ -132,6 +133,11 @@ class ImportJobAdmin(admin.ModelAdmin):
     def get_urls(self):
         custom = [
             path("<int:pk>/confirm/", self.admin_site.admin_view(self.confirm_view), name="records_importjob_confirm"),
+            path(
+                "table/",
+                self.admin_site.admin_view(lambda request: table_draft_view(self, request)),
+                name="records_importjob_table",
+            ),
         ]
         return custom + super().get_urls()
 
