@@ -36,6 +36,7 @@ from reviews.services import (
 from reviews.transitions import TRANSITIONS
 
 ROWS_PER_PAGE = 100
+TABLE_CELLS_PER_PAGE = 1000  # a whole table on one page: its grid beside its quotes
 ACTIONS = {"apply": "Apply to the ticked rows", "claim": "Claim the ticked rows", "release": "Release my claims"}
 
 
@@ -95,6 +96,9 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
     )
     if protocol:
         evaluations = evaluations.filter(protocol__stable_id=protocol)
+    table = request.GET.get("table", "")[:200]
+    if table:  # the locator a table draft writes: "<table>, row '<label>', column '<label>'"
+        evaluations = evaluations.filter(source_locator__startswith=f"{table}, row ")
     source_rows = list(Evaluation.objects.filter(source=source).order_by("pk").values_list("pk", flat=True))
     form = ReviewTableForm(request.POST or None, state=state, source_rows=source_rows)
     if request.method == "POST":
@@ -103,7 +107,9 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
             _act(model_admin, request, form.cleaned_data, chosen, state=state)
             return HttpResponseRedirect(request.get_full_path())
         messages.error(request, "Nothing changed: " + " ".join(_form_errors(form)))
-    shown = listed(evaluations, key="rows", params=request.GET, per_page=ROWS_PER_PAGE)
+    shown = listed(
+        evaluations, key="rows", params=request.GET, per_page=TABLE_CELLS_PER_PAGE if table else ROWS_PER_PAGE
+    )
     rows: list[Evaluation] = list(shown.items)
     form.initial = {"shown": [row.pk for row in rows]}
     if request.method == "POST":  # redisplayed with its errors: the rows shown now
@@ -122,6 +128,14 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
                 "change_url": reverse("admin:records_evaluation_change", args=[row.pk]),
             }
         )
+    tables = sorted(
+        {
+            locator.split(", row ", 1)[0]
+            for locator in Evaluation.objects.filter(source=source, source_locator__contains=", row '")
+            .values_list("source_locator", flat=True)
+            .distinct()
+        }
+    )
     protocols = (
         Protocol.objects.filter(evaluations__source=source, evaluations__review_state=state)
         .distinct()
@@ -136,6 +150,9 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
         "states": ReviewState.choices,
         "protocol": protocol,
         "protocols": protocols,
+        "table": table,
+        "tables": tables,
+        "grid": _grid(lines) if table else None,
         "shown": shown,
         "lines": lines,
         "form": form,
@@ -145,6 +162,26 @@ def review_table_view(model_admin: admin.ModelAdmin, request: HttpRequest, objec
         "opts": Source._meta,
     }
     return render(request, "admin/records/review_table.html", context)
+
+
+def _grid(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """A table's evaluations as the table prints them: a row per configuration, a column per task,
+    each row's quote beside it."""
+    columns: dict[int, Any] = {}
+    rows: dict[int, dict[str, Any]] = {}
+    for line in lines:
+        evaluation = line["evaluation"]
+        columns.setdefault(evaluation.dataset_id, evaluation.dataset)
+        row = rows.setdefault(
+            evaluation.configuration_id,
+            {"configuration": evaluation.configuration, "cells": {}, "quote": evaluation.quote},
+        )
+        row["cells"][evaluation.dataset_id] = line
+    ordered = list(columns)
+    return {
+        "columns": [columns[key] for key in ordered],
+        "rows": [{**row, "cells": [row["cells"].get(key) for key in ordered]} for row in rows.values()],
+    }
 
 
 def _act(

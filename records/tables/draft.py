@@ -278,11 +278,9 @@ class _Builder:
 
     def _alias(self, item: Label, choice: dict[str, Any]) -> None:
         """The curator's choice of a model for a printed name nothing matched exactly, kept as an alias."""
-        score = next((c.score for c in item.match.candidates if c.stable_id == item.chosen), None)
-        reason = choice.get("reason") or (
-            f"The curator mapped {item.label!r} of {self.request.table} to this model in the table draft"
-            + (f" (closest name, rapidfuzz score {score})" if score else "")
-            + "."
+        reason = (
+            choice.get("reason")
+            or f"The curator mapped {item.label!r} of {self.request.table} to this model in the table draft."
         )
         self.paths[f"model_aliases[{len(self.aliases)}]"] = self._pin(item)
         self.aliases.append(

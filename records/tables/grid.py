@@ -100,11 +100,12 @@ def grid_parse(*, text: str, format: str = "auto", header_rows: int = 1) -> Grid
         grid.problems.append(f"the paste has no row under its {header_rows} header row(s)")
         return grid
     if chosen == "whitespace":
-        widest = max(len(row.cells) for row in body)
+        widest = max(grid.width, *(len(row.cells) for row in body))
         for row in body:
             if len(row.cells) != widest:
                 _read_by_tokens(row, width=widest)
-    if header and all(len(row.cells) == grid.width + 1 for row in body if looks_like_values(row.cells[1:])):
+    widths = [len(row.cells) for row in body if looks_like_values(row.cells[1:])]
+    if header and widths.count(grid.width + 1) > widths.count(grid.width):
         for row in header:  # a header without a corner cell above the row labels
             row.cells.insert(0, "")
     return grid
@@ -156,7 +157,8 @@ def _latex_rows(text: str) -> list[Row]:
     body = text[offset : end if end > offset else len(text)]
     rows: list[Row] = []
     for raw in _split_top(body, "\\\\"):
-        lead = len(raw) - len(raw.lstrip())
+        blanked = _LATEX_RULES.sub(lambda rule: " " * len(rule[0]), raw)
+        lead = len(blanked) - len(blanked.lstrip())
         number = text.count("\n", 0, offset + lead) + 1
         offset += len(raw) + 2
         cleaned = _LATEX_RULES.sub("", raw)

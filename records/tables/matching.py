@@ -3,7 +3,7 @@
 A label matches where its key (records.models.identity.alias_key: case, spacing and punctuation
 do not count) is a model's alias or name, or a task's name or task key: that match is taken and
 shown with score 100. Any other label is matched by nobody until the curator chooses: the closest
-names, scored by rapidfuzz (`fuzz.ratio` of the keys, 0 to 100), are offered, never merged
+names, scored by rapidfuzz (`fuzz.WRatio` of the names, lower-cased, punctuation as spaces; 0 to 100), are offered, never merged
 silently. An excluded alias matches nothing.
 """
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz, process, utils
 
 from records.models import Dataset, GenomicModel, ModelAlias, alias_key
 from reviews.models import EXCLUDED_STATES
 
 CANDIDATES = 5  # names offered for a label nothing matches exactly
-SCORE_CUTOFF = 50
+SCORE_CUTOFF = 60
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,18 @@ class Names:
             stable_id, name = next(iter(exact.items()))
             return Match(chosen=Candidate(stable_id, name, 100), candidates=[Candidate(stable_id, name, 100)])
         scored: dict[str, Candidate] = {}
-        for found, score, _ in process.extract(key, list(self.by_key), scorer=fuzz.ratio, limit=CANDIDATES * 3):
-            if score < SCORE_CUTOFF:
-                continue
-            for stable_id, name in self.by_key[found]:
-                if stable_id not in scored:
-                    scored[stable_id] = Candidate(stable_id, name, round(score))
+        texts = [(stable_id, name) for pairs in self.by_key.values() for stable_id, name in pairs]
+        found = process.extract(
+            label,
+            [name for _, name in texts],
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=CANDIDATES * 3,
+        )
+        for _, score, index in found:
+            stable_id, name = texts[index]
+            if score >= SCORE_CUTOFF and stable_id not in scored:
+                scored[stable_id] = Candidate(stable_id, name, round(score))
         return Match(candidates=sorted(scored.values(), key=lambda c: (-c.score, c.stable_id))[:CANDIDATES])
 
 
