@@ -3,7 +3,8 @@
 Each document is imported as any paper is (records.imports), in file-name order, after the seed.
 Then the review a curator made while curating it is recorded: every evaluation and protocol the
 import created is marked source checked (each number was read in the stored source its locator
-and quote name), and the document's `reviews` (its reasoned exclusions) are applied once. A second
+and quote name), and the document's `reviews` (its reasoned exclusions) are applied once; one
+table (PRACTICE_TABLE) is left proposed, for a new curator to practise on. A second
 run changes nothing, and leaves alone whatever curators decided on the portal since: a record
 reopened by an edit stays for a curator to check, a reinstated one stays reinstated.
 """
@@ -28,6 +29,9 @@ from reviews.transitions import TRANSITIONS
 EXAMPLES_DIR = Path(settings.BASE_DIR) / "data" / "examples"
 # Records whose review the demo loader records after an import.
 CHECKED_SECTIONS = ("protocols", "evaluations", "model_aliases", "task_equivalences")
+# One real table left proposed, for a new curator to practise the table review and four eyes on
+# (Sources > the source > Review its table, that table); drafted from data/tables/ like 07-12.
+PRACTICE_TABLE = "08-lindsey-2025-tokenizer-gb-accuracy.json"
 
 
 @dataclass
@@ -54,6 +58,8 @@ def examples_load(*, paths: list[Path] | None = None, actor: Actor = None) -> Ex
     for path in example_paths() if paths is None else paths:
         document = example_document(path)
         imported = report.documents[path.name] = records_import(document=document, actor=actor)
+        if path.name == PRACTICE_TABLE:
+            continue  # left proposed, its reviews not applied either
         checked = f"Source checked while curating data/examples/{path.name}: the value was read in the stored copy its locator and quote name."
         for section in CHECKED_SECTIONS:
             model = SECTION_BY_KEY[section].model

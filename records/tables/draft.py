@@ -135,7 +135,7 @@ def table_document(
                 "task" if models_across else "model",
             )
         )
-        if len(row.cells) != grid.width:
+        if len(row.cells) != grid.width and rows[-1].chosen != SKIP:
             problems.append(
                 Problem(
                     Pin(row=number),

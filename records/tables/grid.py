@@ -126,13 +126,13 @@ def _read_by_tokens(row: Row, *, width: int) -> None:
     index = len(tokens) - 1
     while index >= 0 and len(cells) < width - 1:
         token = tokens[index]
-        if token.startswith("(") and index > 0 and _NUMBER_START.match(tokens[index - 1]):
+        if token.startswith("(") and index > 0 and _NUMBER_START.match(unmarked(tokens[index - 1])):
             token, index = f"{tokens[index - 1]} {token}", index - 1  # "0.549 (0.056)"
         elif index >= 2 and _SPREAD_TOKEN.match(tokens[index - 1]):
             token, index = " ".join(tokens[index - 2 : index + 1]), index - 2  # "0.549 ± 0.056"
-        elif index >= 1 and tokens[index].startswith("±") and _NUMBER_START.match(tokens[index - 1]):
+        elif index >= 1 and tokens[index].startswith("±") and _NUMBER_START.match(unmarked(tokens[index - 1])):
             token, index = f"{tokens[index - 1]} {token}", index - 1  # "0.549 ±0.056"
-        if not (_NUMBER_START.match(token) or token in {"-", "–", "—", "N/A", "n/a", "NA"}):
+        if not (_NUMBER_START.match(unmarked(token)) or token in {"-", "–", "—", "N/A", "n/a", "NA"}):
             break
         cells.insert(0, token)
         index -= 1
