@@ -22,7 +22,7 @@ from records.rules.units import scale_read
 from records.tables.cells import Cell, cell_read, looks_like_values, unmarked
 from records.tables.grid import Grid
 from records.tables.matching import Candidate, Match, Names
-from records.tables.request import DraftRequest
+from records.tables.request import DraftRequest, metric_problems
 
 ID_LENGTH = 150
 NEW, SKIP = "new", "skip"
@@ -102,7 +102,14 @@ def stable_id(*parts: str, limit: int = ID_LENGTH) -> str:
 
 
 def table_document(
-    *, request: DraftRequest, grid: Grid, source_id: str, source: dict[str, Any] | None, models: Names, tasks: Names
+    *,
+    request: DraftRequest,
+    grid: Grid,
+    source_id: str,
+    source: dict[str, Any] | None,
+    models: Names,
+    tasks: Names,
+    catalogued: dict[str, str] | None = None,
 ) -> Drafted:
     """The import document of `request`'s table, and every problem pinned to its cell, row or column."""
     problems: list[Problem] = list(Problem(TABLE, message) for message in grid.problems)
@@ -142,7 +149,9 @@ def table_document(
                     f"line {row.line} has {len(row.cells)} cells, the header {grid.width}: fix the paste or the header",
                 )
             )
-    builder = _Builder(request=request, source_id=source_id, labels=labels, suite_of=tasks.suites)
+    builder = _Builder(
+        request=request, source_id=source_id, labels=labels, suite_of=tasks.suites, catalogued=catalogued
+    )
     for axis, pin_of in (
         (columns, lambda i: Pin(column=i)),
         ([r for r in rows if r is not None], lambda i: Pin(row=i)),
@@ -202,7 +211,15 @@ def _label(index: int, label: str, choice: dict[str, Any] | None, names: Names, 
 class _Builder:
     """The document's sections, filled label by label and cell by cell."""
 
-    def __init__(self, *, request: DraftRequest, source_id: str, labels: list[str], suite_of: dict[str, str]) -> None:
+    def __init__(
+        self,
+        *,
+        request: DraftRequest,
+        source_id: str,
+        labels: list[str],
+        suite_of: dict[str, str],
+        catalogued: frozenset[str],
+    ) -> None:
         self.request = request
         self.source_id = source_id
         self.prefix = stable_id(source_id, stable_id(request.table, limit=40), limit=100)
@@ -219,6 +236,7 @@ class _Builder:
         self.bold = 0
         self.task_protocol: dict[str, tuple] = {}
         self.suite_of = suite_of
+        self.catalogued = catalogued  # models (id -> name) and this source's configurations held already
 
     # -- labels -----------------------------------------------------------------------------------
 
@@ -246,6 +264,7 @@ class _Builder:
         if item.chosen == NEW:
             new = choice.get("new_model") or {}
             item.stable_id = new.get("stable_id") or stable_id(item.label)
+        if item.chosen == NEW and self.catalogued.get(item.stable_id) != (new.get("name") or item.label):
             self.paths[f"models[{len(self.models)}]"] = self._pin(item)
             self.models.append(
                 {
@@ -257,9 +276,10 @@ class _Builder:
                     "description": new.get("description", ""),
                 }  # fmt: skip
             )
-        else:
+        elif item.chosen != NEW:
             item.stable_id = item.chosen
-            if item.match.chosen is None or item.match.chosen.stable_id != item.chosen:
+            unmatched = item.match.chosen is None or item.match.chosen.stable_id != item.chosen
+            if unmatched and choice.get("alias", True):  # a generic name ("DNABERT") stays no alias
                 self._alias(item, choice)
         configuration = choice.get("configuration")
         if configuration:
@@ -267,11 +287,12 @@ class _Builder:
             return []
         key = stable_id(self.source_id, item.label)
         item.configuration = key
-        if key not in self.configurations:
+        if key not in self.configurations and key not in self.catalogued:  # another table of the source made it
             self.paths[f"configurations[{len(self.configurations)}]"] = self._pin(item)
             self.configurations[key] = {
                 "stable_id": key, "name": item.label, "short_name": item.label, "family": "",
-                "parameter_count": None, "method": choice.get("method", ""), "source": self.source_id,
+                "parameter_count": None, "method": choice.get("method", ""), "description": choice.get("reason", ""),
+                "source": self.source_id,
                 "model": item.stable_id,
             }  # fmt: skip
         return []
@@ -301,7 +322,7 @@ class _Builder:
 
     def _task(self, item: Label, choice: dict[str, Any]) -> list[str]:
         metric = {**self.request.metric, **(choice.get("metric") or {})}
-        problems = _metric_problems(metric)
+        problems = metric_problems(metric)
         if item.chosen == NEW:
             new = choice.get("new_task") or {}
             item.stable_id = new.get("stable_id") or stable_id(self.prefix, item.label)
@@ -463,18 +484,3 @@ class _Builder:
         document["protocols"] = protocols
         document["evaluations"] = self.evaluations
         return document
-
-
-def _metric_problems(metric: dict[str, str]) -> list[str]:
-    missing = [key for key in ("name", "short_name", "unit") if not (metric.get(key) or "").strip()]
-    if missing:
-        return [f"the column's metric needs its {', '.join(missing)} (the table's metric, or this column's)"]
-    read = scale_read(unit=metric["unit"], metric_names=(metric["name"], metric["short_name"]))
-    if read.problem:
-        return [read.problem]
-    if read.scale == "raw" and metric.get("scale") != "raw":
-        return [
-            f"the unit {metric['unit']!r} gives no scale for {metric['name']}: write it as printed with its scale "
-            f"({metric['name']!r}, '{metric['name']} x 100', '%', 'accuracy (fraction)'), or say scale 'raw' for a unit of its own"
-        ]
-    return []

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import DomainError
+from records.rules.units import scale_read
 from records.tables.grid import FORMATS
 
 REQUEST_FORMAT = "benchmark-evidence-table-draft"
@@ -24,7 +25,7 @@ METRIC_KEYS = {"name", "short_name", "description", "unit", "scale", "direction"
 # model (with how it was tested and who measured it) on the axis that holds models.
 AXIS_KEYS = {
     "task", "new_task", "metric", "skip", "model", "new_model", "configuration", "measured_by",
-    "measured_by_name", "method", "original_source", "original_citation", "original_locator", "reason",
+    "measured_by_name", "method", "original_source", "original_citation", "original_locator", "reason", "alias",
 }  # fmt: skip
 TOP_KEYS = {
     "format", "version", "source", "work", "table", "caption", "text", "layout", "measured_by",
@@ -249,8 +250,26 @@ def _axis(errors: _Errors, data: dict, name: str) -> dict[str, dict[str, Any]]:
             choice = {**choice, "metric": _metric(errors, errors.mapping(choice, "metric", path), f"{path}metric.")}
         if "measured_by" in choice:
             errors.choice(choice, "measured_by", path, MEASURED_BY, "authors")
+        if "alias" in choice and not isinstance(choice["alias"], bool):
+            errors.add(f"{path}alias", "must be true or false")
         for key in ("task", "model", "configuration"):
             if key in choice and not isinstance(choice[key], str):
                 errors.add(f"{path}{key}", "must be a stable id, or 'new'")
         chosen[label] = choice
     return chosen
+
+
+def metric_problems(metric: dict[str, str]) -> list[str]:
+    """Why a column's metric cannot be drafted: a part missing, or a unit that states no scale."""
+    missing = [key for key in ("name", "short_name", "unit") if not (metric.get(key) or "").strip()]
+    if missing:
+        return [f"the column's metric needs its {', '.join(missing)} (the table's metric, or this column's)"]
+    read = scale_read(unit=metric["unit"], metric_names=(metric["name"], metric["short_name"]))
+    if read.problem:
+        return [read.problem]
+    if read.scale == "raw" and metric.get("scale") != "raw":
+        return [
+            f"the unit {metric['unit']!r} gives no scale for {metric['name']}: write it as printed with its scale "
+            f"({metric['name']!r}, '{metric['name']} x 100', '%', 'accuracy (fraction)'), or say scale 'raw' for a unit of its own"
+        ]
+    return []

@@ -14,7 +14,7 @@ from common.errors import Invalid
 from common.types import Actor
 from records.import_jobs import import_job_enqueue
 from records.imports import ImportInvalid, records_import
-from records.models import ImportJob, Source
+from records.models import Configuration, GenomicModel, ImportJob, Source
 from records.tables.draft import TABLE, Drafted, Pin, Problem, table_document
 from records.tables.grid import Grid, grid_parse
 from records.tables.matching import model_names, task_names
@@ -112,6 +112,7 @@ def table_draft(*, request: DraftRequest, actor: Actor, check: bool = True) -> T
         source=source_entry,
         models=model_names(),
         tasks=task_names(suite=request.suite),
+        catalogued=_catalogued(source_id),
     )
     drafted.problems[:0] = [Problem(TABLE, message, "source") for message in source_problems]
     report = None
@@ -125,6 +126,14 @@ def table_draft(*, request: DraftRequest, actor: Actor, check: bool = True) -> T
     if not drafted.document["evaluations"] and not drafted.problems:
         drafted.problems.append(Problem(TABLE, "the table holds no value to import"))
     return TableDraft(request=request, grid=grid, drafted=drafted, source=source, report=report)
+
+
+def _catalogued(source_id: str) -> dict[str, str]:
+    """What a draft refers to rather than writes again: the catalogue's models (stable id -> name:
+    a new model of the same id and name was made by an earlier table) and the configurations of
+    this source (stable id -> "")."""
+    configurations = Configuration.objects.filter(source__stable_id=source_id).values_list("stable_id", flat=True)
+    return {**dict(GenomicModel.objects.values_list("stable_id", "name")), **dict.fromkeys(configurations, "")}
 
 
 def _pinned(drafted: Drafted, path: str) -> Pin:
