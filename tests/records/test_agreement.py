@@ -41,9 +41,9 @@ def test_hyenadnas_self_reported_score_conflicts_with_the_leaderboards_printed_t
     by_party = {x.measured_by: x for x in found.measurements}
     assert set(by_party) == {MeasuredBy.AUTHORS, MeasuredBy.THIRD_PARTY} and len(found.measurements) == 2
     leaderboard = by_party[MeasuredBy.THIRD_PARTY]
-    # Caduceus Table 2's cell and the NT figure's label of one leaderboard measurement: one measurement,
-    # compared at the cell's precision.
-    assert printed(leaderboard) == ["0.549±0.056", "0.55"]
+    # Caduceus Table 2's cell, JanusDNA's copy of it and the NT figure's label of one leaderboard
+    # measurement: one measurement, compared at the cell's precision.
+    assert printed(leaderboard) == ["0.549 ± 0.056", "0.549±0.056", "0.55"]
     assert leaderboard.shown.result.printed_value == "0.549±0.056" and leaderboard.value == Decimal("0.549")
     assert by_party[MeasuredBy.AUTHORS].value == Decimal("0.612")  # 61.2, MCC x 100, on the common scale
 
@@ -80,15 +80,19 @@ def test_hyenadnas_copy_of_the_baseline_cnn_counts_with_the_genomic_benchmarks_o
     authors = next(x for x in regulatory.measurements if x.measured_by == MeasuredBy.AUTHORS)
     assert printed(authors) == ["93.3", "93.3"]  # the Genomic Benchmarks README and HyenaDNA Table 4.1: one measurement
     mouse = agreement_of("genomic-benchmarks-cnn", "hyena-gb-mouse-enhancers", "accuracy")
-    assert mouse.verdict == agreement.Verdict.CONSISTENT and len(mouse.measurements) == 2  # 69 vs 0.715±0.087
+    # 69 vs 0.715±0.087 (Caduceus' re-run) and 0.715 (Lindsey et al.'s, the demo's table left proposed)
+    assert mouse.verdict == agreement.Verdict.CONSISTENT and len(mouse.measurements) == 3
 
 
 def test_the_promoter_task_gathers_every_protocol_that_scores_it(loaded):
     task = Dataset.objects.get(stable_id="ntv1-promoter-all")
     evaluations, family = agreement.evaluations_for_task(task)
     tables = agreement.task_tables(evaluations, {task_id: min(family) for task_id in family})
-    # F1 printed x 100 (HyenaDNA) and as a fraction (Caduceus) is one table on one scale
-    assert {(t.metric, t.unit) for t in tables} == {("f1", "F1"), ("mcc", "MCC")}
+    # F1 printed x 100 (HyenaDNA) and as a fraction (Caduceus) is one table on one scale; GENEB's
+    # linear probes are a metric of their own
+    assert {(t.metric, t.unit) for t in tables} == {
+        ("f1", "F1"), ("mcc", "MCC"), ("mcc_linear_probe", "MCC (linear probe on frozen embeddings)")
+    }  # fmt: skip
     works = {e.source.work.stable_id for e in evaluations}
     assert {
         "nguyen-2023-hyenadna",

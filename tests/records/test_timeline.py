@@ -67,7 +67,9 @@ def test_the_promoter_tasks_f1_timeline_steps_from_the_hyenadna_paper_to_the_cad
     first, second = drawn.steps
     assert first.x < second.x and second.y < first.y  # later, and higher on the page: a better F1
     assert second.interval is not None and second.high_y < second.y < second.low_y  # its ± drawn
-    assert drawn.dated == 11 and drawn.undated == 0
+    # 11 of HyenaDNA's and Caduceus' papers, 10 of MergeDNA's Table 2 (2026) and JanusDNA's own 3
+    # (its copies of Caduceus count once with them)
+    assert drawn.dated == 24 and drawn.undated == 0
     # the MCC of the NT authors' figure has one date: no chart
     assert found["mcc"] is None
 
@@ -80,8 +82,9 @@ def test_a_date_known_only_to_the_year_comes_after_a_day_of_that_year(loaded):
     assert [(step.dating.text, step.value_text) for step in drawn.steps] == [
         ("2023-10-09", "0.55 MCC"),
         ("2023", "59.3 MCC x 100"),
+        ("2026", "79.90 MCC (%)"),  # MxDNA, as MergeDNA's Table 2 (2026) prints it
     ]
-    assert [label for _, label, _ in drawn.x_ticks] == ["2023", "2024"]
+    assert [label for _, label, _ in drawn.x_ticks] == ["2023", "2024", "2025", "2026"]
     assert drawn.x_ticks[0][0] == drawn.steps[1].x  # "2023" drawn at its tick, the year's last day
 
 
@@ -108,7 +111,7 @@ def test_each_step_beats_every_measurement_dated_before_it(loaded):
 
 def test_the_task_page_says_how_it_orders_partial_dates_only_where_it_draws_a_timeline(client, loaded):
     text = page_text(get(client, "/datasets/ntv1-promoter-all/"))
-    assert "The best F1 over time: the running best of the 11 source-checked measurements above" in text
+    assert "The best F1 over time: the running best of the 24 source-checked measurements above" in text
     assert timeline.DATE_RULE in text
     assert "The best MCC over time" not in text
     body = get(client, "/datasets/ntv1-promoter-all/").content.decode()

@@ -14,7 +14,7 @@ from records.models import Evaluation
 from records.tables import request_read, table_draft
 from reviews.models import ReviewState
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.backend_independent]
 TABLES = Path(EXAMPLES_DIR).parent / "tables"
 
 
