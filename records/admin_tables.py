@@ -21,11 +21,12 @@ from django.utils.text import slugify
 
 from common.errors import DomainError
 from records.import_jobs import may_import
-from records.models import Dataset, Source
+from records.models import Dataset
 from records.tables import DraftRequestInvalid, request_read, table_draft, table_draft_import
 from records.tables.draft import NEW, SKIP
 from records.tables.grid import FORMATS
 from records.tables.request import UNCERTAINTY_KINDS
+from records.works import identifier_normalised, source_find
 
 SOURCE_KINDS = ["paper", "preprint", "repository", "dataset_card", "model_card", "leaderboard", "web_page"]
 ACTIONS = {"read": "Read the table", "download": "Download the draft", "import": "Import (proposed records)"}
@@ -91,6 +92,16 @@ class TableForm(forms.Form):
     uncertainty = forms.CharField(max_length=2000, required=False, label="The source's words on the spread")
     num_runs = forms.IntegerField(min_value=1, required=False, label="Runs behind each value")
 
+    FIELDSETS = (
+        ("The source and the table", ("source", "new_title", "new_kind", "new_authors", "new_date", "table", "caption",
+                                      "text", "format", "header_rows", "models_in", "suite")),
+        ("What the values are", ("measured_by", "measured_by_name", "metric_name", "metric_short_name", "metric_unit",
+                                 "metric_direction", "uncertainty_kind", "uncertainty", "num_runs")),
+    )  # fmt: skip
+
+    def fieldsets(self) -> list[tuple[str, list[forms.BoundField]]]:
+        return [(title, [self[name] for name in names]) for title, names in self.FIELDSETS]
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         suites = Dataset.objects.filter(suite=None, tasks__isnull=False).distinct().order_by("name")
@@ -100,10 +111,8 @@ class TableForm(forms.Form):
 def _source_value(data: dict[str, Any]) -> str | dict[str, Any]:
     """The catalogued source the field names, or a new source built from the new-source fields."""
     given = data["source"].strip()
-    if Source.objects.filter(stable_id=given).exists() or not data.get("new_title"):
+    if not data.get("new_title") or source_find(identifier=given) is not None:
         return given
-    from records.works import identifier_normalised
-
     name, value = identifier_normalised(given)
     year = (data.get("new_date") or "")[:4]
     stable_id = slugify(f"{data.get('new_authors', '').split(' ')[0]} {year} {data['new_title'][:50]}")[:150]

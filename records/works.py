@@ -108,11 +108,24 @@ def identifier_normalised(identifier: str) -> tuple[str, str]:
     return "arxiv_id", re.sub(r"v\d+$", "", normalise_arxiv_id(text))
 
 
-def work_find(*, identifier: str) -> Work | None:
-    """The work one of whose versions has this DOI, arXiv id or URL (None when none has)."""
+def _by_identifier(identifier: str):
+    """The sources with this DOI (any case), arXiv id (any version) or URL."""
     from records.models import Source
 
     name, value = identifier_normalised(identifier)
-    lookup = {"doi__iexact": value} if name == "doi" else {name: value}
-    source = Source.objects.filter(**lookup).exclude(work=None).select_related("work").first()
+    return Source.objects.filter(**({"doi__iexact": value} if name == "doi" else {name: value}))
+
+
+def source_find(*, identifier: str):
+    """The source with this stable id, or else with this DOI, arXiv id or URL (its latest arXiv
+    version first); None when none has."""
+    from records.models import Source
+
+    found = Source.objects.filter(stable_id=identifier).first()
+    return found or _by_identifier(identifier).order_by("-arxiv_version", "stable_id").first()
+
+
+def work_find(*, identifier: str) -> Work | None:
+    """The work one of whose versions has this DOI, arXiv id or URL (None when none has)."""
+    source = _by_identifier(identifier).exclude(work=None).select_related("work").first()
     return source.work if source is not None else None

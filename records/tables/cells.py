@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MISSING = {"", "-", "–", "—", "−", "n/a", "na", "nan", "n.a.", "/", "x"}
+MISSING = {"", "-", "–", "—", "−", "n/a", "na", "nan", "n.a."}
 _BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__|<b>(.+?)</b>|<strong>(.+?)</strong>", re.S)
 _UNDERLINE = re.compile(r"<u>(.+?)</u>", re.S)
 _NUMBER = r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)"

@@ -116,32 +116,16 @@ def table_document(
     labels = request.header if request.header is not None else grid.column_labels()
     if request.header is not None and len(request.header) != grid.width:
         problems.append(Problem(TABLE, f"the header names {len(request.header)} columns, the paste has {grid.width}"))
-    models_across = request.models_in == "columns"
-    columns = [
-        _label(
-            index,
-            label,
-            request.columns.get(label),
-            models if models_across else tasks,
-            "model" if models_across else "task",
-        )
-        for index, label in enumerate(labels)
-    ][1:]
+    model_axis, task_axis = (models, "model"), (tasks, "task")
+    column_axis, row_axis = (model_axis, task_axis) if request.models_in == "columns" else (task_axis, model_axis)
+    columns = [_label(index, label, request.columns.get(label), *column_axis) for index, label in enumerate(labels)][1:]
     rows: list[Label | None] = []
     for number, row in enumerate(grid.body):
         label = unmarked(row.cells[0]) if row.cells else ""
         if not looks_like_values(row.cells[1:]):
             rows.append(None)  # a section heading ("Histone markers") or a note under the table
             continue
-        rows.append(
-            _label(
-                number,
-                label,
-                request.rows.get(label),
-                tasks if models_across else models,
-                "task" if models_across else "model",
-            )
-        )
+        rows.append(_label(number, label, request.rows.get(label), *row_axis))
         if len(row.cells) != grid.width and rows[-1].chosen != SKIP:
             problems.append(
                 Problem(
@@ -150,7 +134,7 @@ def table_document(
                 )
             )
     builder = _Builder(
-        request=request, source_id=source_id, labels=labels, suite_of=tasks.suites, catalogued=catalogued
+        request=request, source_id=source_id, labels=labels, suite_of=tasks.suites, catalogued=catalogued or {}
     )
     for axis, pin_of in (
         (columns, lambda i: Pin(column=i)),
@@ -165,7 +149,7 @@ def table_document(
         for column in columns:
             cell = cell_read(row.cells[column.index])
             where = Pin(row=row_label.index, column=column.index)
-            model, task = (column, row_label) if models_across else (row_label, column)
+            model, task = (column, row_label) if request.models_in == "columns" else (row_label, column)
             drafted = cells[(row_label.index, column.index)] = DraftCell(cell=cell)
             if cell.missing or SKIP in (model.chosen, task.chosen):
                 continue
@@ -218,7 +202,7 @@ class _Builder:
         source_id: str,
         labels: list[str],
         suite_of: dict[str, str],
-        catalogued: frozenset[str],
+        catalogued: dict[str, str],
     ) -> None:
         self.request = request
         self.source_id = source_id
@@ -251,8 +235,12 @@ class _Builder:
                 + (f"; closest {offered}" if offered else "")
                 + f"; choose one, or a new {what}"
             ]
-        choice = (self.request.rows if self._rows_name(item) else self.request.columns).get(item.label) or {}
+        choice = self._choice(item)
         return self._model(item, choice) if item.names == "model" else self._task(item, choice)
+
+    def _choice(self, item: Label) -> dict[str, Any]:
+        """What the request chose for this label (on the axis it is on)."""
+        return (self.request.rows if self._rows_name(item) else self.request.columns).get(item.label) or {}
 
     def _rows_name(self, item: Label) -> bool:
         return (item.names == "model") == (self.request.models_in == "rows")
@@ -359,7 +347,7 @@ class _Builder:
         request = self.request
         if cell.spread and not request.uncertainty_kind:
             return f"{cell.printed!r} prints a spread: say what the table's spreads are (uncertainty kind: sd, se, ci or range)"
-        choice = (request.rows if self._rows_name(model) else request.columns).get(model.label) or {}
+        choice = self._choice(model)
         protocol = self._protocol_id(key)
         evaluation = stable_id(self.prefix, model.label, task.label, limit=ID_LENGTH - 6)
         drafted.evaluation = evaluation
@@ -402,24 +390,28 @@ class _Builder:
         return ""
 
     def _protocol_id(self, key: tuple) -> str:
+        """The protocol a metric's values go under: the request's catalogued one, the id it gives
+        (a table of one metric), or `<source>-<table>-<short name>` (and the scale, where two
+        metrics of the table share a short name)."""
         group = self.protocols[key]
-        if "stable_id" not in group:
-            given = self.request.protocol
-            if isinstance(given, str) and given:
-                group["stable_id"], group["catalogued"] = given, True
-            else:
-                metric = group["metric"]
-                same_name = [k for k in self.protocols if dict(k).get("short_name") == metric.get("short_name")]
-                suffix = (
-                    [scale_read(unit=metric["unit"], metric_names=(metric.get("name", ""),)).scale]
-                    if len(same_name) > 1
-                    else []
-                )
-                group["stable_id"] = (
-                    (given or {}).get("stable_id")
-                    if len(self.protocols) == 1 and (given or {}).get("stable_id")
-                    else stable_id(self.prefix, metric.get("short_name", ""), *suffix)
-                )
+        if "stable_id" in group:
+            return group["stable_id"]
+        given = self.request.protocol
+        if isinstance(given, str) and given:
+            group["stable_id"], group["catalogued"] = given, True
+            return given
+        metric = group["metric"]
+        named = given.get("stable_id") if isinstance(given, dict) else ""
+        if named and len(self.protocols) == 1:
+            group["stable_id"] = named
+            return named
+        same_name = [k for k in self.protocols if dict(k).get("short_name") == metric.get("short_name")]
+        scale = (
+            [scale_read(unit=metric["unit"], metric_names=(metric.get("name", ""),)).scale]
+            if len(same_name) > 1
+            else []
+        )
+        group["stable_id"] = stable_id(self.prefix, metric.get("short_name", ""), *scale)
         return group["stable_id"]
 
     # -- the document -----------------------------------------------------------------------------

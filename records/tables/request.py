@@ -72,36 +72,6 @@ class DraftRequest:
     notes: list[str] = field(default_factory=list)
     reading_method: str = "table"
 
-    def as_dict(self) -> dict[str, Any]:
-        """The request as one JSON object (what `request_read` reads back)."""
-        data: dict[str, Any] = {
-            "format": REQUEST_FORMAT,
-            "version": 1,
-            "source": self.source,
-            "table": self.table,
-            "caption": self.caption,
-            "layout": {"format": self.format, "header_rows": self.header_rows, "models_in": self.models_in},
-            "measured_by": self.measured_by,
-            "measured_by_name": self.measured_by_name,
-            "metric": self.metric,
-            "uncertainty_kind": self.uncertainty_kind,
-            "uncertainty": self.uncertainty,
-            "num_runs": self.num_runs,
-            "best_marking": self.best_marking,
-            "protocol": self.protocol,
-            "suite": self.suite,
-            "columns": self.columns,
-            "rows": self.rows,
-            "notes": self.notes,
-            "reading_method": self.reading_method,
-            "text": self.text,
-        }
-        if self.work:
-            data["work"] = self.work
-        if self.header is not None:
-            data["header"] = self.header
-        return data
-
 
 class _Errors:
     def __init__(self) -> None:

@@ -19,7 +19,7 @@ from records.tables.draft import TABLE, Drafted, Pin, Problem, table_document
 from records.tables.grid import Grid, grid_parse
 from records.tables.matching import model_names, task_names
 from records.tables.request import DraftRequest
-from records.works import identifier_normalised
+from records.works import source_find
 
 DRAFT_FORMAT = "benchmark-evidence-table-draft-answer"
 
@@ -84,11 +84,7 @@ def _source_of(request: DraftRequest) -> tuple[Source | None, str, dict[str, Any
         if request.work and not entry.get("work"):
             entry["work"] = request.work.get("stable_id", "")
         return None, stable_id, entry, [] if stable_id else ["the new source needs its stable_id"]
-    found = Source.objects.filter(stable_id=request.source).first()
-    if found is None:
-        name, value = identifier_normalised(request.source)
-        lookup = {"doi__iexact": value} if name == "doi" else {name: value}
-        found = Source.objects.filter(**lookup).order_by("-arxiv_version", "stable_id").first()
+    found = source_find(identifier=request.source)
     if found is None:
         return (
             None,
