@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from records.models.catalogue import normalise_arxiv_id, normalise_doi
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from records.models import Source, Work
 
 # Two titles this alike (difflib's ratio of their normalised forms) are taken for one work's.
@@ -108,7 +110,7 @@ def identifier_normalised(identifier: str) -> tuple[str, str]:
     return "arxiv_id", re.sub(r"v\d+$", "", normalise_arxiv_id(text))
 
 
-def _by_identifier(identifier: str):
+def _by_identifier(identifier: str) -> QuerySet[Source]:
     """The sources with this DOI (any case), arXiv id (any version) or URL."""
     from records.models import Source
 
@@ -116,7 +118,7 @@ def _by_identifier(identifier: str):
     return Source.objects.filter(**({"doi__iexact": value} if name == "doi" else {name: value}))
 
 
-def source_find(*, identifier: str):
+def source_find(*, identifier: str) -> Source | None:
     """The source with this stable id, or else with this DOI, arXiv id or URL (its latest arXiv
     version first); None when none has."""
     from records.models import Source
