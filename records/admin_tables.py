@@ -23,6 +23,7 @@ from common.errors import DomainError
 from records.import_jobs import may_import
 from records.models import Dataset
 from records.tables import DraftRequestInvalid, request_read, table_draft, table_draft_import
+from records.tables.cells import unmarked
 from records.tables.draft import NEW, SKIP
 from records.tables.grid import FORMATS
 from records.tables.request import UNCERTAINTY_KINDS
@@ -259,7 +260,7 @@ def _grid_context(draft) -> dict[str, Any]:
         rows.append(
             {
                 "label": label(item, "r") if item is not None else None,
-                "heading": " ".join(row.cells),
+                "heading": " | ".join(unmarked(text) for text in row.cells),  # the row as its quote prints it
                 "cells": cells,
                 "line": row.line,
             }
