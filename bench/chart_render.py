@@ -1,6 +1,6 @@
 """The largest demo protocol's comparison chart (data/examples/, loaded into a fresh database): time
 and SQL statements of an uncached render (the cache emptied before each request) and of a cached
-answer (records.page_cache, keyed by the catalogue version), as PNG and SVG, and their ratio; the
+answer (pages.page_cache, keyed by the catalogue version), as PNG and SVG, and their ratio; the
 same for that protocol's page and the coverage matrix, the other costly public pages.
 
 Run: .venv/bin/python bench/chart_render.py   (uses a throw-away SQLite database under a temp

@@ -6,7 +6,7 @@ its evaluations filtered. Prints the SQL query count, the render time
 cache emptied before each request; the protocol's summary current, as it is once one reader has
 read the page since the last write to the protocol), after a write (the page cache emptied and the
 protocol's summary gone too, as for the first reader after a write: records.protocol_summary reads
-every row and stores the summary) and from the page cache (records/page_cache.py, keyed by the
+every row and stores the summary) and from the page cache (pages/page_cache.py, keyed by the
 catalogue version). The last lines compare the slowest afresh render with the goal (GOAL_MS) and
 the GUE page's size with its goal (GOAL_BYTES).
 

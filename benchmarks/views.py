@@ -90,7 +90,7 @@ def job_status(job: BenchmarkJob, *, detailed: bool) -> dict:
         "evaluation": (
             {
                 "stable_id": job.evaluation.stable_id,
-                "url": reverse("records:evaluation", args=[job.evaluation.stable_id]),
+                "url": job.evaluation.get_absolute_url(),
             }
             if job.evaluation
             else None

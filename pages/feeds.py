@@ -134,7 +134,7 @@ class ReviewsFeed(Feed):
         return settings.PORTAL_SITE_NAME
 
     def link(self) -> str:
-        return reverse("records:home")
+        return reverse("pages:home")
 
     def feed_url(self) -> str:
         return reverse("feed")

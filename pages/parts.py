@@ -16,7 +16,7 @@ from benchmarks import selectors as benchmark_selectors
 from common.versions import request_version
 from corrections import selectors as correction_selectors
 from corrections.forms import CorrectionForm, timing_stamp
-from records import page_cache
+from pages import page_cache
 from records.models import CuratedModel, Evaluation, Protocol
 from releases import selectors as release_selectors
 from releases.models import FileKind, Release

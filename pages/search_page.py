@@ -2,7 +2,7 @@
 
 A search that matches a quarter of the catalogue reads every match to count and rank it: a few
 hundred milliseconds at 300,000 results, which no index removes (docs/development/performance.md).
-The page is the same for every reader while the catalogue stays as it is (records.page_cache), so
+The page is the same for every reader while the catalogue stays as it is (pages.page_cache), so
 only the first reader after a change pays. The warm takes that cost off readers for the searches
 they ask most:
 
@@ -34,7 +34,8 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest, HttpResponse
 
 from common.versions import version_key
-from records import page_cache, search
+from pages import page_cache
+from records import search
 
 ROSTER_KEY = "search-asked"  # {digest: address} of the addresses asked in their window
 WARMED_KEY = "search-warmed-version"  # the catalogue version the last complete warm was for
@@ -58,7 +59,7 @@ def search_page_render(request: HttpRequest) -> HttpResponse:
         )
         return {"results": results, "query": results.query}
 
-    return page_cache.cached_page(request, template="records/search.html", context=context)
+    return page_cache.cached_page(request, template="pages/search.html", context=context)
 
 
 def _count_key(digest: str) -> str:

@@ -37,7 +37,7 @@ def _common(request: HttpRequest, *, name: str, description: str, url: str, iden
         "includedInDataCatalog": {
             "@type": "DataCatalog",
             "name": portal.name,
-            "url": request.build_absolute_uri(reverse("records:home")),
+            "url": request.build_absolute_uri(reverse("pages:home")),
         },
     }
 
@@ -57,7 +57,7 @@ def protocol_dataset(*, protocol: Protocol, request: HttpRequest) -> dict[str, o
     """The protocol's results as a Dataset: the metric measured, the paper, the CSV and JSON downloads."""
     rows = {
         extension: request.build_absolute_uri(
-            reverse("records:protocol-rows", kwargs={"stable_id": protocol.stable_id, "extension": extension})
+            reverse("pages:protocol-rows", kwargs={"stable_id": protocol.stable_id, "extension": extension})
         )
         for extension in ("csv", "json")
     }

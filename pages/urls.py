@@ -1,13 +1,11 @@
-"""The public site's record pages, home, search and coverage, under the `records` URL namespace
-(`records:protocol`, `records:coverage`, ...): the pages are this app's views, a protocol's
-downloads records' own (records.views)."""
+"""The public site's record pages, home, search and coverage, under the `pages` URL namespace
+(`pages:protocol`, `pages:coverage`, ...), and a protocol's downloads (pages.downloads)."""
 
 from django.urls import path, re_path
 
-from pages import views
-from records import views as downloads
+from pages import downloads, views
 
-app_name = "records"
+app_name = "pages"
 
 urlpatterns = [
     path("", views.home, name="home"),

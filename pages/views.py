@@ -1,7 +1,7 @@
 """The public site's pages: home, search, coverage and the record pages. Each view validates its
 input and calls one read query of the catalogue (records), and adds what the apps above it show
 on the page (pages.parts: releases, recipes and jobs, the correction form), imported directly.
-A record's downloads (its charts, its result rows) are records' own views (records.views)."""
+A protocol's downloads (its charts, its result rows) are pages.downloads."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from django.views.decorators.http import require_safe
 from common.errors import Invalid
 from common.links import absolute_url
 from pages import coverage_csv as coverage_rows
-from pages import coverage_matrix, parts, structured_data
+from pages import coverage_matrix, identity_pages, model_page, page_cache, parts, protocol_page, structured_data
 from pages.search_page import search_ask_count, search_page_render
 from records import coverage as coverage_report
-from records import exports, identity_pages, model_page, page_cache, protocol_page, selectors
+from records import exports, selectors
 from records.models import (
     Configuration,
     CuratedModel,
@@ -44,7 +44,7 @@ def _record_page(
     correctable: bool = True,
     live: Callable[[Record], Mapping[str, object]] | None = None,
 ) -> HttpResponse:
-    """A record page from the page cache (records.page_cache), or rendered by `context()`, which
+    """A record page from the page cache (pages.page_cache), or rendered by `context()`, which
     returns the record and the page's context; every record page names the releases that contain
     it. The correction form (on a record corrections take suggestions for) and `live`'s parts are
     made per request, for the record `context()` loaded or, on a cached page, the one `find()` loads."""
@@ -65,7 +65,7 @@ def _record_page(
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "records/home.html", {"catalogue": selectors.catalogue(params=request.GET)})
+    return render(request, "pages/home.html", {"catalogue": selectors.catalogue(params=request.GET)})
 
 
 @require_safe
@@ -87,7 +87,7 @@ def protocol_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/protocol_detail.html",
+        template="pages/protocol_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Protocol.objects.all(), stable_id),
     )
@@ -105,7 +105,7 @@ def _chart_query(request: HttpRequest) -> str:
 @require_safe
 def search_page(request: HttpRequest) -> HttpResponse:
     """The search page (pages.search_page): `q`, `type` (one record type) and `page`, from the page
-    cache (records.page_cache: the same address and catalogue version, the same page) or searched.
+    cache (pages.page_cache: the same address and catalogue version, the same page) or searched.
     A search with a query counts against settings.SEARCHES_PER_IP per SEARCHES_WINDOW_SECONDS for a
     reader who is not staff: past it 429 with Retry-After (a search reads every match of its words);
     and it counts one ask of its address, for the warm."""
@@ -127,7 +127,7 @@ def evaluation_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/evaluation_detail.html",
+        template="pages/evaluation_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Evaluation.objects.all(), stable_id),
         live=parts.job_part,  # a job's status is not a catalogue change
@@ -142,7 +142,7 @@ def configuration_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/configuration_detail.html",
+        template="pages/configuration_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Configuration.objects.all(), stable_id),
     )
@@ -152,7 +152,7 @@ def configuration_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
     """A dataset's page; for a task that protocols score, the task page: its ranked tables across
     protocols, their charts and timelines and whether independent measurements agree
-    (records.identity_pages), each long list a page at a time (`?table=<key>&page=<n>`)."""
+    (pages.identity_pages), each long list a page at a time (`?table=<key>&page=<n>`)."""
 
     def context() -> tuple[Dataset, dict[str, object]]:
         page = identity_pages.task_page(stable_id=stable_id, params=request.GET)
@@ -164,7 +164,7 @@ def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/dataset_detail.html",
+        template="pages/dataset_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Dataset.objects.all(), stable_id),
     )
@@ -174,7 +174,7 @@ def dataset_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 def model_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
     """A model's page: every task it was measured on, across papers and protocols, with who measured,
     its rank within each protocol's comparison and whether the measurements agree; `?task=&metric=`
-    shows one task's every measurement (records.model_page). No correction form: corrections take
+    shows one task's every measurement (pages.model_page). No correction form: corrections take
     no suggestions for models (corrections.selectors.MODELS)."""
 
     def context() -> tuple[GenomicModel, dict[str, object]]:
@@ -183,7 +183,7 @@ def model_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/model_detail.html",
+        template="pages/model_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(GenomicModel.objects.all(), stable_id),
         correctable=False,
@@ -201,7 +201,7 @@ def work_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/work_detail.html",
+        template="pages/work_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Work.objects.all(), stable_id),
         correctable=False,
@@ -216,7 +216,7 @@ def source_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/source_detail.html",
+        template="pages/source_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Source.objects.all(), stable_id),
     )
@@ -230,7 +230,7 @@ def decision_detail(request: HttpRequest, stable_id: str) -> HttpResponse:
 
     return _record_page(
         request,
-        template="records/decision_detail.html",
+        template="pages/decision_detail.html",
         context=context,
         find=lambda: selectors.record_or_404(Decision.objects.all(), stable_id),
     )
@@ -252,10 +252,10 @@ def coverage(request: HttpRequest) -> HttpResponse:
         return {**parts.release_part(), "matrix": matrix, "filters": filters, "choices": matrix.choices}
 
     try:
-        return page_cache.cached_page(request, template="records/coverage.html", context=page_context)
+        return page_cache.cached_page(request, template="pages/coverage.html", context=page_context)
     except Invalid as refused:
         context = {"refused": refused, "filters": filters, "choices": coverage_report.filter_choices()}
-        return render(request, "records/coverage.html", context, status=refused.status)
+        return render(request, "pages/coverage.html", context, status=refused.status)
 
 
 @require_safe

@@ -125,16 +125,6 @@ TEMPLATES = [
             ],
         },
     },
-    # The protocol page's results (records/templatetags/record_tags.py: results_table): a matrix page
-    # holds hundreds of cells, which Jinja2 renders several times faster than Django's engine
-    # (bench/page_queries.py). Autoescaping is on, as in Django's engine.
-    {
-        "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "NAME": "jinja2",
-        "DIRS": [BASE_DIR / "templates" / "jinja2"],
-        "APP_DIRS": False,
-        "OPTIONS": {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True},
-    },
 ]
 
 DATABASES = {"default": database_from_env(VAR_DIR)}
@@ -410,7 +400,7 @@ CORRECTIONS_PER_RECORD = env_int("PORTAL_CORRECTIONS_PER_RECORD", 50, minimum=1)
 CORRECTIONS_RECORD_WINDOW_SECONDS = env_int("PORTAL_CORRECTIONS_RECORD_WINDOW_SECONDS", 24 * 3600, minimum=1)
 CORRECTIONS_DIGEST_INTERVAL_SECONDS = env_int("PORTAL_CORRECTIONS_DIGEST_INTERVAL_SECONDS", 900)
 
-# Comparison charts (records.page_cache): uncached renders per client address per window for readers
+# Comparison charts (pages.page_cache): uncached renders per client address per window for readers
 # who are not staff (a cached chart is never limited), and PNG renders at once across all processes.
 CHART_RENDERS_PER_IP = env_int("PORTAL_CHART_RENDERS_PER_IP", 30, minimum=1)
 CHART_RENDERS_WINDOW_SECONDS = env_int("PORTAL_CHART_RENDERS_WINDOW_SECONDS", 600, minimum=1)

@@ -24,7 +24,7 @@ class PagesSitemap(Sitemap):
     priority = 0.6
 
     def items(self):
-        return ["records:home", "records:coverage", "records:search"]
+        return ["pages:home", "pages:coverage", "pages:search"]
 
     def location(self, item):
         return reverse(item)

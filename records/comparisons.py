@@ -219,3 +219,25 @@ def matrix(groups: list[ComparisonGroup], *, configurations: list[Any] | None = 
             if line is not None:
                 line.cells[index].append(row)
     return Matrix(columns=groups, rows=[rows[c.pk] for c in configurations])
+
+
+def charts_sentence(groups: list[ComparisonGroup], *, include_excluded: bool) -> str:
+    """What the protocol page says of its charts, read off the comparisons they draw: what they
+    compare, and whether excluded rows are among the compared or drawn apart."""
+    compared = [row for group in groups for row in group.rows if row.in_comparison]
+    apart = not include_excluded and any(row.evaluation.is_excluded for group in groups for row in group.rows)
+    several = len(groups) > 1
+    them = "The charts" if several else "The chart"
+    verb = "draw" if several else "draws"
+    if compared:
+        if include_excluded and any(row.evaluation.is_excluded for row in compared):
+            return (
+                f"{them} {verb} the source-checked results and, labelled as such, the results excluded from comparison."
+            )
+        return f"{them} {verb} the source-checked results only{', the excluded ones apart' if apart else ''}."
+    if apart:
+        return (
+            f"{them} {verb} no compared result yet: no source-checked result compares, and the results excluded "
+            "from comparison are drawn apart, not ranked."
+        )
+    return f"{them} {verb} no result yet: no result here has had its source checked."

@@ -3,7 +3,7 @@
 A page holds several lists (a task's ranked tables, its agreements, its sources); each has a key, and
 `?table=<key>&page=<n>` shows page n of that list while every other list shows its first page. The
 pager's links keep the rest of the query string in its own order (a model page's `task` filter), so
-each link is one address, cached whole by records.page_cache under its full query string. A page
+each link is one address, cached whole by pages.page_cache under its full query string. A page
 number past the end shows the last page; one that is not a number, the first (Django's
 Paginator.get_page). A list read from a queryset costs two queries (its count and its page), one
 given as a list none: the number of queries never depends on the number of rows.

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import DatabaseError, connection, transaction
 from django.http import QueryDict
 
-from records import chart_output, compared_rows, comparisons
+from records import compared_rows, comparisons
 from records.models import Protocol, ProtocolChanges, ProtocolSummary
 from records.selectors import EVALUATION_FACETS, facet_counts
 from reviews.models import EXCLUDED_STATES, ReviewState
@@ -134,7 +134,7 @@ def summary_compute(*, protocol: Protocol) -> dict[str, Any]:
         "facets": facet_counts(evaluations, EVALUATION_FACETS, QueryDict()),
         "groups": {str(include): [_group(group) for group in found] for include, found in groups.items()},
         "charts": {
-            str(include): chart_output.charts_sentence(found, include_excluded=include) if found else ""
+            str(include): comparisons.charts_sentence(found, include_excluded=include) if found else ""
             for include, found in groups.items()
         },
     }

@@ -61,7 +61,7 @@ class BaselineRole(CuratedModel, Reviewable):
 class Decision(CuratedModel):
     """A choice a reader faces ("Select an execution workflow ..."), assessed by protocols."""
 
-    page_url_name = "records:decision"
+    page_url_name = "pages:decision"
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True)
     protocols = models.ManyToManyField(Protocol, blank=True, related_name="decisions")

@@ -77,7 +77,7 @@ def validate_arxiv_id(value: str) -> None:
 
 
 class Source(CuratedModel):
-    page_url_name = "records:source"
+    page_url_name = "pages:source"
     title = models.CharField(max_length=500)
     venue = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.PAPER)
@@ -221,7 +221,7 @@ class Context(CuratedModel):
 class Dataset(CuratedModel):
     """A dataset; a suite ("NT benchmark, all 18 tasks") has its tasks as child datasets."""
 
-    page_url_name = "records:dataset"
+    page_url_name = "pages:dataset"
     name_fields = ("name", "task_key")
     name = models.CharField(max_length=300)
     description = models.TextField(blank=True)
@@ -270,7 +270,7 @@ class Dataset(CuratedModel):
 class Configuration(CuratedModel):
     """A tested model or method: the model (records.models.identity.GenomicModel) and how it was tested."""
 
-    page_url_name = "records:configuration"
+    page_url_name = "pages:configuration"
     name = models.CharField(max_length=300)
     short_name = models.CharField(max_length=200, blank=True)
     family = models.CharField(max_length=200, blank=True)
@@ -320,7 +320,7 @@ BEST_MARKING_SENTENCES = {
 
 
 class Protocol(CuratedModel, Reviewable):
-    page_url_name = "records:protocol"
+    page_url_name = "pages:protocol"
     title = models.CharField(max_length=500)
     summary = models.TextField()
     procedure = models.TextField(blank=True)

@@ -37,7 +37,7 @@ class Evaluation(CuratedModel, Reviewable):
     counted once in comparisons and never as a replication.
     """
 
-    page_url_name = "records:evaluation"
+    page_url_name = "pages:evaluation"
     # Set on an instance whose value-and-quote check its caller runs on the whole change (the admin's
     # inline, the import's plan), so that `clean` does not read the stored rows it replaces.
     quote_checked_elsewhere = False

@@ -66,7 +66,7 @@ def _provenance_checks(model: str, *, source_field: str = "source") -> list[mode
 class Work(CuratedModel):
     """A paper, preprint, dataset or repository as one work, whatever versions of it were read."""
 
-    page_url_name = "records:work"
+    page_url_name = "pages:work"
     title = models.CharField(max_length=500)
     authors_short = models.CharField(max_length=200, blank=True, help_text='e.g. "Nguyen et al. 2023".')
     description = models.TextField(blank=True)
@@ -84,7 +84,7 @@ class Work(CuratedModel):
 class GenomicModel(CuratedModel):
     """A released checkpoint, or an architecture where the paper gives no checkpoint."""
 
-    page_url_name = "records:model"
+    page_url_name = "pages:model"
     name_fields = ("name",)
     name = models.CharField(max_length=300)
     family = models.CharField(max_length=200, blank=True)

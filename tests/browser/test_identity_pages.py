@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import cache
 
 from tests.browser.conftest import axe_violations
-from tests.records.test_identity_pages import evidence  # noqa: F401 (the fixture: papers, models, a task)
+from tests.pages.test_identity_pages import evidence  # noqa: F401 (the fixture: papers, models, a task)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,7 +17,7 @@ from django.urls import reverse
 from corrections.forms import timing_stamp
 from corrections.models import Correction
 from pages.parts import VALUES_ON_RECORD_PAGES
-from records.templatetags.record_tags import CORRECTION_FORM, correction_url
+from pages.templatetags.record_tags import correction_url
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 
 pytestmark = pytest.mark.django_db
@@ -164,7 +164,3 @@ def test_a_link_to_an_unknown_record_is_404(client, suite, target):
 
 def test_a_link_to_an_unknown_value_is_404(client, suite):
     assert client.get(reverse("corrections:correction-new"), {"value": "not-a-result"}).status_code == 404
-
-
-def test_the_links_address_is_the_forms():
-    assert CORRECTION_FORM == reverse("corrections:correction-new")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
-from records import identity_pages, model_page, protocol_page
+from pages import identity_pages, model_page, protocol_page
 from records.models import Dataset, GenomicModel, Protocol
 from releases import identity_rows
 

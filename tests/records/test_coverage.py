@@ -24,7 +24,7 @@ from tests.factories import (
     SourceFactory,
 )
 from tests.helpers import apply_transitions
-from tests.records.test_pages import page_text
+from tests.pages.test_pages import page_text
 
 pytestmark = pytest.mark.django_db
 

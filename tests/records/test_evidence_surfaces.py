@@ -89,7 +89,7 @@ def test_every_surface_says_the_same_of_the_same_rows(client, table):
 def _task_counted_once(task) -> dict[str, str]:
     from django.http import QueryDict
 
-    from records import identity_pages
+    from pages import identity_pages
 
     page = identity_pages.task_page(stable_id=task.stable_id, params=QueryDict())
     return {

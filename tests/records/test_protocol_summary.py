@@ -12,7 +12,8 @@ from django.db import connection
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 
-from records import compared_rows, protocol_page, selectors, summary_triggers
+from pages import protocol_page
+from records import compared_rows, selectors, summary_triggers
 from records.models import Configuration, Dataset, Direction, Evaluation, ProtocolChanges, ProtocolSummary, Result
 from tests.factories import ConfigurationFactory, DatasetFactory, EvaluationFactory, ProtocolFactory, ResultFactory
 from tests.helpers import apply_transitions

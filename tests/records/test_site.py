@@ -17,7 +17,7 @@ from records.models import Area, BaselineRole, BaselineStatus, Protocol
 from records.seed import PROTOCOL_ID
 from tests.factories import ConfigurationFactory, ProtocolFactory, ResultFactory, SourceFactory
 from tests.helpers import apply_transitions
-from tests.records.test_pages import page_text
+from tests.pages.test_pages import page_text
 
 pytestmark = pytest.mark.django_db
 
