@@ -26,6 +26,7 @@ from records.models.base import (
     Relation,
     SourceKind,
     UncertaintyKind,
+    public_record_kinds,
 )
 from records.models.catalogue import (
     Area,
@@ -71,6 +72,7 @@ from records.models.summary import ProtocolChanges, ProtocolSummary
 from records.rules.units import Scale
 
 __all__ = [
+    "public_record_kinds",
     "QUOTED_READINGS",
     "quote_problem_of",
     "IMPORT_JOB_FINISHED",

@@ -110,8 +110,11 @@ def api_list_indexes(name: str) -> list[models.Index]:
 
 
 class CuratedModel(models.Model):
-    # The record's public page (a URL name taking the stable id), or "" when it has none.
+    # The record's public page (a URL name taking the stable id), or "" when it has none: a kind
+    # with a page is a public record kind (public_record_kinds), and its pages are in the sitemap
+    # with this priority.
     page_url_name = ""
+    page_priority = 0.4
 
     stable_id = models.SlugField(
         max_length=150,
@@ -151,3 +154,15 @@ class CuratedModel(models.Model):
             errors = {**invalid.message_dict, **errors}
         if errors:
             raise ValidationError(errors)
+
+
+def public_record_kinds() -> list[type[CuratedModel]]:
+    """The record kinds with a public page, in the order their models are declared: the one list
+    that the sitemap (and any surface that names every kind) reads, rather than one of its own."""
+    from django.apps import apps
+
+    return [
+        model
+        for model in apps.get_app_config("records").get_models()
+        if issubclass(model, CuratedModel) and model.page_url_name
+    ]

@@ -222,6 +222,7 @@ class Dataset(CuratedModel):
     """A dataset; a suite ("NT benchmark, all 18 tasks") has its tasks as child datasets."""
 
     page_url_name = "pages:dataset"
+    page_priority = 0.7
     name_fields = ("name", "task_key")
     name = models.CharField(max_length=300)
     description = models.TextField(blank=True)
@@ -271,6 +272,7 @@ class Configuration(CuratedModel):
     """A tested model or method: the model (records.models.identity.GenomicModel) and how it was tested."""
 
     page_url_name = "pages:configuration"
+    page_priority = 0.5
     name = models.CharField(max_length=300)
     short_name = models.CharField(max_length=200, blank=True)
     family = models.CharField(max_length=200, blank=True)
@@ -321,6 +323,7 @@ BEST_MARKING_SENTENCES = {
 
 class Protocol(CuratedModel, Reviewable):
     page_url_name = "pages:protocol"
+    page_priority = 0.9
     title = models.CharField(max_length=500)
     summary = models.TextField()
     procedure = models.TextField(blank=True)

@@ -38,6 +38,7 @@ class Evaluation(CuratedModel, Reviewable):
     """
 
     page_url_name = "pages:evaluation"
+    page_priority = 0.5
     # Set on an instance whose value-and-quote check its caller runs on the whole change (the admin's
     # inline, the import's plan), so that `clean` does not read the stored rows it replaces.
     quote_checked_elsewhere = False

@@ -67,6 +67,7 @@ class Work(CuratedModel):
     """A paper, preprint, dataset or repository as one work, whatever versions of it were read."""
 
     page_url_name = "pages:work"
+    page_priority = 0.5
     title = models.CharField(max_length=500)
     authors_short = models.CharField(max_length=200, blank=True, help_text='e.g. "Nguyen et al. 2023".')
     description = models.TextField(blank=True)
@@ -85,6 +86,7 @@ class GenomicModel(CuratedModel):
     """A released checkpoint, or an architecture where the paper gives no checkpoint."""
 
     page_url_name = "pages:model"
+    page_priority = 0.7
     name_fields = ("name",)
     name = models.CharField(max_length=300)
     family = models.CharField(max_length=200, blank=True)

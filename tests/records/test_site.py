@@ -238,6 +238,25 @@ def test_the_sitemap_lists_every_record_page(client, seeded):
     body = client.get("/sitemap.xml").content.decode()
     assert f"/protocols/{PROTOCOL_ID}/" in body and "/datasets/nt-benchmark-revised-splice-sites-all/" in body
     assert "/coverage/" in body and "<lastmod>" in body
+    assert "/search/" not in body
+
+
+def test_the_sitemap_lists_each_public_record_kind_and_the_published_releases(client, seeded):
+    from records.models import public_record_kinds
+    from releases.models import Release
+    from tests.factories import GenomicModelFactory, WorkFactory
+
+    kinds = {model.__name__ for model in public_record_kinds()}
+    assert kinds == {"Source", "Dataset", "Configuration", "Protocol", "Evaluation", "Decision", "Work", "GenomicModel"}
+    records = (GenomicModelFactory(), WorkFactory())
+    body = client.get("/sitemap.xml").content.decode()
+    for record in records:
+        assert f"{record.get_absolute_url()}</loc>" in body
+    published = Release.objects.filter(published_at__isnull=False).exclude(release_id=None)
+    assert published.exists()
+    for release in published:
+        assert f"/releases/{release.release_id}/</loc>" in body
+    assert "/releases/</loc>" in body
 
 
 def test_every_page_has_a_title_and_a_canonical_link(client, seeded):
