@@ -1,7 +1,7 @@
 """The curators' admin: every catalogue model, with search, filters, inlines and history (works,
 models, aliases, task equivalences and model merges in records.admin_identity).
 
-Saves go through `records.services.record_save`, so the admin writes the same history (and
+Saves go through `records.services.record_save` (records.admin_base.CatalogueAdmin), so the admin writes the same history (and
 reopens reviewed records on sourced-field edits) as every other way in.
 """
 
@@ -11,18 +11,17 @@ from functools import partial
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.urls import path, reverse
-from simple_history.admin import SimpleHistoryAdmin
 
 from common.admin import LabelledTabularInline
-from common.numbers import ASCII_NUMBER_FORM_FIELDS
 from records import (
+    admin_identity,  # noqa: F401  (registers works, models, aliases, task equivalences)
     admin_imports,  # noqa: F401  (registers the import page: ImportJobAdmin)
     admin_review_table,
 )
 from records import admin_lists as lists
+from records.admin_base import REVIEW_FIELDS, CatalogueAdmin
 from records.models import (
     Area,
     BaselineRole,
@@ -37,55 +36,7 @@ from records.models import (
     Result,
     Source,
 )
-from records.services import record_delete, record_save
 from reviews.admin import ReviewableAdminMixin
-
-REVIEW_FIELDS = ("review_state", "review_state_changed_at", "review_state_changed_by_role", "concern")
-
-
-class ServiceSaveMixin:
-    """Route the admin's writes of records and their inline rows through the records service."""
-
-    def save_model(self, request, obj, form, change):
-        record_save(record=obj, actor=request.user, changed_fields=list(form.changed_data) if change else None)
-
-    def delete_model(self, request, obj):
-        record_delete(record=obj, actor=request.user)
-
-    def delete_queryset(self, request, queryset):
-        for record in queryset:
-            record_delete(record=record, actor=request.user)
-
-    def save_formset(self, request, form, formset, change):
-        instances = formset.save(commit=False)
-        for deleted in formset.deleted_objects:
-            record_delete(record=deleted, actor=request.user)
-        changed_by_instance = {id(f.instance): list(f.changed_data) for f in formset.forms}
-        for instance in instances:
-            changed = None if instance.pk is None else changed_by_instance.get(id(instance), [])
-            record_save(record=instance, actor=request.user, changed_fields=changed)
-        formset.save_m2m()
-
-
-class CatalogueAdmin(ServiceSaveMixin, SimpleHistoryAdmin):
-    # Lists: their columns, filters and sorting in records.admin_lists (a first base class each).
-    list_per_page = 50
-    save_on_top = True
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}, **ASCII_NUMBER_FORM_FIELDS}
-
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
-        # History is for reading: a revert would be an edit that bypasses the review panel's reasons.
-        if request.method == "POST":
-            raise PermissionDenied
-        return super().history_form_view(request, object_id, version_id, extra_context)
-
-    def get_readonly_fields(self, request, obj=None):
-        readonly = list(super().get_readonly_fields(request, obj))
-        if obj is not None and obj.pk and "stable_id" in {f.name for f in self.model._meta.fields}:
-            readonly.append("stable_id")  # stable ids never change once created
-        if hasattr(self.model, "review_state"):
-            readonly += list(REVIEW_FIELDS)
-        return readonly
 
 
 class LimitationInline(LabelledTabularInline):
@@ -260,4 +211,3 @@ class DecisionAdmin(lists.DecisionList, CatalogueAdmin):
 
 
 # Works, models, aliases, task equivalences and model changes: their admins build on CatalogueAdmin above.
-from records import admin_identity  # noqa: E402,F401

@@ -26,7 +26,7 @@ from django.utils.html import format_html, format_html_join
 from common.admin import LabelledTabularInline, ReadOnlyAdminMixin
 from common.errors import DomainError
 from records import admin_lists as lists
-from records.admin import CatalogueAdmin
+from records.admin_base import CatalogueAdmin
 from records.identity import may_curate_models, model_change_undo, model_changes_of, model_merge, model_split
 from records.models import Configuration, GenomicModel, ModelAlias, ModelChange, Source, TaskEquivalence, Work
 from reviews.admin import ReviewableAdminMixin

@@ -130,3 +130,74 @@ def test_the_layout_page_names_every_module_of_every_app() -> None:
         if missing:
             unnamed[app] = sorted(missing)
     assert unnamed == {}
+
+
+# The record models are one unit: Django's relations between them are mutual by nature.
+ONE_UNIT = "records.models"
+# Circles not yet broken, each named; a new one fails the test below, and breaking one of these
+# fails it too (take it off the list then).
+KNOWN_CIRCLES = {
+    frozenset({"records.models", "records.works"}),  # a source's duplicate rule <-> the identifier forms
+}
+
+
+def _circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The import graph's strongly connected components of more than one module (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[frozenset[str]] = set()
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in graph.get(module, ()):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.add(frozenset(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    import grimp
+
+    built = grimp.build_graph(*APPS, cache_dir=None)
+
+    def unit(module: str) -> str:
+        return ONE_UNIT if module == ONE_UNIT or module.startswith(f"{ONE_UNIT}.") else module
+
+    graph: dict[str, set[str]] = {}
+    for module in built.modules:
+        for imported in built.find_modules_directly_imported_by(module):
+            if imported.split(".")[0] in APPS and unit(imported) != unit(module):
+                graph.setdefault(unit(module), set()).add(unit(imported))
+    return graph
+
+
+def test_no_module_imports_itself_in_a_circle_but_the_known_ones() -> None:
+    # Every import counts: at the top, inside a function, or for types only.
+    assert _circles(_import_graph()) == KNOWN_CIRCLES
+
+
+def test_the_circle_check_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == {frozenset({"a", "b", "c"})}

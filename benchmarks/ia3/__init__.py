@@ -5,7 +5,8 @@ can call ``run`` and the same code runs from a shell as ``python -m benchmarks.i
 """
 
 from .models import PRESETS, Preset, apply_ia3, build_model, load_local_weights, parameter_count
-from .runner import ConfigError, RunConfig, format_summary, run
+from .run_types import ConfigError, RunConfig
+from .runner import format_summary, run
 from .tasks import TASKS, Task, get_task
 from .tokenizer import LAYOUTS, split_tokens, tokenize
 

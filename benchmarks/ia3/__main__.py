@@ -17,7 +17,8 @@ from typing import NoReturn
 from tqdm import tqdm
 
 from .models import PRESETS
-from .runner import DEVICES, PRECISIONS, RunConfig, format_summary, run
+from .run_types import DEVICES, PRECISIONS, RunConfig
+from .runner import format_summary, run
 from .tasks import ALIASES, SYNTHETIC_VARIANTS, TASKS
 
 PROG = "python -m benchmarks.ia3"

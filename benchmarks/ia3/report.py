@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .measures import device_name, peak_memory, versions
 
 if TYPE_CHECKING:
-    from .runner import Loop, RunConfig, Setup
+    from .run_types import Loop, RunConfig, Setup
 
 OPTIMIZER = "Adam"
 

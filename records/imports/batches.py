@@ -9,7 +9,8 @@ import copy
 from django.db import models
 
 from records.imports.document import ImportReport
-from records.imports.plan import CHUNK, ImportPlan, PlannedRecord
+from records.imports.plan import CHUNK
+from records.imports.planned import ImportPlan, PlannedRecord
 
 
 def batches(records: list[PlannedRecord], size: int) -> list[list[PlannedRecord]]:

@@ -20,7 +20,7 @@ from records.rules.units import Scale, scale_key
 from records.values import exact_text
 
 if TYPE_CHECKING:
-    from records.imports.plan import ImportPlan
+    from records.imports.planned import ImportPlan
 
 SIMILAR_RATIO = 0.8  # difflib's ratio above which two short names read as one spelled twice
 

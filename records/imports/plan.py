@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -25,6 +24,7 @@ from records.imports.checks import constraint_errors, unique_key
 from records.imports.comparisons import comparisons_reported
 from records.imports.document import SECTION_BY_KEY, Entry, ImportReport, entry_targets, referenced_ids
 from records.imports.merge import document_state, merge_fields
+from records.imports.planned import ImportPlan, PlannedRecord
 from records.imports.validation import document_entries
 from records.models import Evaluation, ImportSnapshot, Result, Source
 from records.services import errors_by_field
@@ -32,33 +32,6 @@ from records.values import printed_value_problem
 
 Progress = Callable[[int, int], None]
 CHUNK = 2000  # stable ids per IN (...) query: under every backend's limit of parameters
-
-
-@dataclass
-class PlannedRecord:
-    """One entry of the document and what writing it means."""
-
-    entry: Entry
-    record: models.Model  # a new record (values set), or the existing one as read
-    created: bool
-    values: dict[str, Any]  # the fields to write, references as records (existing or planned)
-    many: dict[str, list[models.Model]]
-    limitations: list[str] | None  # the protocol's limitations to set, None to leave them
-    changed: list[str]  # what changes on an existing record (empty: nothing)
-    wanted: dict[str, Any]  # the document's state of the record: the next snapshot
-    snapshot: ImportSnapshot | None
-
-
-@dataclass
-class ImportPlan:
-    title: str
-    version: int  # the catalogue version the plan was read at
-    records: list[PlannedRecord] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    report: ImportReport = field(default_factory=lambda: ImportReport(dry_run=True))
-
-    def snapshot_needed(self, planned: PlannedRecord) -> bool:
-        return planned.snapshot is None or planned.snapshot.values != planned.wanted
 
 
 def import_plan(

@@ -15,7 +15,8 @@ from common.types import Actor
 from common.versions import CATALOGUE
 from records.imports.batches import batch_changes, batches, merged_report
 from records.imports.document import ImportConflict, ImportInvalid, ImportReport, ImportStale
-from records.imports.plan import ImportPlan, PlannedRecord, import_plan
+from records.imports.plan import import_plan
+from records.imports.planned import ImportPlan, PlannedRecord
 from records.imports.write import plan_write, snapshot_inserts
 
 ATTEMPTS = 3  # plans made before refusing an import whose catalogue keeps changing under it

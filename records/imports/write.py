@@ -24,7 +24,7 @@ from common.history import history_note
 from common.types import Actor, acting_user
 from common.versions import version_bump
 from records.imports.document import ImportInvalid
-from records.imports.plan import ImportPlan, PlannedRecord
+from records.imports.planned import ImportPlan, PlannedRecord
 from records.models import ImportSnapshot, Result
 from records.search_index import search_index_batch, search_index_update
 from records.services import errors_by_field, protocol_limitations_set, record_upsert

@@ -27,14 +27,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, TextChoices
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
-
-    from records.models import Result
 
 
 def unit_problem(*, unit: str | None, metric_unit: str | None, protocol: str | None = None) -> str:
@@ -48,8 +46,8 @@ def unit_problem(*, unit: str | None, metric_unit: str | None, protocol: str | N
     return f"must be {metric_unit!r}, the metric unit of {whose}"
 
 
-def count_off_unit(results: QuerySet[Result], *, metric_unit: str) -> int:
-    """How many of `results` break the unit rule against `metric_unit`: one query, grouped by unit,
+def count_off_unit(results: QuerySet[Any], *, metric_unit: str) -> int:
+    """How many of `results` (Result rows; the rule sits below the models and imports none) break the unit rule against `metric_unit`: one query, grouped by unit,
     each unit judged by `unit_problem` (for a protocol whose unit changes, or an evaluation moved
     to another protocol)."""
     per_unit = results.order_by().values_list("unit").annotate(count=Count("pk"))

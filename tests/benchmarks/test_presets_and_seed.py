@@ -10,7 +10,7 @@ from benchmarks.models import Precision, Recipe
 
 def test_it_knows_exactly_the_runners_presets_precisions_devices_and_tasks():
     from benchmarks.ia3 import PRESETS, TASKS
-    from benchmarks.ia3.runner import DEVICES, PRECISIONS
+    from benchmarks.ia3.run_types import DEVICES, PRECISIONS
     from benchmarks.ia3.tasks import ALIASES
 
     assert set(presets.PRESETS) == set(PRESETS)
