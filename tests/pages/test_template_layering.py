@@ -130,19 +130,19 @@ PUBLIC_PAGES = {
     "search": ("search/", "pages.views"),
     "coverage": ("coverage/", "pages.views"),
     "coverage-csv": ("coverage.csv", "pages.views"),
-    "protocol": ("protocols/<slug:stable_id>/", "pages.views"),
+    "protocol": ("protocols/<slug:stable_id>/", "pages.record_pages"),
     "protocol-chart": (
         r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/comparison\.(?P<extension>svg|png)$",
         "pages.downloads",
     ),
     "protocol-rows": (r"^protocols/(?P<stable_id>[-a-zA-Z0-9_]+)/results\.(?P<extension>csv|json)$", "pages.downloads"),
-    "evaluation": ("evaluations/<slug:stable_id>/", "pages.views"),
-    "configuration": ("configurations/<slug:stable_id>/", "pages.views"),
-    "dataset": ("datasets/<slug:stable_id>/", "pages.views"),
-    "model": ("models/<slug:stable_id>/", "pages.views"),
-    "work": ("works/<slug:stable_id>/", "pages.views"),
-    "source": ("sources/<slug:stable_id>/", "pages.views"),
-    "decision": ("decisions/<slug:stable_id>/", "pages.views"),
+    "evaluation": ("evaluations/<slug:stable_id>/", "pages.record_pages"),
+    "configuration": ("configurations/<slug:stable_id>/", "pages.record_pages"),
+    "dataset": ("datasets/<slug:stable_id>/", "pages.record_pages"),
+    "model": ("models/<slug:stable_id>/", "pages.record_pages"),
+    "work": ("works/<slug:stable_id>/", "pages.record_pages"),
+    "source": ("sources/<slug:stable_id>/", "pages.record_pages"),
+    "decision": ("decisions/<slug:stable_id>/", "pages.record_pages"),
 }
 
 
