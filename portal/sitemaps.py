@@ -29,11 +29,7 @@ class ReleaseSitemap(Sitemap):
     priority = 0.8
 
     def items(self):
-        return (
-            Release.objects.filter(published_at__isnull=False)
-            .order_by("published_at")
-            .only("release_id", "published_at")
-        )
+        return Release.objects.published().order_by("published_at").only("release_id", "published_at")
 
     def location(self, item):
         return reverse("releases:detail", args=[item.release_id])

@@ -6,6 +6,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import capfirst
 
 from pages import identity_pages
 from records.values import display, exact_text
@@ -37,9 +38,10 @@ def correction_url(result: Any) -> str:
 
 
 @register.inclusion_tag("pages/_model_link.html")
-def model_link(configuration: Any) -> dict[str, Any]:
-    """(model: <a>name</a>) after a configuration shown in a row, when it names a model."""
-    return {"model": configuration.model if configuration is not None else None}
+def model_link(configuration: Any, *, compact: bool = False) -> dict[str, Any]:
+    """(model: <a>name</a>) after a configuration shown in a row, when it names a model; `compact`:
+    "(model)" alone, the name in its title (a matrix row)."""
+    return {"model": configuration.model if configuration is not None else None, "compact": compact}
 
 
 @register.filter
@@ -88,7 +90,7 @@ def _note(row: Any, evaluation: Any, *, in_matrix: bool) -> SafeString | str:
         return format_html(
             ' <span class="row-note disagreement-note"><strong>{}</strong>: <a href="{}">{}</a> is the printing'
             " compared; this one is not compared</span>",
-            row.disagreement[:1].upper() + row.disagreement[1:],
+            capfirst(row.disagreement),
             row.same_as_url,
             row.same_as[1],
         )
