@@ -142,39 +142,13 @@ KNOWN_CIRCLES = {
 
 
 def _circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
-    """The import graph's strongly connected components of more than one module (Tarjan's)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: set[frozenset[str]] = set()
+    """The import graph's strongly connected components of more than one module (networkx's)."""
+    import networkx
 
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for other in graph.get(module, ()):
-            if other not in index:
-                visit(other)
-                low[module] = min(low[module], low[other])
-            elif other in on_stack:
-                low[module] = min(low[module], index[other])
-        if low[module] == index[module]:
-            component = set()
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.add(member)
-                if member == module:
-                    break
-            if len(component) > 1:
-                found.add(frozenset(component))
-
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for module in sorted(graph):
-        if module not in index:
-            visit(module)
-    return found
+    directed = networkx.DiGraph([(module, other) for module, others in graph.items() for other in others])
+    return {
+        frozenset(component) for component in networkx.strongly_connected_components(directed) if len(component) > 1
+    }
 
 
 def _import_graph() -> dict[str, set[str]]:
