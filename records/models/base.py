@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import ClassVar
 
+from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -158,9 +159,7 @@ class CuratedModel(models.Model):
 
 def public_record_kinds() -> list[type[CuratedModel]]:
     """The record kinds with a public page, in the order their models are declared: the one list
-    that the sitemap (and any surface that names every kind) reads, rather than one of its own."""
-    from django.apps import apps
-
+    that the sitemap and the record pages (tests/pages/test_record_pages.py) read, rather than lists of their own."""
     return [
         model
         for model in apps.get_app_config("records").get_models()
